@@ -1,0 +1,8 @@
+import { loginWithPassword } from '#shared/auth/login.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ok } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.login, async ({ body }, { config, db }) =>
+  ok(await loginWithPassword(config, db, body.email, body.password)),
+);

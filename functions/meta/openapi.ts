@@ -1,0 +1,11 @@
+import { httpHandler } from '#shared/http/handler.ts';
+import { flat } from '#shared/http/reply.ts';
+import { buildOpenApi } from '#shared/openapi.ts';
+import { routes } from '#shared/routes.ts';
+
+let document: unknown;
+
+export const handler = httpHandler(routes.openapi, async (_input, { config }) => {
+  document ??= buildOpenApi(config);
+  return flat(document, 200, { 'cache-control': 'public, max-age=300' });
+});

@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import type { Config } from '../config/schema.ts';
+import type { Database, Db } from './database.ts';
+import { describeDsn, parseDsn } from './dsn.ts';
+import * as schema from './schema.ts';
+
+/**
+ * Opens the database the DSN names. Driver modules are imported lazily so that a Lambda bundle only pays for
+ * loading the driver it uses at run time.
+ */
+export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Database> {
+  const parsed = parseDsn(config.db.dsn);
+  const description = describeDsn(parsed);
+  switch (parsed.kind) {
+    case 'pglite': {
+      const { PGlite } = await import('@electric-sql/pglite');
+      const { drizzle } = await import('drizzle-orm/pglite');
+      if (parsed.dataDir) mkdirSync(parsed.dataDir, { recursive: true });
+      const client = await PGlite.create(parsed.dataDir ?? 'memory://', {});
+      await client.exec(`SET TIME ZONE 'UTC'`);
+      const db = drizzle(client, { schema }) as unknown as Db;
+      return { db, driver: 'pglite', description, close: () => client.close() };
+    }
+    case 'postgres': {
+      const { default: pg } = await import('pg');
+      const { drizzle } = await import('drizzle-orm/node-postgres');
+      const pool = new pg.Pool({
+        connectionString: parsed.url,
+        max: config.db.max_open_conns,
+        idleTimeoutMillis: config.db.max_idle_time,
+        connectionTimeoutMillis: 5_000,
+        statement_timeout: config.db.statement_timeout,
+        options: '-c TimeZone=UTC',
+      });
+      // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
+      pool.on('error', () => {});
+      const db = drizzle(pool, { schema }) as unknown as Db;
+      return { db, driver: 'postgres', description, close: () => pool.end() };
+    }
+    case 'data-api': {
+      const { createDataApiClient } = await import('./data-api-client.ts');
+      const { drizzle } = await import('drizzle-orm/aws-data-api/pg');
+      const client = createDataApiClient({ region: parsed.region, endpoint: parsed.endpoint });
+      const db = drizzle(client, {
+        schema,
+        database: parsed.database,
+        resourceArn: parsed.resourceArn,
+        secretArn: parsed.secretArn,
+      }) as unknown as Db;
+      return {
+        db,
+        driver: 'data-api',
+        description,
+        close: async () => client.destroy(),
+      };
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { isDatabaseResuming } from './data-api-client.ts';
+
+// Connection-level failures: the database is down, restarting, unreachable or out of connections.
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+const UNAVAILABLE_MESSAGES = [
+  /connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /connection (?:refused|reset|closed)/i,
+  /Communications link failure/i,
+  /PGlite is closed/i,
+];
+const UNAVAILABLE_NAMES = new Set([
+  'ServiceUnavailableError',
+  'InternalServerErrorException',
+  'ThrottlingException',
+]);
+
+/** Walks the cause chain (drizzle wraps driver errors) to decide whether the database itself is unavailable. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (isDatabaseResuming(err)) return true;
+  for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
+    const { code, name, message, cause } = e as {
+      code?: unknown;
+      name?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+    if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(message))) return true;
+    if (e instanceof AggregateError && e.errors.some(isDatabaseUnavailable)) return true;
+    e = cause;
+  }
+  return false;
+}
+
+/** The PostgreSQL SQLSTATE of a failed statement, through drizzle's wrapper, when there is one. */
+export function sqlState(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
+    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    e = cause;
+  }
+  return undefined;
+}

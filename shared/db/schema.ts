@@ -1,0 +1,374 @@
+// The drizzle schema of every resource of the spec. The SQL in migrations/ is generated from this file
+// (`npm run db:generate`) plus hand-written migrations for what drizzle-kit cannot express (triggers).
+// Rules that follow from the RDS Data API (../shared/docs/pitfalls.md): no Postgres enums (text + check),
+// no array parameters (lists are jsonb), timestamps are timestamptz.
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const createdAt = () => ts('created_at').notNull().defaultNow();
+const updatedAt = () => ts('updated_at').notNull().defaultNow();
+const id = () => uuid('id').primaryKey().defaultRandom();
+
+export const users = pgTable(
+  'users',
+  {
+    id: id(),
+    email: text('email').notNull(),
+    name: text('name').notNull().default(''),
+    passwordHash: text('password_hash'),
+    roles: jsonb('roles').$type<string[]>().notNull().default(['user']),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('users_email_key').on(sql`lower(${t.email})`),
+    index('users_created_at_idx').on(t.createdAt),
+  ],
+);
+
+export const devices = pgTable(
+  'devices',
+  {
+    id: id(),
+    serialNumber: text('serial_number').notNull(),
+    brand: text('brand').notNull(),
+    model: text('model').notNull(),
+    ownerSubject: text('owner_subject').notNull(),
+    ownerEmail: text('owner_email').notNull().default(''),
+    certificateFingerprint: text('certificate_fingerprint').notNull(),
+    certificatePem: text('certificate_pem').notNull(),
+    keyType: text('key_type').notNull(),
+    certNotBefore: ts('cert_not_before').notNull(),
+    certNotAfter: ts('cert_not_after').notNull(),
+    lastSeenAt: ts('last_seen_at'),
+    lastInventoryAt: ts('last_inventory_at'),
+    lastEventAt: ts('last_event_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('devices_serial_brand_key').on(t.serialNumber, t.brand),
+    uniqueIndex('devices_fingerprint_key').on(t.certificateFingerprint),
+    index('devices_owner_idx').on(t.ownerSubject),
+    index('devices_last_seen_idx').on(t.lastSeenAt),
+    index('devices_updated_at_idx').on(t.updatedAt),
+    index('devices_created_at_idx').on(t.createdAt),
+    check('devices_key_type_check', sql`${t.keyType} in ('p256', 'ed25519')`),
+  ],
+);
+
+/** Every certificate a device has presented; rotated-away ones carry replaced_at and stop working at once. */
+export const deviceCertificates = pgTable(
+  'device_certificates',
+  {
+    fingerprint: text('fingerprint').primaryKey(),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    certificatePem: text('certificate_pem').notNull(),
+    notBefore: ts('not_before').notNull(),
+    notAfter: ts('not_after').notNull(),
+    createdAt: createdAt(),
+    replacedAt: ts('replaced_at'),
+  },
+  (t) => [index('device_certificates_device_idx').on(t.deviceId)],
+);
+
+/** Replay refusal across Lambda instances: one row per accepted signature until its freshness window ends. */
+export const deviceSignatures = pgTable(
+  'device_signatures',
+  {
+    signatureHash: text('signature_hash').primaryKey(),
+    fingerprint: text('fingerprint').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('device_signatures_expires_idx').on(t.expiresAt)],
+);
+
+export const inventoryAgents = pgTable(
+  'inventory_agents',
+  {
+    id: id(),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    agentType: text('agent_type').notNull(),
+    displayName: text('display_name').notNull().default(''),
+    firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+    removedAt: ts('removed_at'),
+  },
+  (t) => [
+    uniqueIndex('inventory_agents_device_type_key').on(t.deviceId, t.agentType),
+    index('inventory_agents_type_idx').on(t.agentType),
+    index('inventory_agents_last_seen_idx').on(t.lastSeenAt),
+  ],
+);
+
+export const inventoryMcps = pgTable(
+  'inventory_mcps',
+  {
+    id: id(),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    agentType: text('agent_type').notNull(),
+    name: text('name').notNull(),
+    enabled: boolean('enabled').notNull(),
+    transport: text('transport').notNull(),
+    firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+    removedAt: ts('removed_at'),
+  },
+  (t) => [
+    uniqueIndex('inventory_mcps_device_agent_name_key').on(t.deviceId, t.agentType, t.name),
+    index('inventory_mcps_name_idx').on(t.name),
+    index('inventory_mcps_last_seen_idx').on(t.lastSeenAt),
+    check('inventory_mcps_transport_check', sql`${t.transport} in ('stdio', 'http', 'sse')`),
+  ],
+);
+
+export const inventoryChanges = pgTable(
+  'inventory_changes',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    agentType: text('agent_type').notNull(),
+    mcpName: text('mcp_name'),
+    at: ts('at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('inventory_changes_at_idx').on(t.at.desc(), t.id.desc()),
+    index('inventory_changes_device_idx').on(t.deviceId, t.at.desc()),
+    check(
+      'inventory_changes_kind_check',
+      sql`${t.kind} in ('agent_appeared', 'agent_disappeared', 'mcp_appeared', 'mcp_disappeared')`,
+    ),
+  ],
+);
+
+/** One row per MCP tool call. `id` is the unique tie-break of keyset pagination. */
+export const observabilityEvents = pgTable(
+  'observability_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    eventId: uuid('event_id'),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    serialNumber: text('serial_number').notNull(),
+    sourceIp: text('source_ip'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+    eventTime: ts('event_time').notNull(),
+    agentType: text('agent_type').notNull(),
+    mcpName: text('mcp_name').notNull(),
+    tool: text('tool').notNull(),
+    eventType: text('event_type').notNull(),
+    result: text('result').notNull(),
+    denyCode: text('deny_code'),
+    denyReason: text('deny_reason'),
+    errorMessage: text('error_message'),
+    ruleApplied: text('rule_applied'),
+    model: text('model'),
+    sessionId: text('session_id'),
+    group: text('group_name'),
+    actorEmail: text('actor_email'),
+    tokensIn: integer('tokens_in').notNull().default(0),
+    tokensOut: integer('tokens_out').notNull().default(0),
+    durationMs: integer('duration_ms').notNull().default(0),
+    skills: jsonb('skills').$type<string[]>().notNull().default([]),
+    prompt: text('prompt'),
+    promptTruncated: boolean('prompt_truncated').notNull().default(false),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [
+    uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId),
+    index('observability_events_time_idx').on(t.eventTime.desc(), t.id.desc()),
+    index('observability_events_device_time_idx').on(t.deviceId, t.eventTime.desc(), t.id.desc()),
+    index('observability_events_session_idx').on(t.sessionId, t.eventTime, t.id),
+    check('observability_events_result_check', sql`${t.result} in ('allowed', 'denied', 'error')`),
+    check('observability_events_type_check', sql`${t.eventType} in ('invocation', 'result', 'error')`),
+  ],
+);
+
+export const REQUEST_STATUSES = ['pending', 'approved', 'active', 'denied', 'revoked', 'expired'] as const;
+export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
+
+export const requests = pgTable(
+  'requests',
+  {
+    id: id(),
+    title: text('title').notNull(),
+    description: text('description').notNull().default(''),
+    businessJustification: text('business_justification').notNull().default(''),
+    status: text('status').notNull().default('pending'),
+    riskLevel: text('risk_level').notNull().default('low'),
+    source: text('source').notNull().default('api'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    validUntil: ts('valid_until'),
+    approvedAt: ts('approved_at'),
+    approvedBy: text('approved_by'),
+    approvalNotes: text('approval_notes'),
+    denialReason: text('denial_reason'),
+    externalTicketId: text('external_ticket_id'),
+    externalTicketUrl: text('external_ticket_url'),
+    datasourceNames: jsonb('datasource_names').$type<string[]>().notNull().default([]),
+    environmentId: text('environment_id'),
+    environmentStatus: text('environment_status'),
+    requestTemplate: jsonb('request_template').$type<{ id: string; name: string } | null>(),
+    requesterId: text('requester_id').notNull(),
+    requesterName: text('requester_name').notNull().default(''),
+    requesterEmail: text('requester_email').notNull().default(''),
+    scope: jsonb('scope').$type<Record<string, unknown>>().notNull().default({}),
+    tunnel: jsonb('tunnel').$type<Record<string, unknown> | null>(),
+    idempotencyKey: text('idempotency_key'),
+  },
+  (t) => [
+    index('requests_created_at_idx').on(t.createdAt, t.id),
+    index('requests_status_created_idx').on(t.status, t.createdAt),
+    index('requests_risk_created_idx').on(t.riskLevel, t.createdAt),
+    index('requests_requester_created_idx').on(t.requesterId, t.createdAt),
+    index('requests_valid_until_idx').on(t.validUntil).where(sql`${t.status} in ('approved', 'active')`),
+    uniqueIndex('requests_idempotency_key').on(t.requesterId, t.idempotencyKey),
+    check(
+      'requests_status_check',
+      sql`${t.status} in ('pending', 'approved', 'active', 'denied', 'revoked', 'expired')`,
+    ),
+    check('requests_risk_level_check', sql`${t.riskLevel} in ('low', 'medium', 'high')`),
+  ],
+);
+
+export const requestUsageEvents = pgTable(
+  'request_usage_events',
+  {
+    id: id(),
+    requestId: uuid('request_id')
+      .notNull()
+      .references(() => requests.id, { onDelete: 'cascade' }),
+    actionType: text('action_type').notNull(),
+    ipAddress: text('ip_address'),
+    timestamp: ts('timestamp').notNull().defaultNow(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [index('request_usage_events_request_idx').on(t.requestId, t.timestamp)],
+);
+
+export const catalogEntries = pgTable(
+  'catalog_entries',
+  {
+    id: id(),
+    datasourceId: text('datasource_id').notNull(),
+    datasourceName: text('datasource_name').notNull(),
+    targetName: text('target_name').notNull().default(''),
+    targetLocation: text('target_location').notNull().default(''),
+    summary: text('summary').notNull().default(''),
+    scanPolicy: text('scan_policy').notNull().default(''),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    schema: jsonb('schema'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('catalog_entries_datasource_idx').on(t.datasourceName, t.targetName),
+    index('catalog_entries_created_at_idx').on(t.createdAt, t.id),
+  ],
+);
+
+export const AUDIT_SOURCES = ['api', 'env-svc', 'logshipper'] as const;
+
+/**
+ * Append-only (a trigger refuses UPDATE and DELETE). The service inserts `hash` = SHA-256 of the record's canonical
+ * content; a BEFORE INSERT trigger (migrations/0001) takes the chain lock, assigns `seq`, sets `prev_hash` to the
+ * previous record's hash and replaces `hash` with sha256(prev_hash || ':' || content hash). So one INSERT is one
+ * chained record, whatever the driver, and chain order is `seq` order.
+ */
+export const auditLogs = pgTable(
+  'audit_logs',
+  {
+    id: id(),
+    seq: bigint('seq', { mode: 'number' }).notNull().default(0),
+    actionType: text('action_type').notNull(),
+    actorEmail: text('actor_email').notNull().default(''),
+    actorId: text('actor_id').notNull().default(''),
+    appName: text('app_name').notNull().default(''),
+    containerId: text('container_id').notNull().default(''),
+    environmentId: text('environment_id').notNull().default(''),
+    environmentName: text('environment_name').notNull().default(''),
+    ipAddress: text('ip_address').notNull().default(''),
+    level: text('level').notNull().default('info'),
+    resourceId: text('resource_id').notNull().default(''),
+    resourceType: text('resource_type').notNull().default(''),
+    stage: text('stage').notNull().default(''),
+    source: text('source').notNull().default('api'),
+    timestamp: ts('timestamp').notNull().defaultNow(),
+    createdAt: createdAt(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    prevHash: text('prev_hash').notNull().default(''),
+    hash: text('hash').notNull().default(''),
+  },
+  (t) => [
+    uniqueIndex('audit_logs_seq_key').on(t.seq),
+    index('audit_logs_timestamp_idx').on(t.timestamp, t.id),
+    index('audit_logs_created_at_idx').on(t.createdAt, t.id),
+    index('audit_logs_action_idx').on(t.actionType, t.createdAt),
+    index('audit_logs_actor_idx').on(t.actorEmail, t.createdAt),
+    index('audit_logs_resource_idx').on(t.resourceType, t.resourceId, t.createdAt),
+    index('audit_logs_source_idx').on(t.source, t.createdAt),
+    check('audit_logs_source_check', sql`${t.source} in ('api', 'env-svc', 'logshipper')`),
+  ],
+);
+
+/** Pending browser-brokered CLI sign-ins (RFC 8252 + PKCE). Codes are stored hashed. */
+export const cliSignins = pgTable(
+  'cli_signins',
+  {
+    id: id(),
+    redirectUri: text('redirect_uri').notNull(),
+    state: text('state').notNull(),
+    codeChallenge: text('code_challenge').notNull(),
+    status: text('status').notNull().default('pending'),
+    userSubject: text('user_subject'),
+    userEmail: text('user_email'),
+    codeHash: text('code_hash'),
+    codeExpiresAt: ts('code_expires_at'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('cli_signins_code_hash_key').on(t.codeHash),
+    index('cli_signins_expires_idx').on(t.expiresAt),
+    check('cli_signins_status_check', sql`${t.status} in ('pending', 'approved', 'used')`),
+  ],
+);
+
+export const healthProbes = pgTable(
+  'health_probes',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    ranAt: ts('ran_at').notNull().defaultNow(),
+    status: text('status').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    checks: jsonb('checks').$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [
+    index('health_probes_ran_at_idx').on(t.ranAt.desc()),
+    check('health_probes_status_check', sql`${t.status} in ('ok', 'degraded', 'unavailable')`),
+  ],
+);

@@ -1,0 +1,185 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { auditLogs } from '../db/schema.ts';
+import { canonicalize } from '../device/canonical-json.ts';
+import type { ListAuditLogsQuery } from '../schemas/audit.ts';
+
+export interface AuditActor {
+  id: string;
+  email: string;
+  ipAddress: string;
+}
+
+export interface AuditInput {
+  actionType: string;
+  actor: AuditActor;
+  resourceType: string;
+  resourceId: string;
+  source?: 'api' | 'env-svc' | 'logshipper';
+  level?: 'info' | 'warn' | 'error';
+  metadata?: Record<string, unknown>;
+  environmentId?: string;
+  environmentName?: string;
+  appName?: string;
+  containerId?: string;
+  stage?: string;
+  timestamp?: Date;
+}
+
+/** The fields a record's content hash covers, in one fixed form (RFC 8785 canonical JSON). */
+export function auditContent(row: {
+  id: string;
+  actionType: string;
+  actorEmail: string;
+  actorId: string;
+  appName: string;
+  containerId: string;
+  environmentId: string;
+  environmentName: string;
+  ipAddress: string;
+  level: string;
+  resourceId: string;
+  resourceType: string;
+  stage: string;
+  source: string;
+  timestamp: Date;
+  createdAt: Date;
+  metadata: Record<string, unknown>;
+}): string {
+  return canonicalize({
+    id: row.id,
+    actionType: row.actionType,
+    actorEmail: row.actorEmail,
+    actorId: row.actorId,
+    appName: row.appName,
+    containerId: row.containerId,
+    environmentId: row.environmentId,
+    environmentName: row.environmentName,
+    ipAddress: row.ipAddress,
+    level: row.level,
+    resourceId: row.resourceId,
+    resourceType: row.resourceType,
+    stage: row.stage,
+    source: row.source,
+    timestamp: row.timestamp.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+    metadata: row.metadata,
+  });
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** The values of one audit row, with `hash` = its content hash; the database chains it on insert. */
+export function auditValues(input: AuditInput) {
+  const now = new Date();
+  const record = {
+    id: randomUUID(),
+    actionType: input.actionType,
+    actorEmail: input.actor.email,
+    actorId: input.actor.id,
+    appName: input.appName ?? '',
+    containerId: input.containerId ?? '',
+    environmentId: input.environmentId ?? '',
+    environmentName: input.environmentName ?? '',
+    ipAddress: input.actor.ipAddress,
+    level: input.level ?? 'info',
+    resourceId: input.resourceId,
+    resourceType: input.resourceType,
+    stage: input.stage ?? '',
+    source: input.source ?? 'api',
+    // Millisecond precision, so the stored value hashes the same when read back.
+    timestamp: new Date(Math.floor((input.timestamp ?? now).getTime())),
+    createdAt: now,
+    metadata: input.metadata ?? {},
+  };
+  return { ...record, hash: sha256(auditContent(record)) };
+}
+
+/**
+ * Writes one audit record. Call it with the `tx` of the change it describes, so both commit or neither does.
+ * It is a single INSERT: the chain (prev_hash, hash, seq) is completed by a trigger under a lock.
+ */
+export async function recordAudit(tx: Db, input: AuditInput): Promise<void> {
+  await tx.insert(auditLogs).values(auditValues(input));
+}
+
+/**
+ * Walks the chain in seq order, recomputing each content hash and link. Reports the first broken record, if any.
+ * Reads in pages so that memory stays flat however long the log is.
+ */
+export async function verifyAuditChain(db: Db, pageSize = 1000) {
+  let prev = '';
+  let checked = 0;
+  let lastSeq = 0;
+  for (;;) {
+    const rows = await db
+      .select()
+      .from(auditLogs)
+      .where(sql`${auditLogs.seq} > ${lastSeq}`)
+      .orderBy(asc(auditLogs.seq))
+      .limit(pageSize);
+    for (const row of rows) {
+      const expected = sha256(`${prev}:${sha256(auditContent(row))}`);
+      if (row.prevHash !== prev || row.hash !== expected) {
+        return {
+          intact: false,
+          checked,
+          broken_at: { id: row.id, seq: row.seq, timestamp: row.timestamp.toISOString() },
+        };
+      }
+      prev = row.hash;
+      checked++;
+      lastSeq = row.seq;
+    }
+    if (rows.length < pageSize) return { intact: true, checked, broken_at: null };
+  }
+}
+
+type AuditRow = typeof auditLogs.$inferSelect;
+
+export const toAuditView = (row: AuditRow) => ({
+  id: row.id,
+  action_type: row.actionType,
+  actor_email: row.actorEmail,
+  actor_id: row.actorId,
+  app_name: row.appName,
+  container_id: row.containerId,
+  environment_id: row.environmentId,
+  environment_name: row.environmentName,
+  ip_address: row.ipAddress,
+  level: row.level,
+  resource_id: row.resourceId,
+  resource_type: row.resourceType,
+  stage: row.stage,
+  source: row.source as 'api' | 'env-svc' | 'logshipper',
+  timestamp: row.timestamp.toISOString(),
+  created_at: row.createdAt.toISOString(),
+  metadata: row.metadata,
+});
+
+export async function listAuditLogs(db: Db, query: ListAuditLogsQuery) {
+  const conditions: SQL[] = [];
+  if (query.action_type) conditions.push(eq(auditLogs.actionType, query.action_type));
+  if (query.actor_email) conditions.push(eq(auditLogs.actorEmail, query.actor_email));
+  if (query.resource_type) conditions.push(eq(auditLogs.resourceType, query.resource_type));
+  if (query.resource_id) conditions.push(eq(auditLogs.resourceId, query.resource_id));
+  if (query.source) conditions.push(eq(auditLogs.source, query.source));
+  const where = conditions.length ? and(...conditions) : undefined;
+  const column = query.sort.endsWith('timestamp') ? auditLogs.timestamp : auditLogs.createdAt;
+  const direction = query.sort.startsWith('-') ? desc : asc;
+  const rows = await db
+    .select()
+    .from(auditLogs)
+    .where(where)
+    .orderBy(direction(column), direction(auditLogs.seq))
+    .limit(query.limit)
+    .offset(query.offset);
+  const [total] = await db.select({ n: count() }).from(auditLogs).where(where);
+  return {
+    logs: rows.map(toAuditView),
+    total: Number(total?.n ?? 0),
+    limit: query.limit,
+    offset: query.offset,
+  };
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  Context as LambdaContext,
+} from 'aws-lambda';
+import type { z } from 'zod';
+import { authenticate } from '../auth/authenticate.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { getRuntime, type Runtime } from '../runtime.ts';
+import {
+  badRequest,
+  databaseUnavailable,
+  forbidden,
+  HttpError,
+  internalError,
+  notFound,
+  validationFailed,
+} from './errors.ts';
+import { type Logger, rootLogger } from './logger.ts';
+import type { Reply } from './reply.ts';
+import type { RouteInput, RouteSpec } from './route.ts';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/** Everything a handler gets besides its parsed input. */
+export interface RequestContext {
+  requestId: string;
+  log: Logger;
+  runtime: Runtime;
+  config: Config;
+  db: Db;
+  /** The signed-in person, for user/admin/device+user routes. */
+  principal: Principal | undefined;
+  sourceIp: string;
+  headers: Record<string, string | undefined>;
+  event: HttpEvent;
+}
+
+export type HandlerFn<R extends RouteSpec> = (input: RouteInput<R>, ctx: RequestContext) => Promise<Reply>;
+/** Extra authentication for device routes (signature checks), plugged in by the device module. */
+export type Authenticator = (ctx: RequestContext, body: unknown) => Promise<void>;
+
+interface State {
+  requestId: string;
+  log: Logger;
+  started: number;
+  ctx?: RequestContext;
+}
+
+function describeZodIssues(error: z.ZodError, where: string): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.length ? issue.path.map(String).join('.') : where;
+      return `${where === 'body' || issue.path.length === 0 ? '' : `${where} `}${path}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function parsePart<T extends z.ZodType | undefined>(schema: T, value: unknown, where: string): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationFailed(describeZodIssues(result.error, where));
+  return result.data;
+}
+
+function toResult(status: number, body: unknown, headers: Record<string, string>): HttpResult {
+  if (body === undefined) return { statusCode: status, headers };
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Maps anything thrown to the error model; nothing about a 500 (stack, SQL, parameters) reaches the response. */
+export function errorToHttp(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  const e = err as { statusCode?: number; cause?: { package?: string } };
+  if (e?.cause?.package === '@middy/http-json-body-parser') {
+    return e.statusCode === 415
+      ? badRequest('invalid_content_type', 'Send the body as JSON with Content-Type: application/json.')
+      : badRequest('invalid_json', 'The request body is not valid JSON.');
+  }
+  if (isDatabaseUnavailable(err)) return databaseUnavailable();
+  return internalError();
+}
+
+/**
+ * The middy stack every HTTP function uses. Order: request id + access log, body parsing (JSON; skipped for an
+ * empty body), authentication by the route's auth kind, validation of params/query/body by its zod schemas, the
+ * handler, then the envelope. Errors become `{error, message}` in one place.
+ */
+export function httpHandler<R extends RouteSpec>(
+  route: R,
+  fn: HandlerFn<R>,
+  options: { deviceAuth?: Authenticator } = {},
+) {
+  const base = async (event: HttpEvent, _lambda: LambdaContext): Promise<HttpResult> => {
+    const state = (event as unknown as { __state: State }).__state;
+    const ctx = state.ctx as RequestContext;
+    const input = {
+      params: parsePart(route.params, event.pathParameters ?? {}, 'path'),
+      query: parsePart(route.query, event.queryStringParameters ?? {}, 'query'),
+      body: undefined as unknown,
+    };
+    const rawBody = (event as { body?: unknown }).body;
+    if (route.auth === 'device' || route.auth === 'device+user') {
+      if (!options.deviceAuth) throw new Error(`route ${route.path} needs a device authenticator`);
+      await options.deviceAuth(ctx, rawBody);
+    }
+    input.body = parsePart(route.body, rawBody ?? {}, 'body');
+    const reply = await fn(input as RouteInput<R>, ctx);
+    const body = reply.envelope ? { success: true, data: reply.body } : reply.body;
+    return toResult(reply.status, body, { ...(reply.headers ?? {}) });
+  };
+
+  return middy<HttpEvent, HttpResult>(base)
+    .before(async (request) => {
+      const event = request.event;
+      const headers = event.headers ?? {};
+      const requestId =
+        headers['x-request-id']?.slice(0, 128) || event.requestContext?.requestId || randomUUID();
+      const log = rootLogger.child({ requestId, route: `${route.method} ${route.path}` });
+      const state: State = { requestId, log, started: performance.now() };
+      Object.defineProperty(event, '__state', { value: state, enumerable: false });
+      const runtime = await getRuntime();
+      if (route.mountedWhen && !route.mountedWhen(runtime.config)) throw notFound('No such route.');
+      const ctx: RequestContext = {
+        requestId,
+        log,
+        runtime,
+        config: runtime.config,
+        db: runtime.database.db,
+        principal: undefined,
+        sourceIp: event.requestContext?.http?.sourceIp ?? '',
+        headers,
+        event,
+      };
+      state.ctx = ctx;
+      if (route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user') {
+        ctx.principal = await authenticate(runtime.config, headers);
+        if (route.auth === 'admin' && !isAdmin(ctx.principal)) throw forbidden();
+        if (route.auth === 'user' && ctx.principal.tokenUse !== 'session') {
+          throw forbidden('This token only enrolls a device; sign in to the dashboard for this endpoint.');
+        }
+      }
+    })
+    .before(async (request) => {
+      // Only parse when there is a body: optional bodies (approve notes, revoke reason) may be absent.
+      const body = request.event.body;
+      if (body === undefined || body === null || body === '') {
+        (request.event as { body?: unknown }).body = undefined;
+        return;
+      }
+      await httpJsonBodyParser().before?.(request as never);
+    })
+    .after(async (request) => {
+      const state = (request.event as unknown as { __state: State }).__state;
+      const response = request.response as HttpResult;
+      response.headers = { ...(response.headers ?? {}), 'x-request-id': state.requestId };
+      state.log.info('request', {
+        method: request.event.requestContext?.http?.method,
+        path: request.event.rawPath,
+        status: response.statusCode,
+        durationMs: Math.round(performance.now() - state.started),
+      });
+    })
+    .onError(async (request) => {
+      const state = (request.event as unknown as { __state?: State }).__state;
+      const requestId = state?.requestId ?? randomUUID();
+      const log = state?.log ?? rootLogger.child({ requestId });
+      const httpError = errorToHttp(request.error);
+      const fields = {
+        method: request.event.requestContext?.http?.method,
+        path: request.event.rawPath,
+        status: httpError.status,
+        error: httpError.code,
+        durationMs: state ? Math.round(performance.now() - state.started) : undefined,
+      };
+      if (httpError.status >= 500) {
+        // Log the class and a message without parameters: drizzle's message carries the query's values.
+        const err = request.error as { name?: string; cause?: { code?: string; name?: string } } | null;
+        log.error('request failed', {
+          ...fields,
+          errorName: err?.name,
+          causeName: err?.cause?.name,
+          causeCode: err?.cause?.code,
+        });
+      } else {
+        log.info('request', fields);
+      }
+      request.response = toResult(httpError.status, httpError.toJSON(), {
+        ...httpError.headers,
+        'x-request-id': requestId,
+      });
+    });
+}

@@ -1,0 +1,23 @@
+/** What a handler returns. `envelope` wraps the body as {success: true, data}. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  envelope: boolean;
+  headers?: Record<string, string>;
+}
+
+/** Success in the envelope of the admin and request endpoints: {success: true, data}. */
+export const ok = (data: unknown, status = 200): Reply => ({ status, body: data, envelope: true });
+export const created = (data: unknown): Reply => ok(data, 201);
+/** A flat body, for the endpoints the spec gives without the envelope (devices, catalog update, health). */
+export const flat = (body: unknown, status = 200, headers?: Record<string, string>): Reply => ({
+  status,
+  body,
+  envelope: false,
+  ...(headers ? { headers } : {}),
+});
+export const redirect = (location: string): Reply => ({
+  status: 302,
+  envelope: false,
+  headers: { location, 'cache-control': 'no-store' },
+});

@@ -1,0 +1,43 @@
+import type { z } from 'zod';
+import type { Config } from '../config/schema.ts';
+
+/**
+ * Who may call a route: public (anyone), user (any signed-in person), admin (role admin), device (a signed device
+ * request, certificate-authenticated), device+user (signed and carrying the user's bearer token).
+ */
+export type AuthKind = 'public' | 'user' | 'admin' | 'device' | 'device+user';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** Sizes Lambda memory and timeout per kind in the stack. */
+export type RouteKind = 'read' | 'write' | 'ingest' | 'query';
+
+export interface RouteSpec {
+  method: Method;
+  /** API Gateway path template, e.g. /v1/requests/{id}. */
+  path: string;
+  /** Function file under functions/, without extension; aliases name the same file and share its Lambda. */
+  handler: string;
+  auth: AuthKind;
+  summary: string;
+  tags: readonly string[];
+  kind?: RouteKind;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** The success body as sent (including the envelope when there is one), for the OpenAPI document. */
+  response?: z.ZodType;
+  successStatus?: number;
+  /** Statuses of the error responses it documents besides 400/401/403/500 implied by its schemas and auth. */
+  errors?: readonly number[];
+  /** Mounted only when this returns true (e.g. CLI sign-in needs a dashboard URL). */
+  mountedWhen?: (config: Config) => boolean;
+  description?: string;
+}
+
+export const defineRoute = <const R extends RouteSpec>(route: R): R => route;
+
+type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+export interface RouteInput<R extends RouteSpec> {
+  params: Out<R['params']>;
+  query: Out<R['query']>;
+  body: Out<R['body']>;
+}

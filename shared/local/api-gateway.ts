@@ -1,0 +1,263 @@
+// An API Gateway HTTP API (payload format 2.0) emulator: it turns node:http requests into the very events API
+// Gateway sends, calls the handler exports Lambda calls, and writes their results back. CORS is answered here, as
+// the gateway's corsPreflight does in AWS (functions never set CORS headers).
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Config } from '../config/schema.ts';
+import { corsHeaders, preflightHeaders } from '../http/cors.ts';
+import type { Logger } from '../http/logger.ts';
+import type { RouteSpec } from '../http/route.ts';
+
+export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
+
+interface CompiledRoute {
+  id: string;
+  route: RouteSpec;
+  pattern: RegExp;
+  paramNames: string[];
+  load: () => Promise<LambdaHttpHandler>;
+}
+
+// API Gateway HTTP APIs accept payloads up to 10 MB.
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
+
+function compile(id: string, route: RouteSpec): CompiledRoute {
+  const paramNames: string[] = [];
+  const source = route.path
+    .split('/')
+    .map((segment) => {
+      const match = /^\{(\w+)\+?\}$/.exec(segment);
+      if (!match) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      paramNames.push(match[1] as string);
+      return segment.endsWith('+}') ? '(.+)' : '([^/]+)';
+    })
+    .join('/');
+  let loaded: Promise<LambdaHttpHandler> | undefined;
+  return {
+    id,
+    route,
+    pattern: new RegExp(`^${source}$`),
+    paramNames,
+    load: () => {
+      loaded ??= import(`${FUNCTIONS_DIR}${route.handler}.ts`).then(
+        (mod: { handler: LambdaHttpHandler }) => mod.handler,
+      );
+      return loaded;
+    },
+  };
+}
+
+export function lambdaContext(functionName: string, requestId: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+function isTextual(contentType: string | undefined): boolean {
+  return (
+    !contentType ||
+    /^(text\/|application\/(json|[\w.+-]*\+json|x-www-form-urlencoded|xml))/i.test(contentType)
+  );
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(Object.assign(new Error('payload too large'), { status: 413 }));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Builds the payload 2.0 event exactly as API Gateway does (lower-cased headers, comma-joined repeats, cookies). */
+export function toEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  routeKey: string,
+  pathParameters: Record<string, string>,
+  requestId: string,
+): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name === 'cookie') continue;
+    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+  const cookies = req.headers.cookie?.split(/;\s*/).filter(Boolean);
+  const textual = isTextual(headers['content-type']);
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    ...(cookies?.length ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+    ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length ? { body: textual ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): void {
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+export interface EmulatorOptions {
+  config: Config;
+  routes: ReadonlyArray<readonly [string, RouteSpec]>;
+  log: Logger;
+}
+
+export interface RunningEmulator {
+  server: Server;
+  url: string;
+  mounted: string[];
+  close(): Promise<void>;
+}
+
+export async function startApiGateway(
+  options: EmulatorOptions,
+  port: number,
+  host = '127.0.0.1',
+): Promise<RunningEmulator> {
+  const { config, log } = options;
+  const compiled = options.routes
+    .filter(([, route]) => !route.mountedWhen || route.mountedWhen(config))
+    .map(([id, route]) => compile(id, route));
+  const origins = config.cors.allowed_origins;
+
+  const server = createServer(async (req, res) => {
+    const requestId = randomUUID();
+    const origin = req.headers.origin;
+    const method = req.method ?? 'GET';
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    try {
+      if (method === 'OPTIONS' && req.headers['access-control-request-method']) {
+        send(res, 204, { ...preflightHeaders(origins, origin), 'apigw-requestid': requestId });
+        return;
+      }
+      let match: { route: CompiledRoute; params: Record<string, string> } | undefined;
+      for (const route of compiled) {
+        if (route.route.method !== method) continue;
+        const m = route.pattern.exec(path);
+        if (!m) continue;
+        const params: Record<string, string> = {};
+        route.paramNames.forEach((name, i) => {
+          params[name] = decodeURIComponent(m[i + 1] as string);
+        });
+        match = { route, params };
+        break;
+      }
+      const cors = corsHeaders(origins, origin);
+      if (!match) {
+        send(
+          res,
+          404,
+          { 'content-type': 'application/json', 'apigw-requestid': requestId, ...cors },
+          JSON.stringify({ error: 'not_found', message: `No route for ${method} ${path}.` }),
+        );
+        return;
+      }
+      const body = await readBody(req);
+      const routeKey = `${match.route.route.method} ${match.route.route.path}`;
+      const event = toEvent(req, body, routeKey, match.params, requestId);
+      const handler = await match.route.load();
+      const result = (await handler(
+        event,
+        lambdaContext(match.route.id, requestId),
+      )) as APIGatewayProxyStructuredResultV2;
+      const headers: Record<string, string> = { 'apigw-requestid': requestId, ...cors };
+      for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
+      if (result.cookies?.length) res.setHeader('set-cookie', result.cookies);
+      const payload =
+        result.body === undefined
+          ? undefined
+          : result.isBase64Encoded
+            ? Buffer.from(result.body, 'base64')
+            : result.body;
+      send(res, result.statusCode ?? 200, headers, payload);
+    } catch (err) {
+      const status = (err as { status?: number }).status === 413 ? 413 : 500;
+      if (status === 500) log.error('local gateway failure', { error: (err as Error).message, path });
+      if (!res.headersSent) {
+        send(
+          res,
+          status,
+          { 'content-type': 'application/json', 'apigw-requestid': requestId },
+          JSON.stringify(
+            status === 413
+              ? { error: 'payload_too_large', message: 'The request body is larger than 10 MB.' }
+              : { error: 'internal_error', message: 'Internal Server Error' },
+          ),
+        );
+      }
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://${host}:${address.port}`,
+    mounted: compiled.map((r) => `${r.route.method} ${r.route.path}`),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,47 @@
+// npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
+import { ConfigError, loadConfig } from '../config/load.ts';
+import { rootLogger } from '../http/logger.ts';
+import { startLocalService } from './service.ts';
+
+async function main() {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig({ argv: process.argv.slice(2), env: process.env });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Refusing to start: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const service = await startLocalService({ config, schedules: true, host: process.env.HOST ?? '127.0.0.1' });
+  const { admin } = service;
+  const lines = [
+    '',
+    `  Agent control plane listening on ${service.url}`,
+    `  database: ${service.runtime.database.description}`,
+    `  sign-in mode: ${config.auth.provider}${config.auth.idp_bypass ? ' (idp_bypass: local development only)' : ''}`,
+    `  CLI sign-in (/v1/auth/cli/*): ${config.dashboard_url ? `enabled, dashboard ${config.dashboard_url}` : 'disabled (no --dashboard-url)'}`,
+    admin.generatedPassword
+      ? `  admin created: ${admin.email} / ${admin.generatedPassword}   (shown once; set SVC_ADMIN_EMAIL/SVC_ADMIN_PASSWORD to choose)`
+      : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
+    `  try: curl ${service.url}/v1/healthcheck`,
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    rootLogger.info('shutting down', { signal });
+    await service.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error('failed to start:', (err as Error).message);
+  process.exit(1);
+});

@@ -1,0 +1,93 @@
+import type { Config } from '../config/schema.ts';
+import { migrate } from '../db/migrate.ts';
+import { ensureBootstrapAdmin } from '../domain/users.ts';
+import { createLogger, type Logger } from '../http/logger.ts';
+import { routeList, type ScheduleId, schedules } from '../routes.ts';
+import { createRuntime, type Runtime, setRuntime } from '../runtime.ts';
+import { lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
+
+export interface LocalService {
+  url: string;
+  runtime: Runtime;
+  emulator: RunningEmulator;
+  admin: { created: boolean; email: string; generatedPassword?: string };
+  /** Runs a scheduled function now, as EventBridge would. */
+  runSchedule(id: ScheduleId): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  log?: Logger;
+  /** Run scheduled functions on their intervals (npm start does; tests call runSchedule instead). */
+  schedules?: boolean;
+  host?: string;
+}
+
+/**
+ * The local service: opens the database, applies migrations, creates the first admin, installs the runtime the
+ * handlers use, and serves the route table through the API Gateway emulator.
+ */
+export async function startLocalService(options: StartOptions): Promise<LocalService> {
+  const { config } = options;
+  const log = options.log ?? createLogger({ service: 'agent-control-plane', component: 'local' });
+  const runtime = await createRuntime(config);
+  const { applied } = await migrate(runtime.database.db);
+  if (applied.length) log.info('migrations applied', { applied });
+  const admin = await ensureBootstrapAdmin(runtime.database.db, {
+    email: config.bootstrap.admin_email,
+    password: config.bootstrap.admin_password,
+    allowGenerated: config.env === 'local' && config.auth.provider === 'local',
+  });
+  setRuntime(runtime);
+  if (!config.dashboard_url) {
+    log.warn(
+      'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',
+    );
+  }
+  const emulator = await startApiGateway({ config, routes: routeList, log }, config.port, options.host);
+
+  const loaded = new Map<string, Promise<(event: unknown, ctx: unknown) => Promise<unknown>>>();
+  const runSchedule = async (id: ScheduleId) => {
+    const schedule = schedules[id];
+    let fn = loaded.get(id);
+    if (!fn) {
+      fn = import(new URL(`../../functions/${schedule.handler}.ts`, import.meta.url).href).then(
+        (m) => m.handler,
+      );
+      loaded.set(id, fn);
+    }
+    const event = {
+      source: 'aws.events',
+      'detail-type': 'Scheduled Event',
+      time: new Date().toISOString(),
+      detail: {},
+    };
+    return (await fn)(event, lambdaContext(id, crypto.randomUUID()));
+  };
+  const timers: NodeJS.Timeout[] = [];
+  if (options.schedules) {
+    for (const id of Object.keys(schedules) as ScheduleId[]) {
+      const every = schedules[id].everyMs(config);
+      const tick = () =>
+        runSchedule(id).catch((err) =>
+          log.warn('scheduled function failed', { schedule: id, error: (err as Error).message }),
+        );
+      timers.push(setInterval(tick, every));
+      void tick();
+    }
+  }
+  return {
+    url: emulator.url,
+    runtime,
+    emulator,
+    admin,
+    runSchedule,
+    stop: async () => {
+      for (const t of timers) clearInterval(t);
+      await emulator.close();
+      setRuntime(undefined);
+      await runtime.database.close();
+    },
+  };
+}

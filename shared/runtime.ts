@@ -1,0 +1,37 @@
+import { loadConfig } from './config/load.ts';
+import type { Config } from './config/schema.ts';
+import { connectDatabase } from './db/connect.ts';
+import type { Database } from './db/database.ts';
+
+/**
+ * What every handler needs and what outlives one invocation: the validated config and the database. In Lambda it
+ * is built once per container at the first invocation; the local server and tests install their own.
+ */
+export interface Runtime {
+  config: Config;
+  database: Database;
+  startedAt: Date;
+}
+
+let current: Promise<Runtime> | undefined;
+
+export function setRuntime(runtime: Runtime | undefined): void {
+  current = runtime ? Promise.resolve(runtime) : undefined;
+}
+
+export async function createRuntime(config: Config): Promise<Runtime> {
+  return { config, database: await connectDatabase(config), startedAt: new Date() };
+}
+
+export function getRuntime(): Promise<Runtime> {
+  if (!current) {
+    // The one place in a deployed function that reads the environment.
+    const attempt = createRuntime(loadConfig({ argv: [], env: process.env }));
+    // A failed start (bad config, secret not readable) must not be cached: the next invocation tries again.
+    attempt.catch(() => {
+      if (current === attempt) current = undefined;
+    });
+    current = attempt;
+  }
+  return current;
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+export const MAX_LIMIT = 100;
+export const DEFAULT_LIMIT = 20;
+
+/** limit/offset of every offset-paginated list: default 20, maximum 100 (the spec's Limits); out of range is 400. */
+export const pagination = {
+  limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+};
+
+export const errorBody = z
+  .object({
+    error: z.string().meta({ description: 'Stable snake_case code, e.g. validation_failed' }),
+    message: z.string().meta({ description: 'A sentence for a person' }),
+  })
+  .meta({ id: 'Error' });
+
+export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
+
+export const uuidParam = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+export const idParam = z.object({ id: z.string().min(1).max(200) });
+
+export const isoTimestamp = z.string().meta({ format: 'date-time' });

@@ -1,0 +1,88 @@
+// npm run bench:http — requests/s of GET /v1/healthcheck and of an authenticated admin list through the local
+// server (API Gateway emulator + middy stack + PGlite), each as a ratio to a bare node:http server answering the
+// same JSON in the same run. The load runs in a child process so it does not share the server's event loop.
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { setLogLevel } from '#shared/http/logger.ts';
+import { startTestService } from '#test/support/service.ts';
+import { type LoadResult, load } from './load.ts';
+
+if (process.argv[2] === '--child') {
+  const [url, headers] = [
+    process.argv[3] as string,
+    JSON.parse(process.argv[4] ?? '{}') as Record<string, string>,
+  ];
+  const result = await load(url, {
+    durationMs: Number(process.env.BENCH_MS ?? 3000),
+    connections: 16,
+    headers,
+  });
+  process.send?.(result);
+  process.exit(0);
+}
+
+function measure(url: string, headers: Record<string, string> = {}): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(import.meta.url), ['--child', url, JSON.stringify(headers)]);
+    child.once('message', (m) => resolve(m as LoadResult));
+    child.once('error', reject);
+  });
+}
+
+setLogLevel('error');
+const svc = await startTestService('pglite');
+const token = await svc.adminToken();
+for (let i = 0; i < 30; i++) {
+  await svc.call('POST', '/v1/admin/users', {
+    token,
+    body: { email: `u${i}@bench.test`, password: 'a long enough password' },
+  });
+}
+const health = await svc.call('GET', '/v1/healthcheck');
+const list = await svc.call('GET', '/v1/admin/users?limit=20', { token });
+
+const bare = (payload: string) =>
+  new Promise<{ url: string; close: () => void }>((resolve) => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(payload);
+    });
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+        close: () => server.close(),
+      }),
+    );
+  });
+
+const rows: Array<[string, LoadResult, LoadResult]> = [];
+for (const [name, path, body, headers] of [
+  ['GET /v1/healthcheck', '/v1/healthcheck', health.text, {}],
+  [
+    'GET /v1/admin/users (admin JWT)',
+    '/v1/admin/users?limit=20',
+    list.text,
+    { authorization: `Bearer ${token}` },
+  ],
+] as const) {
+  const baseline = await bare(body);
+  const b = await measure(baseline.url);
+  baseline.close();
+  const s = await measure(`${svc.url}${path}`, headers);
+  rows.push([name, s, b]);
+}
+await svc.dispose();
+
+console.log(
+  '\nbench:http — local server (emulator + middy + PGlite) vs bare node:http with the same JSON, 16 connections',
+);
+console.log('| route | service req/s | p50 ms | p99 ms | bare req/s | service / bare |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const [name, s, b] of rows) {
+  console.log(
+    `| ${name} | ${s.perSecond.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${b.perSecond.toFixed(0)} | ${(s.perSecond / b.perSecond).toFixed(3)} |`,
+  );
+  if (s.errors) console.log(`  (${s.errors} errors)`);
+}

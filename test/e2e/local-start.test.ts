@@ -1,0 +1,88 @@
+// `npm start` as a newcomer runs it: a child process on embedded PGlite, used over HTTP, stopped with SIGTERM.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, test } from 'node:test';
+
+const children: ChildProcess[] = [];
+after(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+function start(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['shared/local/main.ts', ...args], {
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', SVC_DB_DSN: 'pglite:memory', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const waitFor = async (pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const m = pattern.exec(output);
+      if (m) return m;
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`did not see ${pattern} in:\n${output}`);
+  };
+  return { child, waitFor, output: () => output };
+}
+
+test('npm start serves the API, prints the admin it created and the sign-in mode, and stops on SIGTERM', async () => {
+  const svc = start([]);
+  const [, url] = await svc.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  const [, email, password] = await svc.waitFor(/admin created: (\S+) \/ (\S+)/);
+  assert.equal(email, 'admin@localhost');
+  assert.match(svc.output(), /sign-in mode: local/);
+  assert.match(svc.output(), /CLI sign-in is disabled/);
+
+  const health = await fetch(`${url}/v1/healthcheck`);
+  assert.equal(health.status, 200);
+  assert.equal(((await health.json()) as { status: string }).status, 'ok');
+
+  const login = await fetch(`${url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  assert.equal(login.status, 200);
+  const token = ((await login.json()) as { data: { access_token: string } }).data.access_token;
+  const users = await fetch(`${url}/v1/admin/users`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(users.status, 200);
+
+  // Every log line is structured JSON carrying the request id of its request.
+  const requestId = users.headers.get('x-request-id');
+  const line = svc
+    .output()
+    .split('\n')
+    .find((l) => l.includes(String(requestId)));
+  assert.ok(line, 'log line with the request id');
+  assert.equal(JSON.parse(line as string).requestId, requestId);
+  assert.equal(svc.output().includes(password as string), true, 'the generated password is printed once');
+  assert.equal(svc.output().split(password as string).length - 1, 1, 'and only once');
+
+  svc.child.kill('SIGTERM');
+  const [code] = await once(svc.child, 'exit');
+  assert.equal(code, 0);
+});
+
+test('startup refuses a dashboard URL that is not absolute, naming the key', async () => {
+  const svc = start(['--dashboard-url', 'dashboard.example.com']);
+  const [code] = await once(svc.child, 'exit');
+  assert.equal(code, 2);
+  assert.match(svc.output(), /dashboard_url/);
+});
+
+test('startup refuses a short JWT secret, naming the key', async () => {
+  const svc = start([], { SVC_JWT_SECRET: 'too-short' });
+  const [code] = await once(svc.child, 'exit');
+  assert.equal(code, 2);
+  assert.match(svc.output(), /auth\.jwt_secret/);
+});

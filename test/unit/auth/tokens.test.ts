@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { JwtVerifier } from 'aws-jwt-verify';
+import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
+import { authenticate, BYPASS_PRINCIPAL } from '#shared/auth/authenticate.ts';
+import { idpIssuer, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
+import { issueLocalToken } from '#shared/auth/local-tokens.ts';
+import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
+import { HttpError } from '#shared/http/errors.ts';
+import { testConfig } from '#test/support/service.ts';
+
+const config = testConfig();
+const secret = new TextEncoder().encode(config.auth.jwt_secret);
+const person = { subject: 'u-1', email: 'u@example.test', name: 'U', roles: ['admin' as const] };
+const headers = (token: string) => ({ authorization: `Bearer ${token}` });
+
+async function rejectsWith(promise: Promise<unknown>, status: number, code: string) {
+  await assert.rejects(
+    promise,
+    (err: unknown) => err instanceof HttpError && err.status === status && err.code === code,
+  );
+}
+
+test('a local token round-trips with its claims', async () => {
+  const { access_token, expires_in } = await issueLocalToken(config, person);
+  assert.equal(expires_in, 3600);
+  const p = await authenticate(config, headers(access_token));
+  assert.deepEqual(p, { ...person, tokenUse: 'session' });
+});
+
+test('alg none, other algorithms, wrong issuer or audience, expired and wrong secret are refused', async () => {
+  const unsecured = new UnsecuredJWT({ roles: ['admin'] })
+    .setSubject('x')
+    .setIssuer(config.auth.jwt_issuer)
+    .setAudience(config.auth.jwt_audience)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .encode();
+  await rejectsWith(authenticate(config, headers(unsecured)), 401, 'invalid_token');
+  const sign = (alg: string, mutate: (j: SignJWT) => SignJWT = (j) => j, key: Uint8Array = secret) =>
+    mutate(
+      new SignJWT({ roles: ['admin'] })
+        .setProtectedHeader({ alg })
+        .setSubject('x')
+        .setIssuer(config.auth.jwt_issuer)
+        .setAudience(config.auth.jwt_audience)
+        .setIssuedAt()
+        .setExpirationTime('1h'),
+    ).sign(key);
+  await rejectsWith(authenticate(config, headers(await sign('HS512'))), 401, 'invalid_token');
+  await rejectsWith(
+    authenticate(config, headers(await sign('HS256', (j) => j.setIssuer('other')))),
+    401,
+    'invalid_token',
+  );
+  await rejectsWith(
+    authenticate(config, headers(await sign('HS256', (j) => j.setAudience('other')))),
+    401,
+    'invalid_token',
+  );
+  const past = Math.floor(Date.now() / 1000) - 7200;
+  await rejectsWith(
+    authenticate(
+      config,
+      headers(await sign('HS256', (j) => j.setIssuedAt(past).setExpirationTime(past + 60))),
+    ),
+    401,
+    'token_expired',
+  );
+  await rejectsWith(
+    authenticate(config, headers(await sign('HS256', (j) => j, new TextEncoder().encode('y'.repeat(40))))),
+    401,
+    'invalid_token',
+  );
+  await rejectsWith(authenticate(config, {}), 401, 'unauthorized');
+  await rejectsWith(authenticate(config, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthorized');
+});
+
+test('idp mode verifies RS256 tokens from the issuer JWKS with aws-jwt-verify; roles from the configured claim', async () => {
+  const idp = testConfig({
+    auth: {
+      provider: 'idp',
+      jwt_secret: 'z'.repeat(40),
+      idp_domain: 'tenant.example.com',
+      idp_audience: 'api://acp',
+      idp_roles_claim: 'https://acp.example.com/roles',
+    },
+  });
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  const verifier = JwtVerifier.create({
+    issuer: idpIssuer(idp),
+    audience: 'api://acp',
+    jwksUri: 'https://tenant.example.com/.well-known/jwks.json',
+  });
+  verifier.cacheJwks({ keys: [jwk] } as never);
+  installIdpVerifier(idp, verifier as never);
+  const token = (claims: Record<string, unknown>, aud = 'api://acp', key = privateKey) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setSubject('idp|42')
+      .setIssuer('https://tenant.example.com/')
+      .setAudience(aud)
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(key);
+  const p = await authenticate(
+    idp,
+    headers(await token({ email: 'e@x.test', 'https://acp.example.com/roles': ['admin', 'other'] })),
+  );
+  assert.equal(p.subject, 'idp|42');
+  assert.deepEqual(p.roles, ['admin']);
+  await rejectsWith(authenticate(idp, headers(await token({}, 'api://other'))), 401, 'invalid_token');
+  const other = await generateKeyPair('RS256');
+  await rejectsWith(
+    authenticate(idp, headers(await token({}, 'api://acp', other.privateKey))),
+    401,
+    'invalid_token',
+  );
+});
+
+test('idp_bypass: no token is the local developer; a token is read without verification', async () => {
+  const bypass = testConfig({ auth: { provider: 'idp', idp_bypass: true, jwt_secret: '' } });
+  assert.deepEqual(await authenticate(bypass, {}), BYPASS_PRINCIPAL);
+  const unsigned = new UnsecuredJWT({ email: 'dev2@x.test', roles: ['user'] }).setSubject('dev2').encode();
+  const p = await authenticate(bypass, headers(unsigned));
+  assert.equal(p.subject, 'dev2');
+  assert.deepEqual(p.roles, ['user']);
+});
+
+test('passwords: scrypt hashes verify, differ per salt, and reject wrong input', async () => {
+  const a = await hashPassword('correct horse');
+  const b = await hashPassword('correct horse');
+  assert.notEqual(a, b);
+  assert.match(a, /^scrypt\$32768\$8\$1\$/);
+  assert.equal(await verifyPassword('correct horse', a), true);
+  assert.equal(await verifyPassword('correct horsE', a), false);
+  assert.equal(await verifyPassword('x', null), false);
+  assert.equal(await verifyPassword('x', 'plain'), false);
+});

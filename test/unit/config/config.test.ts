@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { parseDuration } from '#shared/config/duration.ts';
+import { ConfigError, loadConfig } from '#shared/config/load.ts';
+
+const SECRET = 'x'.repeat(32);
+const dir = mkdtempSync(join(tmpdir(), 'acp-config-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+test('the reference values of the spec are the defaults', () => {
+  const cfg = loadConfig({ argv: ['--config', file('min.toml', `[auth]\njwt_secret = "${SECRET}"\n`)] });
+  assert.equal(cfg.env, 'local');
+  assert.equal(cfg.port, 8080);
+  assert.equal(cfg.db.max_open_conns, 25);
+  assert.equal(cfg.db.max_idle_conns, 25);
+  assert.equal(cfg.db.max_idle_time, 15 * 60_000);
+  assert.equal(cfg.auth.provider, 'local');
+  assert.equal(cfg.auth.idp_bypass, false);
+  assert.equal(cfg.health.probe_interval, 30 * 60_000);
+  assert.equal(cfg.device.max_clock_skew, 5 * 60_000);
+  assert.equal(cfg.dashboard_url, undefined);
+});
+
+test('the shipped config/local.toml is valid', () => {
+  const cfg = loadConfig({ argv: ['--config', 'config/local.toml'] });
+  assert.equal(cfg.port, 8080);
+});
+
+test('environment overrides and command-line options win over the file', () => {
+  const path = file(
+    'base.toml',
+    `port = 1000\n[db]\ndsn = "pglite:memory"\n[auth]\njwt_secret = "${SECRET}"\n`,
+  );
+  const cfg = loadConfig({
+    argv: ['--dashboard-url', 'https://dash.example.com', '--port=9001'],
+    env: {
+      SVC_CONFIG: path,
+      SVC_DB_DSN: 'postgres://u@h/db',
+      SVC_JWT_SECRET: 'y'.repeat(40),
+      IDP_DOMAIN: 'tenant.example.com',
+      IDP_AUDIENCE: 'api://acp',
+      SVC_DASHBOARD_URL: 'https://ignored.example.com',
+    },
+  });
+  assert.equal(cfg.db.dsn, 'postgres://u@h/db');
+  assert.equal(cfg.auth.jwt_secret, 'y'.repeat(40));
+  assert.equal(cfg.auth.idp_domain, 'tenant.example.com');
+  assert.equal(cfg.auth.idp_audience, 'api://acp');
+  assert.equal(cfg.dashboard_url, 'https://dash.example.com');
+  assert.equal(cfg.port, 9001);
+  assert.equal(loadConfig({ env: { SVC_CONFIG: path, PORT: '7007' } }).port, 7007);
+  assert.equal(
+    loadConfig({ env: { SVC_CONFIG: path, SVC_DASHBOARD_URL: 'http://localhost:3000' } }).dashboard_url,
+    'http://localhost:3000',
+  );
+});
+
+const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
+  ['a jwt secret under 32 bytes', `[auth]\njwt_secret = "short"\n`, {}, /auth\.jwt_secret/],
+  [
+    'a dashboard URL without scheme',
+    `[auth]\njwt_secret = "${SECRET}"\n`,
+    { SVC_DASHBOARD_URL: 'dash.example.com' },
+    /dashboard_url/,
+  ],
+  [
+    'a dashboard URL that is relative',
+    `[auth]\njwt_secret = "${SECRET}"\n`,
+    { SVC_DASHBOARD_URL: '/login' },
+    /dashboard_url/,
+  ],
+  ['an unknown env', `env = "staging"\n[auth]\njwt_secret = "${SECRET}"\n`, {}, /env/],
+  ['an unknown auth.provider', `[auth]\nprovider = "ldap"\njwt_secret = "${SECRET}"\n`, {}, /auth\.provider/],
+  [
+    'a bad duration',
+    `[auth]\njwt_secret = "${SECRET}"\n[health]\nprobe_interval = "30 minutes"\n`,
+    {},
+    /health\.probe_interval/,
+  ],
+  [
+    'a bad idle time',
+    `[auth]\njwt_secret = "${SECRET}"\n[db]\nmax_idle_time = "forever"\n`,
+    {},
+    /db\.max_idle_time/,
+  ],
+  [
+    'idp_bypass with env = prod',
+    `env = "prod"\n[auth]\nprovider = "idp"\nidp_bypass = true\n`,
+    {},
+    /auth\.idp_bypass/,
+  ],
+  ['an unknown key', `[auth]\njwt_secret = "${SECRET}"\ncolour = "blue"\n`, {}, /colour/],
+  ['idp without domain', `[auth]\nprovider = "idp"\n`, {}, /auth\.idp_domain/],
+];
+for (const [what, toml, env, pattern] of refusals) {
+  test(`startup refuses ${what}, naming the key`, () => {
+    const path = file(`bad-${what.replace(/\W+/g, '-')}.toml`, toml);
+    assert.throws(
+      () => loadConfig({ env: { SVC_CONFIG: path, ...env } }),
+      (err: unknown) => err instanceof ConfigError && pattern.test(err.message),
+    );
+  });
+}
+
+test('a 32-byte multi-byte secret is accepted (bytes, not characters, are counted)', () => {
+  const path = file('utf8.toml', `[auth]\njwt_secret = "${'é'.repeat(16)}"\n`);
+  assert.equal(loadConfig({ env: { SVC_CONFIG: path } }).auth.jwt_secret.length, 16);
+});
+
+test('a missing explicit config file is an error; a missing default file means defaults', () => {
+  assert.throws(() => loadConfig({ argv: ['--config', join(dir, 'nope.toml')] }), ConfigError);
+});
+
+test('durations: examples and a property (sum of parts)', () => {
+  assert.equal(parseDuration('15m'), 900_000);
+  assert.equal(parseDuration('1h30m'), 5_400_000);
+  assert.equal(parseDuration('500ms'), 500);
+  assert.equal(parseDuration('1.5s'), 1500);
+  for (const bad of ['', '15', 'm', '15 m', '15mins', '-5m', '1h 30m'])
+    assert.equal(parseDuration(bad), undefined, bad);
+  fc.assert(
+    fc.property(fc.nat(1000), fc.nat(59), fc.nat(59), (h, m, s) => {
+      assert.equal(parseDuration(`${h}h${m}m${s}s`), h * 3_600_000 + m * 60_000 + s * 1000);
+    }),
+  );
+});

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isDatabaseResuming } from '#shared/db/data-api-client.ts';
+import { DsnError, describeDsn, parseDsn } from '#shared/db/dsn.ts';
+import { isDatabaseUnavailable } from '#shared/db/errors.ts';
+
+test('DSN forms choose the driver', () => {
+  assert.deepEqual(parseDsn(''), { kind: 'pglite', dataDir: './.data/pglite' });
+  assert.deepEqual(parseDsn('pglite:memory'), { kind: 'pglite', dataDir: undefined });
+  assert.deepEqual(parseDsn('pglite:/tmp/x'), { kind: 'pglite', dataDir: '/tmp/x' });
+  assert.equal(parseDsn('postgres://a@b/c').kind, 'postgres');
+  assert.equal(parseDsn('postgresql://a@b/c').kind, 'postgres');
+  const arn = 'arn:aws:rds:eu-west-1:123456789012:cluster:acp';
+  const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:acp-db-AbCdEf';
+  assert.deepEqual(
+    parseDsn(`data-api://acp?resourceArn=${encodeURIComponent(arn)}&secretArn=${encodeURIComponent(secret)}`),
+    {
+      kind: 'data-api',
+      database: 'acp',
+      resourceArn: arn,
+      secretArn: secret,
+      region: undefined,
+      endpoint: undefined,
+    },
+  );
+  assert.throws(() => parseDsn('data-api://acp?resourceArn=x'), DsnError);
+  assert.throws(() => parseDsn('mysql://x'), DsnError);
+});
+
+test('DSN descriptions never carry the password', () => {
+  const text = describeDsn(parseDsn('postgres://app:s3cret-pass@db.internal:5432/acp'));
+  assert.equal(text.includes('s3cret'), false);
+  assert.match(text, /db\.internal:5432\/acp/);
+});
+
+test('connection failures are recognised through wrappers; SQL errors are not', () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  assert.equal(isDatabaseUnavailable(new Error('Failed query', { cause: refused })), true);
+  assert.equal(
+    isDatabaseUnavailable(Object.assign(new Error('terminating connection'), { code: '57P01' })),
+    true,
+  );
+  const resuming = Object.assign(new Error('resuming'), { name: 'DatabaseResumingException' });
+  assert.equal(isDatabaseResuming(new Error('wrapped', { cause: resuming })), true);
+  assert.equal(isDatabaseUnavailable(resuming), true);
+  const syntax = Object.assign(new Error('syntax error at or near "x"'), { code: '42601' });
+  assert.equal(isDatabaseUnavailable(new Error('Failed query', { cause: syntax })), false);
+});
