@@ -95,6 +95,18 @@ export const configSchema = z
       });
     }
     if (
+      cfg.dashboard_url &&
+      cfg.auth.provider !== 'local' &&
+      Buffer.byteLength(cfg.auth.jwt_secret, 'utf8') < 32
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'jwt_secret'],
+        message:
+          'must be at least 32 bytes when dashboard_url is set: it signs the tokens of the CLI sign-in',
+      });
+    }
+    if (
       cfg.auth.provider === 'idp' &&
       !cfg.auth.idp_bypass &&
       (!cfg.auth.idp_domain || !cfg.auth.idp_audience)

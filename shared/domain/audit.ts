@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { auditLogs } from '../db/schema.ts';
+import { jsonParam, tsParam, uuidParam } from '../db/sql-values.ts';
 import { canonicalize } from '../device/canonical-json.ts';
 import type { ListAuditLogsQuery } from '../schemas/audit.ts';
 
@@ -97,11 +98,26 @@ export function auditValues(input: AuditInput) {
 }
 
 /**
+ * The INSERT of one audit record as a statement fragment, so that it can also be one step of a larger
+ * single-statement write (a CTE), committed with the change it records. `guard` (an SQL condition) makes the
+ * insert conditional, e.g. on the replay check of the same statement having passed.
+ */
+export function auditInsertSql(input: AuditInput, guard?: SQL): SQL {
+  const v = auditValues(input);
+  return sql`INSERT INTO audit_logs (id, action_type, actor_email, actor_id, app_name, container_id, environment_id,
+      environment_name, ip_address, level, resource_id, resource_type, stage, source, timestamp, created_at, metadata, hash)
+    SELECT ${uuidParam(v.id)}, ${v.actionType}, ${v.actorEmail}, ${v.actorId}, ${v.appName}, ${v.containerId},
+      ${v.environmentId}, ${v.environmentName}, ${v.ipAddress}, ${v.level}, ${v.resourceId}, ${v.resourceType},
+      ${v.stage}, ${v.source}, ${tsParam(v.timestamp)}, ${tsParam(v.createdAt)}, ${jsonParam(v.metadata)}, ${v.hash}
+    ${guard ? sql`WHERE ${guard}` : sql``}`;
+}
+
+/**
  * Writes one audit record. Call it with the `tx` of the change it describes, so both commit or neither does.
  * It is a single INSERT: the chain (prev_hash, hash, seq) is completed by a trigger under a lock.
  */
 export async function recordAudit(tx: Db, input: AuditInput): Promise<void> {
-  await tx.insert(auditLogs).values(auditValues(input));
+  await tx.execute(auditInsertSql(input));
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   HttpError,
   internalError,
   notFound,
+  payloadTooLarge,
   validationFailed,
 } from './errors.ts';
 import { type Logger, rootLogger } from './logger.ts';
@@ -41,11 +42,34 @@ export interface RequestContext {
   sourceIp: string;
   headers: Record<string, string | undefined>;
   event: HttpEvent;
+  /** Size of the request body as received, before parsing. */
+  rawBodyBytes: number;
+  /** Set by the device authenticator on device routes. */
+  device: VerifiedDeviceRequest | undefined;
+}
+
+/** What a verified signed device request proves (see shared/device/authenticate.ts). */
+export interface VerifiedDeviceRequest {
+  fingerprint: string;
+  keyType: 'p256' | 'ed25519';
+  certificatePem: string;
+  notBefore: Date;
+  notAfter: Date;
+  /** SHA-256 of the signature bytes: the replay key. */
+  signatureHash: string;
+  /** Until when the replay record must be kept (the end of the freshness window). */
+  replayUntil: Date;
+  /** The enrolled device the certificate belongs to (not set for register). */
+  deviceId?: string;
+  serialNumber?: string;
 }
 
 export type HandlerFn<R extends RouteSpec> = (input: RouteInput<R>, ctx: RequestContext) => Promise<Reply>;
-/** Extra authentication for device routes (signature checks), plugged in by the device module. */
-export type Authenticator = (ctx: RequestContext, body: unknown) => Promise<void>;
+/**
+ * Extra authentication for device routes (signature checks), plugged in by the device module. It receives the body
+ * exactly as parsed from JSON (before zod strips anything), since that is what the device signed.
+ */
+export type Authenticator = (ctx: RequestContext, rawBody: unknown) => Promise<void>;
 
 interface State {
   requestId: string;
@@ -58,7 +82,11 @@ function describeZodIssues(error: z.ZodError, where: string): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => {
-      const path = issue.path.length ? issue.path.map(String).join('.') : where;
+      const path = issue.path.length
+        ? issue.path
+            .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`))
+            .join('')
+        : where;
       return `${where === 'body' || issue.path.length === 0 ? '' : `${where} `}${path}: ${issue.message}`;
     })
     .join('; ');
@@ -112,11 +140,11 @@ export function httpHandler<R extends RouteSpec>(
       body: undefined as unknown,
     };
     const rawBody = (event as { body?: unknown }).body;
+    input.body = parsePart(route.body, rawBody ?? {}, 'body');
     if (route.auth === 'device' || route.auth === 'device+user') {
       if (!options.deviceAuth) throw new Error(`route ${route.path} needs a device authenticator`);
       await options.deviceAuth(ctx, rawBody);
     }
-    input.body = parsePart(route.body, rawBody ?? {}, 'body');
     const reply = await fn(input as RouteInput<R>, ctx);
     const body = reply.envelope ? { success: true, data: reply.body } : reply.body;
     return toResult(reply.status, body, { ...(reply.headers ?? {}) });
@@ -143,8 +171,18 @@ export function httpHandler<R extends RouteSpec>(
         sourceIp: event.requestContext?.http?.sourceIp ?? '',
         headers,
         event,
+        rawBodyBytes: event.body
+          ? Buffer.byteLength(event.body, event.isBase64Encoded ? 'base64' : 'utf8')
+          : 0,
+        device: undefined,
       };
       state.ctx = ctx;
+      if (route.maxBody && ctx.rawBodyBytes > route.maxBody.bytes) {
+        throw payloadTooLarge(
+          route.maxBody.code,
+          `The request body is larger than ${route.maxBody.bytes} bytes.`,
+        );
+      }
       if (route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user') {
         ctx.principal = await authenticate(runtime.config, headers);
         if (route.auth === 'admin' && !isAdmin(ctx.principal)) throw forbidden();

@@ -28,6 +28,8 @@ export interface RouteSpec {
   successStatus?: number;
   /** Statuses of the error responses it documents besides 400/401/403/500 implied by its schemas and auth. */
   errors?: readonly number[];
+  /** Bodies larger than this are refused with 413 and this error code, before parsing. */
+  maxBody?: { bytes: number; code: string };
   /** Mounted only when this returns true (e.g. CLI sign-in needs a dashboard URL). */
   mountedWhen?: (config: Config) => boolean;
   description?: string;

@@ -1,0 +1,8 @@
+import { startCliSignin } from '#shared/auth/cli-signin.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { redirect } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.cliAuthorize, async ({ query }, { config, db }) =>
+  redirect(await startCliSignin(config, db, query)),
+);

@@ -1,0 +1,8 @@
+import { exchangeCliCode } from '#shared/auth/cli-signin.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { flat } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.cliToken, async ({ body }, { config, db }) =>
+  flat(await exchangeCliCode(config, db, body), 200, { 'cache-control': 'no-store' }),
+);

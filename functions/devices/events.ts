@@ -1,0 +1,20 @@
+import { deviceAuthenticator } from '#shared/device/authenticate.ts';
+import { ingestEvents } from '#shared/domain/events.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { flat } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(
+  routes.ingestEvents,
+  async ({ body }, { db, config, device, sourceIp }) => {
+    const result = await ingestEvents(
+      db,
+      config,
+      device as Parameters<typeof ingestEvents>[2],
+      body.events,
+      sourceIp,
+    );
+    return flat({ success: true, ...result });
+  },
+  { deviceAuth: deviceAuthenticator({ signatureInBody: false, requireEnrolled: true }) },
+);

@@ -1,0 +1,14 @@
+import { deviceAuthenticator } from '#shared/device/authenticate.ts';
+import { replaceInventory } from '#shared/domain/inventory.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { flat } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(
+  routes.reportInventory,
+  async ({ body }, { db, device }) => {
+    const result = await replaceInventory(db, device as Parameters<typeof replaceInventory>[1], body);
+    return flat({ success: true, ...result });
+  },
+  { deviceAuth: deviceAuthenticator({ signatureInBody: false, requireEnrolled: true }) },
+);

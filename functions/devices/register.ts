@@ -1,0 +1,21 @@
+import { deviceAuthenticator } from '#shared/device/authenticate.ts';
+import { registerDevice } from '#shared/domain/devices.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { flat } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(
+  routes.registerDevice,
+  async ({ body }, { db, device, principal, sourceIp }) => {
+    const result = await registerDevice(db, body, device!, principal!, sourceIp);
+    return flat(
+      {
+        deviceId: result.deviceId,
+        certificateFingerprint: result.certificateFingerprint,
+        ownerAssigned: true,
+      },
+      result.created ? 201 : 200,
+    );
+  },
+  { deviceAuth: deviceAuthenticator({ signatureInBody: true, requireEnrolled: false }) },
+);

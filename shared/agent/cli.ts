@@ -1,0 +1,170 @@
+// The reference endpoint agent: npm run agent -- <command> [options]
+//   login                      sign in through the browser (prints the URL when no browser can be opened)
+//   register [--key p256|ed25519]
+//   inventory --file agents.json
+//   send-events --file events.ndjson
+//   simulate --devices N --events M [--token T | --email E --password P]
+// Common: --url (default http://127.0.0.1:8080 or the saved one), --state DIR (default ~/.acp-agent).
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type AgentReport, DeviceClient, type ToolCallEvent } from './client.ts';
+import {
+  type AgentState,
+  createDeviceIdentity,
+  hardwareInfo,
+  type KeyType,
+  loadState,
+  saveState,
+} from './identity.ts';
+import { login } from './login.ts';
+import { rng, simulatedEvents, simulatedInventory } from './simulate.ts';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    url: { type: 'string' },
+    state: { type: 'string' },
+    key: { type: 'string', default: 'p256' },
+    file: { type: 'string' },
+    devices: { type: 'string', default: '10' },
+    events: { type: 'string', default: '1000' },
+    token: { type: 'string' },
+    email: { type: 'string' },
+    password: { type: 'string' },
+    seed: { type: 'string', default: '42' },
+    'no-browser': { type: 'boolean', default: false },
+  },
+});
+
+const command = positionals[0];
+const stateDir = values.state ?? join(homedir(), '.acp-agent');
+const state: AgentState = loadState(stateDir);
+const baseUrl = values.url ?? state.baseUrl ?? 'http://127.0.0.1:8080';
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+async function userToken(): Promise<string> {
+  if (values.token) return values.token;
+  if (values.email && values.password) {
+    const res = await fetch(new URL('/v1/auth/login', baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: values.email, password: values.password }),
+    });
+    const body = (await res.json()) as { data?: { access_token: string }; message?: string };
+    if (!res.ok || !body.data) throw new Error(`login failed: ${res.status} ${body.message}`);
+    return body.data.access_token;
+  }
+  if (state.accessToken) return state.accessToken;
+  throw new Error(
+    'no user token: run `login` first, or pass --token, or --email and --password (local auth)',
+  );
+}
+
+function enrolledClient(): DeviceClient {
+  if (!state.identity || !state.deviceId)
+    throw new Error('this device is not registered: run `register` first');
+  return new DeviceClient({ baseUrl, identity: state.identity });
+}
+
+async function main() {
+  switch (command) {
+    case 'login': {
+      const token = await login({
+        baseUrl,
+        ...(values['no-browser'] ? { openBrowser: async () => false } : {}),
+      });
+      saveState(stateDir, { ...state, accessToken: token.access_token, baseUrl });
+      out(`Signed in; token valid for ${token.expires_in} s. Next: npm run agent -- register`);
+      return;
+    }
+    case 'register': {
+      const token = await userToken();
+      state.identity ??= await createDeviceIdentity(values.key as KeyType);
+      const hardware = hardwareInfo(state);
+      const client = new DeviceClient({ baseUrl, identity: state.identity });
+      const { status, body } = await client.register(token, hardware);
+      saveState(stateDir, { ...state, deviceId: body.deviceId, baseUrl });
+      out(
+        `${status === 201 ? 'Registered' : 'Already registered'}: device ${body.deviceId} (${body.certificateFingerprint})`,
+      );
+      return;
+    }
+    case 'inventory': {
+      if (!values.file) throw new Error('--file agents.json is required');
+      const parsed = JSON.parse(readFileSync(values.file, 'utf8')) as
+        | AgentReport[]
+        | { agents: AgentReport[] };
+      const agents = Array.isArray(parsed) ? parsed : parsed.agents;
+      const { body } = await enrolledClient().reportInventory(agents);
+      out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
+      return;
+    }
+    case 'send-events': {
+      if (!values.file) throw new Error('--file events.ndjson is required');
+      const events = readFileSync(values.file, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim())
+        .map((line) => JSON.parse(line) as ToolCallEvent);
+      const result = await enrolledClient().sendEvents(events);
+      out(
+        `Sent ${events.length} events in ${result.batches} batches: ${result.accepted} stored, ${result.duplicates} duplicates`,
+      );
+      return;
+    }
+    case 'simulate': {
+      const token = await userToken();
+      const devices = Number(values.devices);
+      const perDevice = Math.ceil(Number(values.events) / Math.max(devices, 1));
+      const r = rng(Number(values.seed));
+      const to = new Date();
+      const from = new Date(to.getTime() - 24 * 3_600_000);
+      let stored = 0;
+      const started = performance.now();
+      // A handful of devices at a time: each enrolls, reports its inventory, then streams its calls.
+      const queue = Array.from({ length: devices }, (_, i) => i);
+      await Promise.all(
+        Array.from({ length: Math.min(4, devices) }, async () => {
+          for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+            const identity = await createDeviceIdentity(i % 3 === 2 ? 'ed25519' : 'p256', {
+              commonName: `sim-${i}`,
+            });
+            const client = new DeviceClient({ baseUrl, identity });
+            await client.register(token, {
+              serialNumber: `SIM-${String(values.seed)}-${String(i).padStart(5, '0')}`,
+              brand: pick(['Apple', 'Lenovo', 'Dell', 'Framework'], i),
+              model: pick(['MacBook Pro 14', 'ThinkPad X1 Carbon', 'XPS 13', 'Laptop 13'], i),
+            });
+            const inventory = simulatedInventory(r);
+            await client.reportInventory(inventory);
+            const events = simulatedEvents(r, inventory, perDevice, {
+              actorEmail: `user${i}@example.com`,
+              from,
+              to,
+            });
+            // Not `stored += await …`: that reads `stored` before the await and loses the other workers' counts.
+            const sent = await client.sendEvents(events);
+            stored += sent.accepted;
+          }
+        }),
+      );
+      out(
+        `Simulated ${devices} devices and ${stored} tool-call events in ${((performance.now() - started) / 1000).toFixed(1)} s against ${baseUrl}`,
+      );
+      return;
+    }
+    default:
+      out(
+        'usage: npm run agent -- <login|register|inventory --file F|send-events --file F|simulate --devices N --events M> [--url URL]',
+      );
+      process.exitCode = command ? 2 : 0;
+  }
+}
+
+const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length] as T;
+
+main().catch((err) => {
+  process.stderr.write(`error: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,174 @@
+// A typed client of the device API (device-protocol.md): canonical signing, retries with fresh timestamps,
+// event batching with event_id so that retries never duplicate events.
+import { randomUUID, sign } from 'node:crypto';
+import { canonicalBytes } from '../device/canonical-json.ts';
+import { type DeviceIdentity, privateKeyOf } from './identity.ts';
+
+export interface McpReport {
+  name: string;
+  enabled: boolean;
+  transport: 'stdio' | 'http' | 'sse';
+}
+export interface AgentReport {
+  agentType: string;
+  displayName: string;
+  mcps: McpReport[];
+}
+export interface ToolCallEvent {
+  event_id?: string;
+  event_time: string;
+  agent_type: string;
+  mcp_name: string;
+  tool: string;
+  event_type: 'invocation' | 'result' | 'error';
+  result: 'allowed' | 'denied' | 'error';
+  deny_code?: string;
+  deny_reason?: string;
+  error_message?: string;
+  rule_applied?: string;
+  model?: string;
+  session_id?: string;
+  group?: string;
+  actor_email?: string;
+  tokens_in?: number;
+  tokens_out?: number;
+  duration_ms?: number;
+  skills?: string[];
+  prompt?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(`${status} ${code}: ${message}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Signature over the RFC 8785 canonical JSON of `body`: DER ECDSA P-256/SHA-256 or Ed25519, standard base64. */
+export function signBody(identity: DeviceIdentity, body: unknown): string {
+  const key = privateKeyOf(identity);
+  const data = canonicalBytes(body);
+  const signature =
+    identity.keyType === 'ed25519'
+      ? sign(null, data, key)
+      : sign('sha256', data, { key, dsaEncoding: 'der' });
+  return signature.toString('base64');
+}
+
+const RETRYABLE_CODES = new Set(['replayed_request', 'stale_timestamp', 'database_unavailable']);
+const MAX_BATCH_BYTES = 900 * 1024;
+
+export interface ClientOptions {
+  baseUrl: string;
+  identity: DeviceIdentity;
+  maxBatch?: number;
+  retries?: number;
+  fetch?: typeof fetch;
+  /** Counts requests actually sent (tests and benchmarks). */
+  onRequest?: (path: string, attempt: number) => void;
+}
+
+export class DeviceClient {
+  readonly options: Required<Omit<ClientOptions, 'onRequest'>> & Pick<ClientOptions, 'onRequest'>;
+  constructor(options: ClientOptions) {
+    this.options = { maxBatch: 1000, retries: 4, fetch: globalThis.fetch, ...options };
+  }
+
+  /** POSTs a signed body; re-signs with a fresh clientTimestamp on every retry (the protocol's replay rules). */
+  private async post<T>(
+    path: string,
+    build: () => Record<string, unknown>,
+    mode: { header: boolean; token?: string },
+  ): Promise<{ status: number; body: T }> {
+    const { baseUrl, identity, retries } = this.options;
+    for (let attempt = 0; ; attempt++) {
+      const body = {
+        ...build(),
+        certificate: identity.certificatePem,
+        clientTimestamp: new Date().toISOString(),
+      };
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      let payload: Record<string, unknown> = body;
+      if (mode.header) headers['x-device-signature'] = signBody(identity, body);
+      else payload = { ...body, signature: signBody(identity, body) };
+      if (mode.token) headers.authorization = `Bearer ${mode.token}`;
+      this.options.onRequest?.(path, attempt);
+      let res: Response | undefined;
+      try {
+        res = await this.options.fetch(`${baseUrl.replace(/\/+$/, '')}${path}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(payload),
+        });
+      } catch (err) {
+        if (attempt >= retries) throw err;
+      }
+      if (res) {
+        const text = await res.text();
+        const parsed = (text ? JSON.parse(text) : {}) as T & { error?: string; message?: string };
+        if (res.ok) return { status: res.status, body: parsed };
+        const retryable = res.status >= 500 || res.status === 429 || RETRYABLE_CODES.has(parsed.error ?? '');
+        if (!retryable || attempt >= retries) {
+          throw new ApiError(res.status, parsed.error ?? 'error', parsed.message ?? text);
+        }
+      }
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 3000) * (0.5 + Math.random())));
+    }
+  }
+
+  register(token: string, hardware: { serialNumber: string; brand: string; model: string }, ownerEmail = '') {
+    return this.post<{ deviceId: string; certificateFingerprint: string; ownerAssigned: boolean }>(
+      '/v1/devices/register',
+      () => ({ ...hardware, ownerEmail }),
+      { header: false, token },
+    );
+  }
+
+  reportInventory(agents: AgentReport[]) {
+    return this.post<{
+      success: boolean;
+      deviceId: string;
+      agentsIn: number;
+      mcpsIn: number;
+      receivedAt: string;
+    }>('/v1/devices/inventory', () => ({ agents }), { header: true });
+  }
+
+  /**
+   * Sends events in batches (at most maxBatch events and ~900 KB each). Every event gets an event_id first, so a
+   * retried batch is deduplicated by the service instead of stored twice.
+   */
+  async sendEvents(
+    events: ToolCallEvent[],
+  ): Promise<{ accepted: number; duplicates: number; batches: number }> {
+    const withIds = events.map((e) => ({ ...e, event_id: e.event_id ?? randomUUID() }));
+    let accepted = 0;
+    let duplicates = 0;
+    let batches = 0;
+    for (let i = 0; i < withIds.length; ) {
+      const batch: ToolCallEvent[] = [];
+      let bytes = 0;
+      while (i < withIds.length && batch.length < this.options.maxBatch) {
+        const size = Buffer.byteLength(JSON.stringify(withIds[i]));
+        if (batch.length > 0 && bytes + size > MAX_BATCH_BYTES) break;
+        batch.push(withIds[i] as ToolCallEvent);
+        bytes += size;
+        i++;
+      }
+      const { body } = await this.post<{ accepted: number; duplicates: number }>(
+        '/v1/devices/events',
+        () => ({ events: batch }),
+        { header: true },
+      );
+      accepted += body.accepted;
+      duplicates += body.duplicates;
+      batches++;
+    }
+    return { accepted, duplicates, batches };
+  }
+}

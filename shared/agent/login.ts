@@ -1,0 +1,107 @@
+// Browser sign-in of the agent (RFC 8252 + PKCE S256): a loopback listener, the browser to /v1/auth/cli/authorize,
+// the code back on the loopback redirect, exchanged with the verifier for a device-enrollment token.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface LoginResult {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export interface LoginOptions {
+  baseUrl: string;
+  /** Opens the URL in a browser; returns false when it could not (the URL is then printed for the person). */
+  openBrowser?: (url: string) => Promise<boolean>;
+  print?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+/** Tries the platform's opener (xdg-open, open, start); false when none can run here. */
+export function openInSystemBrowser(url: string): Promise<boolean> {
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
+  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  return new Promise((resolve) => {
+    try {
+      const child = spawn(command, args, { stdio: 'ignore', detached: true });
+      child.once('error', () => resolve(false));
+      child.once('spawn', () => {
+        child.unref();
+        resolve(true);
+      });
+    } catch {
+      resolve(false);
+    }
+  });
+}
+
+const PAGE = (title: string, text: string) =>
+  `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3rem"><h1>${title}</h1><p>${text}</p></body>`;
+
+export async function login(options: LoginOptions): Promise<LoginResult> {
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const state = randomBytes(16).toString('base64url');
+
+  let settle: { resolve: (code: string) => void; reject: (err: Error) => void } | undefined;
+  const codePromise = new Promise<string>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname !== '/callback') {
+      res.writeHead(404).end();
+      return;
+    }
+    const code = url.searchParams.get('code');
+    if (url.searchParams.get('state') !== state || !code) {
+      res
+        .writeHead(400, { 'content-type': 'text/html' })
+        .end(PAGE('Sign-in failed', 'The response did not match this sign-in. Run login again.'));
+      settle?.reject(new Error('state mismatch or missing code on the loopback redirect'));
+      return;
+    }
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(PAGE('Signed in', 'You can close this tab and return to the terminal.'));
+    settle?.resolve(code);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+  const authorize = new URL('/v1/auth/cli/authorize', options.baseUrl);
+  authorize.search = new URLSearchParams({
+    redirect_uri: redirectUri,
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }).toString();
+
+  const opened = await (options.openBrowser ?? openInSystemBrowser)(authorize.toString());
+  print(
+    opened
+      ? 'Opened the browser to sign in. Waiting…'
+      : `Open this URL in a browser to sign in:\n  ${authorize}`,
+  );
+  const timer = setTimeout(
+    () => settle?.reject(new Error('sign-in timed out; run login again')),
+    options.timeoutMs ?? 10 * 60_000,
+  );
+  try {
+    const code = await codePromise;
+    const res = await fetch(new URL('/v1/auth/cli/token', options.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code, code_verifier: verifier, redirect_uri: redirectUri }),
+    });
+    const body = (await res.json()) as LoginResult & { error?: string; message?: string };
+    if (!res.ok) throw new Error(`token exchange failed: ${res.status} ${body.error}: ${body.message}`);
+    return body;
+  } finally {
+    clearTimeout(timer);
+    server.close();
+    server.closeAllConnections();
+  }
+}

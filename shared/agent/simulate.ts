@@ -1,0 +1,132 @@
+// Realistic MCP tool-call traffic for a simulated fleet: several agent types, MCP servers and tools, allowed /
+// denied / error results, tokens and durations, sessions and groups. Deterministic for a given seed.
+import { randomUUID } from 'node:crypto';
+import type { AgentReport, ToolCallEvent } from './client.ts';
+
+const CATALOG = [
+  {
+    name: 'filesystem',
+    transport: 'stdio',
+    tools: ['read_file', 'write_file', 'list_directory', 'search_files'],
+  },
+  {
+    name: 'github',
+    transport: 'http',
+    tools: ['create_issue', 'get_pull_request', 'search_code', 'merge_pull_request'],
+  },
+  { name: 'postgres', transport: 'stdio', tools: ['query', 'list_tables', 'describe_table'] },
+  { name: 'slack', transport: 'sse', tools: ['post_message', 'search_messages', 'list_channels'] },
+  { name: 'browser', transport: 'stdio', tools: ['navigate', 'screenshot', 'click'] },
+  { name: 'jira', transport: 'http', tools: ['create_ticket', 'search_issues'] },
+] as const;
+const AGENTS = [
+  { agentType: 'claude-code', displayName: 'Claude Code', model: 'claude-sonnet-4-5' },
+  { agentType: 'cursor', displayName: 'Cursor', model: 'gpt-5' },
+  { agentType: 'copilot', displayName: 'GitHub Copilot', model: 'gpt-4.1' },
+  { agentType: 'windsurf', displayName: 'Windsurf', model: 'claude-opus-4' },
+] as const;
+const DENIES = [
+  {
+    deny_code: 'path_outside_workspace',
+    rule_applied: 'fs.workspace-only',
+    deny_reason: 'Path is outside the allowed workspace',
+  },
+  {
+    deny_code: 'destructive_sql',
+    rule_applied: 'db.read-only',
+    deny_reason: 'Statement modifies data; only SELECT is allowed',
+  },
+  {
+    deny_code: 'secret_in_payload',
+    rule_applied: 'dlp.secrets',
+    deny_reason: 'Payload contains what looks like an API key',
+  },
+  {
+    deny_code: 'merge_requires_review',
+    rule_applied: 'github.protected-branches',
+    deny_reason: 'Merging to main needs an approved review',
+  },
+] as const;
+const ERRORS = [
+  'ECONNRESET talking to the MCP server',
+  'tool timed out after 30s',
+  'rate limited by upstream (429)',
+];
+const GROUPS = ['platform', 'data', 'security', 'frontend'];
+const PROMPTS = [
+  'Find where the billing retry logic lives and explain it',
+  'Refactor the user service to use the new repository pattern',
+  'Why does the nightly job fail on Mondays?',
+  'Summarise the open incidents in #oncall',
+  'Write a migration that adds an index on orders.created_at',
+];
+
+/** Mulberry32: small, fast, seedable. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+
+export function simulatedInventory(r: () => number): AgentReport[] {
+  const agents = AGENTS.filter(() => r() < 0.6);
+  if (agents.length === 0) agents.push(AGENTS[0]);
+  return agents.map((a) => ({
+    agentType: a.agentType,
+    displayName: a.displayName,
+    mcps: CATALOG.filter(() => r() < 0.55).map((m) => ({
+      name: m.name,
+      enabled: r() < 0.85,
+      transport: m.transport,
+    })),
+  }));
+}
+
+export function simulatedEvents(
+  r: () => number,
+  inventory: AgentReport[],
+  count: number,
+  options: { actorEmail: string; from: Date; to: Date },
+): ToolCallEvent[] {
+  const events: ToolCallEvent[] = [];
+  const span = options.to.getTime() - options.from.getTime();
+  let session = randomUUID();
+  for (let i = 0; i < count; i++) {
+    if (r() < 0.1) session = randomUUID();
+    const agent = pick(r, inventory);
+    const known = AGENTS.find((a) => a.agentType === agent.agentType);
+    // Mostly configured MCPs, sometimes one configured nowhere (a "shadow" MCP the admin should see).
+    const mcpName = agent.mcps.length && r() < 0.95 ? pick(r, agent.mcps).name : pick(r, CATALOG).name;
+    const mcp = CATALOG.find((m) => m.name === mcpName) ?? CATALOG[0];
+    const roll = r();
+    const result = roll < 0.82 ? 'allowed' : roll < 0.94 ? 'denied' : 'error';
+    const deny = pick(r, DENIES);
+    events.push({
+      event_time: new Date(options.from.getTime() + Math.floor(r() * span)).toISOString(),
+      agent_type: agent.agentType,
+      mcp_name: mcp.name,
+      tool: pick(r, mcp.tools),
+      event_type: result === 'error' ? 'error' : r() < 0.5 ? 'invocation' : 'result',
+      result,
+      ...(result === 'denied' ? deny : {}),
+      ...(result === 'error' ? { error_message: pick(r, ERRORS) } : {}),
+      model: known?.model ?? 'unknown',
+      session_id: session,
+      group: pick(r, GROUPS),
+      actor_email: options.actorEmail,
+      tokens_in: Math.floor(200 + r() * 6000),
+      tokens_out: Math.floor(50 + r() * 2000),
+      duration_ms: Math.floor(result === 'error' ? 5000 + r() * 25000 : 20 + r() * r() * 3000),
+      skills: r() < 0.3 ? [pick(r, ['code-review', 'sql', 'search', 'refactor'])] : [],
+      prompt: pick(r, PROMPTS),
+      metadata: { client_version: '1.4.2' },
+    });
+  }
+  return events;
+}

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { devices } from '../db/schema.ts';
+import { HttpError, unauthorized, validationFailed } from '../http/errors.ts';
+import type { Authenticator, RequestContext } from '../http/handler.ts';
+import { DeviceAuthError } from './certificate.ts';
+import { InvalidTimestampError } from './freshness.ts';
+import { verifySignedDeviceRequest } from './verify-request.ts';
+
+export const SIGNATURE_HEADER = 'x-device-signature';
+
+function toHttp(err: unknown): unknown {
+  if (err instanceof DeviceAuthError) return new HttpError(err.status, err.code, err.message);
+  if (err instanceof InvalidTimestampError) return validationFailed(`clientTimestamp: ${err.message}`);
+  return err;
+}
+
+/**
+ * The device side of the middy stack (device-protocol.md): verifies the certificate and the signature over the
+ * RFC 8785 canonical body, checks freshness, and — for every route but register — finds the enrolled device the
+ * certificate belongs to (401 unknown_device, also for a rotated-away certificate). Replay refusal happens in the
+ * write itself, so that a request that fails stores nothing, not even its signature.
+ */
+export function deviceAuthenticator(options: {
+  signatureInBody: boolean;
+  requireEnrolled: boolean;
+}): Authenticator {
+  return async (ctx: RequestContext, rawBody: unknown) => {
+    const signature = options.signatureInBody
+      ? (rawBody as { signature?: unknown } | undefined)?.signature
+      : ctx.headers[SIGNATURE_HEADER];
+    if (typeof signature !== 'string' || signature.length === 0) {
+      throw unauthorized(
+        options.signatureInBody
+          ? 'The body has no signature.'
+          : 'The X-Device-Signature header is missing: sign the canonical body with the device key.',
+        'invalid_signature',
+      );
+    }
+    const now = new Date();
+    let verified: ReturnType<typeof verifySignedDeviceRequest>;
+    try {
+      verified = verifySignedDeviceRequest({
+        body: rawBody,
+        signature,
+        signatureInBody: options.signatureInBody,
+        now,
+        maxSkewMs: ctx.config.device.max_clock_skew,
+      });
+    } catch (err) {
+      throw toHttp(err);
+    }
+    const { certificate } = verified;
+    ctx.device = {
+      fingerprint: certificate.fingerprint,
+      keyType: certificate.keyType,
+      certificatePem: (rawBody as { certificate: string }).certificate,
+      notBefore: certificate.validFrom,
+      notAfter: certificate.validTo,
+      signatureHash: createHash('sha256').update(verified.signatureBytes).digest('hex'),
+      replayUntil: new Date(verified.clientTimestamp.getTime() + ctx.config.device.max_clock_skew),
+    };
+    if (options.requireEnrolled) {
+      const [row] = await ctx.db
+        .select({ id: devices.id, serialNumber: devices.serialNumber })
+        .from(devices)
+        .where(eq(devices.certificateFingerprint, certificate.fingerprint))
+        .limit(1);
+      if (!row) {
+        throw unauthorized(
+          'No enrolled device has this certificate (never registered, or replaced by a newer one): register again.',
+          'unknown_device',
+        );
+      }
+      ctx.device.deviceId = row.id;
+      ctx.device.serialNumber = row.serialNumber;
+    }
+  };
+}
+
+export const replayedRequest = () =>
+  unauthorized(
+    'This signature was already used: sign every request anew with a fresh clientTimestamp.',
+    'replayed_request',
+  );

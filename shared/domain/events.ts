@@ -1,0 +1,112 @@
+import { sql } from 'drizzle-orm';
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/query.ts';
+import { jsonParam, textParam, tsParam, uuidParam } from '../db/sql-values.ts';
+import { replayedRequest } from '../device/authenticate.ts';
+import { payloadTooLarge } from '../http/errors.ts';
+import type { VerifiedDeviceRequest } from '../http/handler.ts';
+import type { ObservabilityEventInput } from '../schemas/devices.ts';
+import { signatureInsert } from './devices.ts';
+
+/** Truncates a prompt to `max` characters (code points, so no surrogate pair is cut in half). */
+export function truncatePrompt(
+  prompt: string | undefined,
+  max: number,
+): { prompt: string | null; truncated: boolean } {
+  if (prompt === undefined) return { prompt: null, truncated: false };
+  const chars = Array.from(prompt);
+  return chars.length > max
+    ? { prompt: chars.slice(0, max).join(''), truncated: true }
+    : { prompt, truncated: false };
+}
+
+export function checkBatchSize(config: Config, events: readonly unknown[]): void {
+  if (events.length > config.events.max_batch) {
+    throw payloadTooLarge(
+      'batch_too_large',
+      `A batch holds at most ${config.events.max_batch} events; this one has ${events.length}. Split it.`,
+    );
+  }
+}
+
+/**
+ * POST /v1/devices/events: the whole batch in one set-based statement — the replay record, every event (expanded
+ * from one jsonb parameter by jsonb_to_recordset, never one parameter per value), and the device's last-seen
+ * times. All or nothing. An event_id already stored for the device is counted as a duplicate, not stored again.
+ */
+export async function ingestEvents(
+  db: Db,
+  config: Config,
+  device: VerifiedDeviceRequest & { deviceId: string; serialNumber: string },
+  events: readonly ObservabilityEventInput[],
+  sourceIp: string,
+) {
+  checkBatchSize(config, events);
+  const now = new Date();
+  const rows = events.map((e) => {
+    const { prompt, truncated } = truncatePrompt(e.prompt, config.events.prompt_max_chars);
+    return {
+      event_id: e.event_id ?? null,
+      event_time: e.event_time,
+      agent_type: e.agent_type,
+      mcp_name: e.mcp_name,
+      tool: e.tool,
+      event_type: e.event_type,
+      result: e.result,
+      deny_code: e.deny_code ?? null,
+      deny_reason: e.deny_reason ?? null,
+      error_message: e.error_message ?? null,
+      rule_applied: e.rule_applied ?? null,
+      model: e.model ?? null,
+      session_id: e.session_id ?? null,
+      group_name: e.group ?? null,
+      actor_email: e.actor_email ?? null,
+      tokens_in: e.tokens_in,
+      tokens_out: e.tokens_out,
+      duration_ms: e.duration_ms,
+      skills: e.skills,
+      prompt,
+      prompt_truncated: truncated,
+      metadata: e.metadata,
+    };
+  });
+  const latest = rows.reduce(
+    (max, r) => (r.event_time > max ? r.event_time : max),
+    rows[0]?.event_time ?? '',
+  );
+  const guard = sql`EXISTS (SELECT 1 FROM sig)`;
+  const [row] = await queryRows<{ ok: number; inserted: number }>(
+    db,
+    sql`WITH sig AS (${signatureInsert(device)}),
+      ins AS (
+        INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,
+          agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, error_message, rule_applied, model,
+          session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata)
+        SELECT e.event_id, ${uuidParam(device.deviceId)}, ${device.serialNumber}, ${textParam(sourceIp || null)},
+          ${tsParam(now)}, e.event_time, e.agent_type, e.mcp_name, e.tool, e.event_type, e.result, e.deny_code,
+          e.deny_reason, e.error_message, e.rule_applied, e.model, e.session_id, e.group_name, e.actor_email,
+          e.tokens_in, e.tokens_out, e.duration_ms, coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated,
+          coalesce(e.metadata, '{}'::jsonb)
+        FROM jsonb_to_recordset(${jsonParam(rows)}) AS e(event_id uuid, event_time timestamptz, agent_type text,
+          mcp_name text, tool text, event_type text, result text, deny_code text, deny_reason text, error_message text,
+          rule_applied text, model text, session_id text, group_name text, actor_email text, tokens_in int,
+          tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
+        WHERE ${guard}
+        ON CONFLICT (device_id, event_id) DO NOTHING
+        RETURNING 1),
+      dev AS (
+        UPDATE devices SET last_seen_at = ${tsParam(now)},
+          last_event_at = greatest(coalesce(last_event_at, ${latest}::timestamptz), ${latest}::timestamptz)
+        WHERE id = ${uuidParam(device.deviceId)} AND ${guard} RETURNING 1)
+      SELECT (SELECT count(*) FROM sig)::int AS ok, (SELECT count(*) FROM ins)::int AS inserted`,
+  );
+  if (Number(row?.ok) !== 1) throw replayedRequest();
+  const accepted = Number(row?.inserted ?? 0);
+  return {
+    deviceId: device.deviceId,
+    accepted,
+    duplicates: events.length - accepted,
+    receivedAt: now.toISOString(),
+  };
+}

@@ -1,0 +1,90 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/query.ts';
+import { jsonParam, tsParam, uuidParam } from '../db/sql-values.ts';
+import { replayedRequest } from '../device/authenticate.ts';
+import type { VerifiedDeviceRequest } from '../http/handler.ts';
+import type { InventoryBody } from '../schemas/devices.ts';
+import { signatureInsert } from './devices.ts';
+
+/**
+ * POST /v1/devices/inventory: the report replaces the device's current inventory. Agents and MCPs keep their
+ * first_seen_at; ones no longer reported get removed_at; every appearance and disappearance is written to
+ * inventory_changes (the fleet change feed). One statement: all of it, or nothing (replay included).
+ * Only name, enabled and transport of an MCP reach this function (the schema drops command, args and env).
+ */
+export async function replaceInventory(
+  db: Db,
+  device: VerifiedDeviceRequest & { deviceId: string },
+  body: InventoryBody,
+) {
+  const now = new Date();
+  const agents = body.agents.map((a) => ({ agent_type: a.agentType, display_name: a.displayName }));
+  const mcps = body.agents.flatMap((a) =>
+    a.mcps.map((m) => ({
+      agent_type: a.agentType,
+      name: m.name,
+      enabled: m.enabled,
+      transport: m.transport,
+    })),
+  );
+  const dev = uuidParam(device.deviceId);
+  const at = tsParam(now);
+  const guard = sql`EXISTS (SELECT 1 FROM sig)`;
+  const [row] = await queryRows<{ ok: number }>(
+    db,
+    sql`WITH sig AS (${signatureInsert(device)}),
+      in_agents AS (SELECT * FROM jsonb_to_recordset(${jsonParam(agents)}) AS a(agent_type text, display_name text)),
+      in_mcps AS (SELECT * FROM jsonb_to_recordset(${jsonParam(mcps)})
+                  AS m(agent_type text, name text, enabled boolean, transport text)),
+      cur_agents AS (SELECT agent_type FROM inventory_agents WHERE device_id = ${dev} AND removed_at IS NULL),
+      cur_mcps AS (SELECT agent_type, name FROM inventory_mcps WHERE device_id = ${dev} AND removed_at IS NULL),
+      up_agents AS (
+        INSERT INTO inventory_agents (device_id, agent_type, display_name, first_seen_at, last_seen_at)
+        SELECT ${dev}, agent_type, coalesce(display_name, ''), ${at}, ${at} FROM in_agents WHERE ${guard}
+        ON CONFLICT (device_id, agent_type) DO UPDATE
+          SET display_name = EXCLUDED.display_name, last_seen_at = EXCLUDED.last_seen_at, removed_at = NULL
+        RETURNING 1),
+      gone_agents AS (
+        UPDATE inventory_agents SET removed_at = ${at}
+        WHERE device_id = ${dev} AND removed_at IS NULL AND ${guard}
+          AND agent_type NOT IN (SELECT agent_type FROM in_agents)
+        RETURNING agent_type),
+      up_mcps AS (
+        INSERT INTO inventory_mcps (device_id, agent_type, name, enabled, transport, first_seen_at, last_seen_at)
+        SELECT ${dev}, agent_type, name, enabled, transport, ${at}, ${at} FROM in_mcps WHERE ${guard}
+        ON CONFLICT (device_id, agent_type, name) DO UPDATE
+          SET enabled = EXCLUDED.enabled, transport = EXCLUDED.transport, last_seen_at = EXCLUDED.last_seen_at,
+              removed_at = NULL
+        RETURNING 1),
+      gone_mcps AS (
+        UPDATE inventory_mcps SET removed_at = ${at}
+        WHERE device_id = ${dev} AND removed_at IS NULL AND ${guard}
+          AND (agent_type, name) NOT IN (SELECT agent_type, name FROM in_mcps)
+        RETURNING agent_type, name),
+      changes AS (
+        INSERT INTO inventory_changes (device_id, kind, agent_type, mcp_name, at)
+        SELECT ${dev}, 'agent_appeared', agent_type, NULL, ${at} FROM in_agents
+          WHERE ${guard} AND agent_type NOT IN (SELECT agent_type FROM cur_agents)
+        UNION ALL
+        SELECT ${dev}, 'agent_disappeared', agent_type, NULL, ${at} FROM gone_agents
+        UNION ALL
+        SELECT ${dev}, 'mcp_appeared', agent_type, name, ${at} FROM in_mcps
+          WHERE ${guard} AND (agent_type, name) NOT IN (SELECT agent_type, name FROM cur_mcps)
+        UNION ALL
+        SELECT ${dev}, 'mcp_disappeared', agent_type, name, ${at} FROM gone_mcps
+        RETURNING 1),
+      dev AS (
+        UPDATE devices SET last_seen_at = ${at}, last_inventory_at = ${at}
+        WHERE id = ${dev} AND ${guard} RETURNING 1)
+      SELECT (SELECT count(*) FROM sig)::int AS ok, (SELECT count(*) FROM up_agents)::int AS agents,
+             (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM dev)::int AS dev`,
+  );
+  if (Number(row?.ok) !== 1) throw replayedRequest();
+  return {
+    deviceId: device.deviceId,
+    agentsIn: agents.length,
+    mcpsIn: mcps.length,
+    receivedAt: now.toISOString(),
+  };
+}

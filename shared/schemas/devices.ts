@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { isoTimestamp } from './common.ts';
+
+// RFC 3339 with a zone (Z or ±hh:mm), optional fraction. The freshness window itself is checked by shared/device.
+export const rfc3339 = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/, {
+    message: 'must be an RFC 3339 timestamp with a zone, e.g. 2026-01-02T03:04:05Z',
+  })
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a real date' });
+
+const pem = z
+  .string()
+  .max(16_384)
+  .regex(/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/, {
+    message: 'must be a PEM certificate',
+  });
+
+const short = (max = 256) => z.string().trim().min(1).max(max);
+
+export const registerBody = z.object({
+  serialNumber: short(128),
+  brand: short(128),
+  model: short(256),
+  certificate: pem,
+  ownerEmail: z.string().max(320).default(''),
+  clientTimestamp: rfc3339,
+  signature: z.string().min(1).max(1024),
+});
+
+export const registerResponse = z
+  .object({ deviceId: z.uuid(), certificateFingerprint: z.string(), ownerAssigned: z.literal(true) })
+  .meta({ id: 'DeviceRegistration' });
+
+// command, args and env are not part of the schema: zod drops them, so they are never stored, logged or returned.
+const mcp = z.object({
+  name: short(200),
+  enabled: z.boolean(),
+  transport: z.enum(['stdio', 'http', 'sse']),
+});
+
+const agent = z
+  .object({
+    agentType: short(100),
+    displayName: z.string().max(200).default(''),
+    mcps: z.array(mcp).max(500).default([]),
+  })
+  .refine((a) => new Set(a.mcps.map((m) => m.name)).size === a.mcps.length, {
+    message: 'lists the same MCP name twice',
+    path: ['mcps'],
+  });
+
+export const inventoryBody = z.object({
+  certificate: pem,
+  clientTimestamp: rfc3339,
+  agents: z
+    .array(agent)
+    .max(200)
+    .refine((agents) => new Set(agents.map((a) => a.agentType)).size === agents.length, {
+      message: 'lists the same agentType twice',
+    }),
+});
+export type InventoryBody = z.output<typeof inventoryBody>;
+
+export const inventoryResponse = z
+  .object({
+    success: z.literal(true),
+    deviceId: z.uuid(),
+    agentsIn: z.number().int(),
+    mcpsIn: z.number().int(),
+    receivedAt: isoTimestamp,
+  })
+  .meta({ id: 'InventoryAccepted' });
+
+const optionalText = (max: number) => z.string().max(max).optional();
+
+export const observabilityEvent = z
+  .object({
+    event_id: z.uuid({ message: 'must be a UUID' }).optional(),
+    event_time: rfc3339,
+    agent_type: short(100),
+    mcp_name: short(200),
+    tool: short(200),
+    event_type: z.enum(['invocation', 'result', 'error']),
+    result: z.enum(['allowed', 'denied', 'error']),
+    deny_code: optionalText(200),
+    deny_reason: optionalText(2000),
+    error_message: optionalText(4000),
+    rule_applied: optionalText(500),
+    model: optionalText(200),
+    session_id: optionalText(200),
+    group: optionalText(200),
+    actor_email: optionalText(320),
+    tokens_in: z.number().int().min(0).max(100_000_000).default(0),
+    tokens_out: z.number().int().min(0).max(100_000_000).default(0),
+    duration_ms: z.number().int().min(0).max(86_400_000).default(0),
+    skills: z.array(z.string().max(200)).max(100).default([]),
+    prompt: z.string().optional(),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .superRefine((e, ctx) => {
+    if (e.result === 'denied') {
+      for (const key of ['deny_code', 'deny_reason', 'rule_applied'] as const) {
+        if (!e[key])
+          ctx.addIssue({ code: 'custom', path: [key], message: 'is required when result = denied' });
+      }
+    }
+    if (e.result === 'error' && !e.error_message) {
+      ctx.addIssue({ code: 'custom', path: ['error_message'], message: 'is required when result = error' });
+    }
+  });
+export type ObservabilityEventInput = z.output<typeof observabilityEvent>;
+
+export const eventsBody = z.object({
+  certificate: pem,
+  clientTimestamp: rfc3339,
+  // The 1..max_batch bound (413 above it) is checked against the config by the handler.
+  events: z.array(observabilityEvent).min(1, { message: 'must hold at least one event' }),
+});
+export type EventsBody = z.output<typeof eventsBody>;
+
+export const eventsResponse = z
+  .object({
+    success: z.literal(true),
+    deviceId: z.uuid(),
+    accepted: z.number().int(),
+    duplicates: z.number().int(),
+    receivedAt: isoTimestamp,
+  })
+  .meta({ id: 'EventsAccepted' });
