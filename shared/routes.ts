@@ -1,9 +1,12 @@
-// The route table: the one source of truth for every HTTP endpoint. The local server mounts these rows, the CDK
+// The route table: the one source of truth for every HTTP endpoint (rows of larger areas live in
+// shared/route-tables/ and are merged here). The local server mounts these rows, the CDK
 // stack makes one Lambda per distinct handler and one API Gateway route per row, and the OpenAPI document is
 // generated from them. Adding an endpoint = one row here + one file under functions/ + its tests.
 import { z } from 'zod';
 import type { Config } from './config/schema.ts';
 import { defineRoute, type RouteSpec } from './http/route.ts';
+import { observabilityRoutes } from './route-tables/observability.ts';
+import { requestRoutes } from './route-tables/requests.ts';
 import { auditLogListResponse, listAuditLogsQuery } from './schemas/audit.ts';
 import { cliApproveBody, cliApproveView, cliAuthorizeQuery, cliTokenBody } from './schemas/cli-signin.ts';
 import { envelope } from './schemas/common.ts';
@@ -195,6 +198,8 @@ export const routes = {
     response: tokenView,
     mountedWhen: cliSigninEnabled,
   }),
+  ...observabilityRoutes,
+  ...requestRoutes,
 } satisfies Record<string, RouteSpec>;
 
 export type RouteId = keyof typeof routes;
