@@ -212,7 +212,12 @@ export const schedules = {
   healthProbe: {
     handler: 'health/probe',
     summary: 'Background health probe; also prunes expired replay records and sign-ins',
-    everyMs: (config: { health: { probe_interval: number } }) => config.health.probe_interval,
+    everyMs: (config: Config) => config.health.probe_interval,
+  },
+  requestExpiry: {
+    handler: 'requests/expire',
+    summary: 'Data-access requests past valid_until become expired; their environments are torn down',
+    everyMs: (config: Config) => config.requests.expiry_interval,
   },
 } as const;
 export type ScheduleId = keyof typeof schedules;

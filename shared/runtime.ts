@@ -1,5 +1,6 @@
 import { loadConfig } from './config/load.ts';
 import type { Config } from './config/schema.ts';
+import { resolveSecretArns } from './config/secrets.ts';
 import { connectDatabase } from './db/connect.ts';
 import type { Database } from './db/database.ts';
 
@@ -11,6 +12,8 @@ export interface Runtime {
   config: Config;
   database: Database;
   startedAt: Date;
+  /** Running in AWS Lambda (the healthcheck reports it). */
+  lambda: boolean;
 }
 
 let current: Promise<Runtime> | undefined;
@@ -19,14 +22,20 @@ export function setRuntime(runtime: Runtime | undefined): void {
   current = runtime ? Promise.resolve(runtime) : undefined;
 }
 
-export async function createRuntime(config: Config): Promise<Runtime> {
-  return { config, database: await connectDatabase(config), startedAt: new Date() };
+export async function createRuntime(config: Config, lambda = false): Promise<Runtime> {
+  return { config, database: await connectDatabase(config), startedAt: new Date(), lambda };
+}
+
+/** A deployed function's runtime: config from its environment, secrets read by ARN from Secrets Manager. */
+async function runtimeFromEnvironment(env: NodeJS.ProcessEnv): Promise<Runtime> {
+  const secrets = await resolveSecretArns(env);
+  return createRuntime(loadConfig({ argv: [], env, secrets }), Boolean(env.AWS_LAMBDA_FUNCTION_NAME));
 }
 
 export function getRuntime(): Promise<Runtime> {
   if (!current) {
     // The one place in a deployed function that reads the environment.
-    const attempt = createRuntime(loadConfig({ argv: [], env: process.env }));
+    const attempt = runtimeFromEnvironment(process.env);
     // A failed start (bad config, secret not readable) must not be cached: the next invocation tries again.
     attempt.catch(() => {
       if (current === attempt) current = undefined;

@@ -16,6 +16,8 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Values merged over the file before environment overrides (tests use this). */
   overrides?: Record<string, unknown>;
+  /** Secrets read by ARN at cold start (config/secrets.ts), as dotted config key → value; below direct values. */
+  secrets?: Readonly<Record<string, string | undefined>>;
 }
 
 type Table = Record<string, unknown>;
@@ -82,6 +84,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     }
   }
   if (options.overrides) raw = deepMerge(raw, options.overrides);
+  for (const [path, value] of Object.entries(options.secrets ?? {})) if (value) setPath(raw, path, value);
 
   const fromEnv: Array<[string, string | undefined]> = [
     ['db.dsn', env.SVC_DB_DSN],
@@ -92,6 +95,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     ['port', flag(argv, '--port') ?? env.PORT],
     ['bootstrap.admin_email', env.SVC_ADMIN_EMAIL],
     ['bootstrap.admin_password', env.SVC_ADMIN_PASSWORD],
+    ['envsvc.token', env.SVC_ENVSVC_TOKEN],
   ];
   for (const [path, value] of fromEnv) if (value !== undefined && value !== '') setPath(raw, path, value);
 

@@ -83,6 +83,41 @@ export const configSchema = z
       .object({ admin_email: z.string().default(''), admin_password: z.string().default('') })
       .strict()
       .prefault({}),
+    /** Where request environments live: `builtin` (the service's own PostgreSQL) or an external `http` service. */
+    envsvc: z
+      .object({
+        provider: z.enum(['builtin', 'http']).default('builtin'),
+        url: z.union([absoluteUrl, z.literal('')]).default(''),
+        // Production reads it from Secrets Manager (SVC_ENVSVC_TOKEN_ARN); never put it in a committed file.
+        token: z.string().default(''),
+        timeout: duration('10s'),
+      })
+      .strict()
+      .prefault({}),
+    /** The SQL query proxy (POST /v1/requests/{id}/query). */
+    query: z
+      .object({
+        statement_timeout: duration('5s'),
+        max_rows: z.number().int().positive().max(100_000).default(1000),
+        max_bytes: z
+          .number()
+          .int()
+          .positive()
+          .max(1024 * 1024)
+          .default(1024 * 1024),
+      })
+      .strict()
+      .prefault({}),
+    /** Data-access requests. */
+    requests: z
+      .object({
+        default_validity: duration('30d'),
+        max_validity: duration('90d'),
+        usage_events_in_view: z.number().int().nonnegative().max(1000).default(100),
+        expiry_interval: duration('1m'),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((cfg, ctx) => {
@@ -115,6 +150,27 @@ export const configSchema = z
         code: 'custom',
         path: ['auth', 'idp_domain'],
         message: 'auth.idp_domain and auth.idp_audience are required when auth.provider = "idp"',
+      });
+    }
+    if (cfg.envsvc.provider === 'http' && !cfg.envsvc.url) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['envsvc', 'url'],
+        message: 'is required when envsvc.provider = "http" (the base URL of the environment service)',
+      });
+    }
+    if (cfg.query.statement_timeout >= cfg.db.statement_timeout) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['query', 'statement_timeout'],
+        message: "must be shorter than db.statement_timeout (and API Gateway's 30 s)",
+      });
+    }
+    if (cfg.requests.default_validity > cfg.requests.max_validity) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['requests', 'default_validity'],
+        message: 'must not be longer than requests.max_validity',
       });
     }
     if (cfg.auth.idp_bypass && cfg.env === 'prod') {

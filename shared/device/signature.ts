@@ -34,7 +34,7 @@ export function decodeSignature(b64: string): Buffer {
     );
   }
   if (data.length % 4 === 1) throw bad('The signature is not base64: its length is impossible.');
-  if (padding > 0 && (data.length + padding) % 4 !== 0) {
+  if (padding > 0 && padding !== (4 - (data.length % 4)) % 4) {
     throw bad(
       'The signature has wrong base64 padding: pad to a multiple of 4 characters, or leave the "=" out.',
     );
@@ -97,6 +97,15 @@ export function verifyDeviceSignature(input: {
   signature: string | Buffer;
 }): Buffer {
   const bytes = typeof input.signature === 'string' ? decodeSignature(input.signature) : input.signature;
+  // The key must be what keyType says (crypto.verify(null, ...) would also verify ECDSA with SHA-256 for an EC key).
+  const key = input.publicKey;
+  const actual =
+    key.asymmetricKeyType === 'ec' ? key.asymmetricKeyDetails?.namedCurve : key.asymmetricKeyType;
+  if (actual !== (input.keyType === 'p256' ? 'prime256v1' : 'ed25519')) {
+    throw bad(
+      `The key is ${actual ?? 'not an asymmetric key'}, not ${input.keyType}: the signature cannot verify.`,
+    );
+  }
   let valid = false;
   try {
     valid =

@@ -8,6 +8,7 @@ import { payloadTooLarge } from '../http/errors.ts';
 import type { VerifiedDeviceRequest } from '../http/handler.ts';
 import type { ObservabilityEventInput } from '../schemas/devices.ts';
 import { signatureInsert } from './devices.ts';
+import { rollupUpsertSql } from './observability-rollups.ts';
 
 /** Truncates a prompt to `max` characters (code points, so no surrogate pair is cut in half). */
 export function truncatePrompt(
@@ -34,6 +35,7 @@ export function checkBatchSize(config: Config, events: readonly unknown[]): void
  * POST /v1/devices/events: the whole batch in one set-based statement — the replay record, every event (expanded
  * from one jsonb parameter by jsonb_to_recordset, never one parameter per value), and the device's last-seen
  * times. All or nothing. An event_id already stored for the device is counted as a duplicate, not stored again.
+ * CTE `roll` upserts the hourly and daily rollups of exactly the inserted rows (observability-rollups.ts).
  */
 export async function ingestEvents(
   db: Db,
@@ -94,7 +96,9 @@ export async function ingestEvents(
           tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
         WHERE ${guard}
         ON CONFLICT (device_id, event_id) DO NOTHING
-        RETURNING 1),
+        RETURNING event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
+          actor_email, group_name, tokens_in, tokens_out, duration_ms),
+      roll AS (${rollupUpsertSql(sql`ins`)}),
       dev AS (
         UPDATE devices SET last_seen_at = ${tsParam(now)},
           last_event_at = greatest(coalesce(last_event_at, ${latest}::timestamptz), ${latest}::timestamptz)

@@ -45,7 +45,7 @@ export async function lastProbe(database: Database) {
   };
 }
 
-export async function healthReport(config: Config, database: Database, startedAt: Date) {
+export async function healthReport(config: Config, database: Database, startedAt: Date, lambda: boolean) {
   const dbCheck = await checkDatabase(database);
   const probe = dbCheck.status === 'ok' ? await lastProbe(database).catch(() => null) : null;
   const status: HealthStatus =
@@ -60,7 +60,7 @@ export async function healthReport(config: Config, database: Database, startedAt
       node: process.version,
       platform: process.platform,
       arch: process.arch,
-      lambda: Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME),
+      lambda,
     },
     memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
     database: dbCheck,

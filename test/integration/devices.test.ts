@@ -143,6 +143,11 @@ for (const driver of driversUnderTest()) {
         body: { certificate: identity.certificatePem, clientTimestamp: new Date().toISOString(), agents: [] },
       });
       assert.deepEqual([missing.status, missing.body.error], [401, 'invalid_signature']);
+      const surrogate = prepare('/v1/devices/inventory', identity, { agents: [] });
+      surrogate.body = surrogate.body.replace('"agents":[]', '"agents":[],"note":"\\ud800"');
+      const lone = await send(svc.url, surrogate);
+      // Text with no canonical form (a lone surrogate) cannot have been signed as sent.
+      assert.deepEqual([lone.status, lone.body.error], [401, 'invalid_signature']);
       const garbage = prepare('/v1/devices/inventory', identity, { agents: [] });
       garbage.headers['x-device-signature'] = 'not base64 at all!';
       assert.equal((await send(svc.url, garbage)).body.error, 'invalid_signature');

@@ -1,0 +1,8 @@
+import { getDevice } from '#shared/domain/fleet.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ok } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.obsGetDevice, async ({ params }, { db, config }) =>
+  ok(await getDevice(db, config, params.id)),
+);

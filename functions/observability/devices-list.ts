@@ -1,0 +1,8 @@
+import { listDevices } from '#shared/domain/fleet.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ok } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.obsListDevices, async ({ query }, { db, config }) =>
+  ok(await listDevices(db, config, query)),
+);

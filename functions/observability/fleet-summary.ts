@@ -1,0 +1,8 @@
+import { fleetSummary } from '#shared/domain/fleet.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ok } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.obsFleetSummary, async (_input, { db, config }) =>
+  ok(await fleetSummary(db, config)),
+);

@@ -1,0 +1,8 @@
+import { observabilityFilters } from '#shared/domain/observability.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ok } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.obsObservabilityFilters, async ({ query }, { db }) =>
+  ok(await observabilityFilters(db, query)),
+);

@@ -1,0 +1,13 @@
+// Scheduled (every minute locally; EventBridge in the stack): approved/active requests past valid_until become
+// expired and their environments are torn down; failed teardowns are retried.
+import { providerFor } from '#shared/domain/environments/index.ts';
+import { expireDueRequests } from '#shared/domain/requests-lifecycle.ts';
+import { rootLogger } from '#shared/http/logger.ts';
+import { getRuntime } from '#shared/runtime.ts';
+
+export const handler = async () => {
+  const runtime = await getRuntime();
+  const result = await expireDueRequests(runtime.database.db, providerFor(runtime.database, runtime.config));
+  if (result.expired.length || result.torn_down.length) rootLogger.info('requests expired', result);
+  return result;
+};

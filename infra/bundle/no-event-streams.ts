@@ -1,0 +1,14 @@
+// Stands in for @smithy/core/event-streams inside the Lambda bundles (an esbuild alias, infra/bundling.ts). Only
+// operations with event-stream members load it (e.g. Bedrock, Transcribe streaming); the RDS Data API and Secrets
+// Manager have none, so the codec (~15 KB) is left out. Reaching this is a bundling mistake, said loudly.
+const unavailable = (): never => {
+  throw new Error('event streams are not bundled into this function (see infra/bundling.ts)');
+};
+
+export class EventStreamSerde {
+  constructor() {
+    unavailable();
+  }
+}
+
+export const eventStreamSerdeProvider = unavailable;

@@ -1,0 +1,90 @@
+// Deploy-time migrations: a CDK Trigger invokes this function once the Aurora cluster and its writer exist (and
+// again whenever its bundle changes, i.e. when a migration is added), so a deployment leaves the schema current or
+// fails. The SQL files of migrations/ are copied next to the bundle (see the stack's afterBundling hook).
+// With local auth it also creates the first admin (bootstrap.admin_email), once, with the generated password of the
+// stack's InitialAdminPassword secret: without it nobody could sign in to a fresh deployment.
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '#shared/config/schema.ts';
+import { readSecret } from '#shared/config/secrets.ts';
+import { connectDatabase } from '#shared/db/connect.ts';
+import type { Database } from '#shared/db/database.ts';
+import { isDatabaseUnavailable } from '#shared/db/errors.ts';
+import { migrate } from '#shared/db/migrate.ts';
+import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
+import { rootLogger } from '#shared/http/logger.ts';
+
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+/** How long to keep trying while the database is unavailable (resuming from auto-pause, still starting). */
+const UNAVAILABLE_BUDGET_MS = 4 * 60_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface MigrationResult {
+  applied: string[];
+  admin?: { email: string; created: boolean };
+}
+
+// Deploy tooling, not the service: it reads the few variables the stack gives it instead of loading the whole
+// config (which would need the JWT secret too, and the IAM to read it).
+const setting = (name: string): string | undefined => process.env[name] || undefined;
+
+/** The first admin's password: given directly (sam local, tests) or read from Secrets Manager by its ARN. */
+async function initialAdminPassword(): Promise<string | undefined> {
+  const direct = setting('SVC_ADMIN_PASSWORD');
+  if (direct) return direct;
+  const arn = setting('SVC_ADMIN_PASSWORD_ARN');
+  return arn ? readSecret(arn) : undefined;
+}
+
+async function migrateAndBootstrap(database: Database): Promise<MigrationResult> {
+  const { applied } = await migrate(database.db, MIGRATIONS_DIR);
+  const password = await initialAdminPassword();
+  if (!password) return { applied };
+  // Never overwrites: an existing user with that email (or a later password change) is left alone.
+  const admin = await ensureBootstrapAdmin(database.db, {
+    email: setting('SVC_ADMIN_EMAIL') ?? '',
+    password,
+    allowGenerated: false,
+  });
+  return { applied, admin: { email: admin.email, created: admin.created } };
+}
+
+export const handler = async (): Promise<MigrationResult> => {
+  const db: Config['db'] = {
+    dsn: setting('SVC_DB_DSN') ?? '',
+    max_open_conns: 1,
+    max_idle_conns: 0,
+    max_idle_time: 1_000,
+    statement_timeout: 60_000,
+  };
+  const started = Date.now();
+  for (let attempt = 1, delay = 2_000; ; attempt++, delay = Math.min(delay * 2, 30_000)) {
+    const database = await connectDatabase({ db });
+    try {
+      const result = await migrateAndBootstrap(database);
+      rootLogger.info('migrations applied', { ...result, database: database.description, attempt });
+      return result;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() - started + delay > UNAVAILABLE_BUDGET_MS) {
+        const e = err as { name?: string; cause?: { name?: string; code?: string; message?: string } };
+        // drizzle's error message carries the SQL and its parameters: log the name and SQLSTATE, and fail the
+        // deployment with the database's own message (CloudFormation shows it), never the query.
+        rootLogger.error('migrations failed', {
+          errorName: e.name,
+          causeName: e.cause?.name,
+          causeCode: e.cause?.code,
+          attempt,
+        });
+        if (e.cause)
+          throw new Error(`migration failed: ${e.cause.name ?? e.name} ${e.cause.code ?? ''}`.trim());
+        throw err;
+      }
+      rootLogger.warn('database unavailable, retrying migrations', { attempt, delayMs: delay });
+      await sleep(delay);
+    } finally {
+      await database.close();
+    }
+  }
+};

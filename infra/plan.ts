@@ -1,0 +1,117 @@
+// What the stack builds from the route table: one function per distinct handler (rows that name the same handler
+// are aliases and share it), one API route per mounted row, one schedule per `schedules` row whose file exists.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '#shared/config/schema.ts';
+import type { RouteKind, RouteSpec } from '#shared/http/route.ts';
+import { routeList, schedules } from '#shared/routes.ts';
+
+export type FunctionKind = RouteKind | 'scheduled';
+
+export interface Sizing {
+  memoryMb: number;
+  timeoutSeconds: number;
+}
+
+/**
+ * Memory and timeout per route kind. Every HTTP timeout stays under API Gateway's 30 s and still covers an Aurora
+ * resume from auto-pause (~15 s; the Data API client retries DatabaseResumingException for up to 20 s). Writes get
+ * more memory (hence CPU) for scrypt password hashing; ingest and query move the largest payloads.
+ */
+export const SIZING: Record<FunctionKind, Sizing> = {
+  read: { memoryMb: 512, timeoutSeconds: 25 },
+  write: { memoryMb: 1024, timeoutSeconds: 25 },
+  ingest: { memoryMb: 1024, timeoutSeconds: 28 },
+  query: { memoryMb: 1024, timeoutSeconds: 28 },
+  scheduled: { memoryMb: 512, timeoutSeconds: 60 },
+};
+const KIND_ORDER: readonly FunctionKind[] = ['read', 'write', 'ingest', 'query', 'scheduled'];
+
+export interface PlannedRoute {
+  id: string;
+  method: RouteSpec['method'];
+  path: string;
+}
+
+export interface PlannedSchedule {
+  id: string;
+  everyMs: number;
+}
+
+export interface PlannedFunction {
+  /** Route-table handler, e.g. "admin/users-create". */
+  handler: string;
+  /** Absolute path of functions/<handler>.ts. */
+  entry: string;
+  /** CDK construct id, e.g. "AdminUsersCreate". */
+  constructId: string;
+  kind: FunctionKind;
+  sizing: Sizing;
+  routes: PlannedRoute[];
+  schedules: PlannedSchedule[];
+  /** Reads the environment-service token (the data-access request flow and the probe that checks the service). */
+  usesEnvironmentService: boolean;
+}
+
+export function constructIdFor(handler: string): string {
+  return handler
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join('');
+}
+
+/** Handlers that call the environment service; only they get its token's ARN and read access to it. */
+export function usesEnvironmentService(handler: string): boolean {
+  return /^(?:requests\/|admin\/requests-)/.test(handler) || handler === 'health/probe';
+}
+
+const isMounted = (route: RouteSpec, config: Config) => !route.mountedWhen || route.mountedWhen(config);
+
+export function planFunctions(config: Config, projectRoot: string): PlannedFunction[] {
+  const byHandler = new Map<string, PlannedFunction>();
+  const entryOf = (handler: string) => join(projectRoot, 'functions', `${handler}.ts`);
+  const get = (handler: string): PlannedFunction => {
+    let planned = byHandler.get(handler);
+    if (!planned) {
+      planned = {
+        handler,
+        entry: entryOf(handler),
+        constructId: constructIdFor(handler),
+        kind: 'read',
+        sizing: SIZING.read,
+        routes: [],
+        schedules: [],
+        usesEnvironmentService: usesEnvironmentService(handler),
+      };
+      byHandler.set(handler, planned);
+    }
+    return planned;
+  };
+  const widen = (planned: PlannedFunction, kind: FunctionKind) => {
+    if (KIND_ORDER.indexOf(kind) > KIND_ORDER.indexOf(planned.kind)) {
+      planned.kind = kind;
+      planned.sizing = SIZING[kind];
+    }
+  };
+
+  for (const [id, route] of routeList) {
+    if (!isMounted(route, config)) continue;
+    const planned = get(route.handler);
+    planned.routes.push({ id, method: route.method, path: route.path });
+    widen(planned, route.kind ?? 'read');
+  }
+
+  for (const [id, row] of Object.entries(schedules)) {
+    const planned = get(row.handler);
+    planned.schedules.push({ id, everyMs: row.everyMs(config) });
+    widen(planned, 'scheduled');
+  }
+
+  for (const planned of byHandler.values()) {
+    if (!existsSync(planned.entry)) {
+      throw new Error(`route table names handler "${planned.handler}" but ${planned.entry} does not exist`);
+    }
+  }
+  return [...byHandler.values()].sort((a, b) => a.handler.localeCompare(b.handler));
+}

@@ -1,0 +1,135 @@
+// The http environment provider: a client for an external environment service. Protocol (JSON, bearer token):
+//   POST   {url}/environments                 {request_id, scope, valid_until}  → {environment_id, tunnel}
+//   DELETE {url}/environments/{environment_id}                                  → 2xx (404 counts as gone)
+//   POST   {url}/environments/{environment_id}/query {sql, max_rows, max_bytes, timeout_ms}
+//                                                                               → {columns, rows, row_count, truncated, duration_ms}
+// Every call has a timeout. An answer with an error status is 502 envsvc_error; no answer (refused, reset, timed
+// out) is 503 envsvc_unavailable. Response bodies of errors are not passed on (they may carry internals).
+import { badGateway, HttpError, serviceUnavailable } from '../../http/errors.ts';
+import type { TunnelView } from '../../schemas/requests.ts';
+import type { RequestRow } from '../requests.ts';
+import type { EnvironmentProvider, Provisioned, QueryLimits, QueryResult, QueryTarget } from './types.ts';
+
+export interface HttpProviderOptions {
+  url: string;
+  /** Bearer token (from Secrets Manager or config). */
+  token: string;
+  timeoutMs: number;
+  fetch?: typeof fetch;
+}
+
+async function call(options: HttpProviderOptions, method: string, path: string, body?: unknown) {
+  const doFetch = options.fetch ?? fetch;
+  const url = `${options.url.replace(/\/+$/, '')}${path}`;
+  let res: Response;
+  let text: string;
+  try {
+    res = await doFetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${options.token}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+    text = await res.text();
+  } catch (err) {
+    const name = (err as { name?: string }).name;
+    throw serviceUnavailable(
+      'envsvc_unavailable',
+      name === 'TimeoutError' || name === 'AbortError'
+        ? `The environment service did not answer within ${options.timeoutMs} ms.`
+        : 'The environment service is unreachable.',
+    );
+  }
+  return { status: res.status, text };
+}
+
+function parse<T>(text: string, what: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw badGateway('envsvc_error', `The environment service sent an invalid ${what} response.`);
+  }
+}
+
+const failed = (status: number, what: string) =>
+  badGateway('envsvc_error', `The environment service answered ${status} to ${what}.`);
+
+export function createHttpProvider(options: HttpProviderOptions): EnvironmentProvider {
+  return {
+    name: 'http',
+    async provision(request: RequestRow): Promise<Provisioned> {
+      const res = await call(options, 'POST', '/environments', {
+        request_id: request.id,
+        scope: request.scope,
+        valid_until: request.validUntil?.toISOString() ?? null,
+      });
+      if (res.status < 200 || res.status >= 300) throw failed(res.status, 'provision');
+      const body = parse<{ environment_id?: unknown; tunnel?: Partial<TunnelView> }>(res.text, 'provision');
+      if (typeof body.environment_id !== 'string' || !body.environment_id) {
+        throw badGateway('envsvc_error', 'The environment service sent no environment_id.');
+      }
+      const now = new Date().toISOString();
+      const t = body.tunnel ?? {};
+      return {
+        environmentId: body.environment_id,
+        tunnel: {
+          id: t.id ?? body.environment_id,
+          provider: 'http',
+          sidecar_name: t.sidecar_name ?? '',
+          status: t.status ?? 'ready',
+          last_error: '',
+          api_url: t.api_url ?? '',
+          edge_url: t.edge_url ?? '',
+          explorer_url: t.explorer_url ?? '',
+          public_url: t.public_url ?? '',
+          created_at: t.created_at ?? now,
+          updated_at: t.updated_at ?? now,
+          credentials: (t.credentials ?? []).map((c) => ({
+            id: String(c.id ?? ''),
+            type: String(c.type ?? ''),
+            username: String(c.username ?? ''),
+            secret_preview: String(c.secret_preview ?? ''),
+            is_active: c.is_active !== false,
+            use_count: Number(c.use_count ?? 0),
+            last_used_at: c.last_used_at ?? null,
+          })),
+        },
+      };
+    },
+    async teardown(request: RequestRow): Promise<void> {
+      if (!request.environmentId) return;
+      const res = await call(options, 'DELETE', `/environments/${encodeURIComponent(request.environmentId)}`);
+      if (res.status === 404) return;
+      if (res.status < 200 || res.status >= 300) throw failed(res.status, 'teardown');
+    },
+    async query(request: QueryTarget, statement: string, limits: QueryLimits): Promise<QueryResult> {
+      if (!request.environmentId) throw new HttpError(409, 'environment_not_ready', 'No environment yet.');
+      const res = await call(
+        options,
+        'POST',
+        `/environments/${encodeURIComponent(request.environmentId)}/query`,
+        {
+          sql: statement,
+          max_rows: limits.maxRows,
+          max_bytes: limits.maxBytes,
+          timeout_ms: limits.statementTimeoutMs,
+        },
+      );
+      if (res.status < 200 || res.status >= 300) throw failed(res.status, 'query');
+      const body = parse<Partial<QueryResult>>(res.text, 'query');
+      const rows = Array.isArray(body.rows) ? (body.rows as unknown[][]) : [];
+      const capped = rows.slice(0, limits.maxRows);
+      return {
+        columns: Array.isArray(body.columns) ? body.columns : [],
+        rows: capped,
+        row_count: capped.length,
+        truncated: Boolean(body.truncated) || rows.length > capped.length,
+        duration_ms: Number(body.duration_ms ?? 0),
+      };
+    },
+  };
+}

@@ -1,0 +1,355 @@
+// Fleet views for admins (issue 4): devices (list, detail), agents and MCP servers across the fleet (with configured
+// vs called), the fleet summary and the inventory change feed. Inventory tables are small (one row per device x
+// agent / MCP), so these aggregate them directly; call counts come from the event rollups (observability.ts).
+// Every list is keyset-paginated (observability-cursor.ts) and bounded to 100 rows; each JSON document is built
+// by one statement (queryJson), so values read the same on every driver.
+import { type SQL, sql } from 'drizzle-orm';
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/database.ts';
+import { queryJson } from '../db/query.ts';
+import { tsParam, uuidParam } from '../db/sql-values.ts';
+import { notFound } from '../http/errors.ts';
+import type {
+  FleetChangesQuery,
+  ListAgentsQuery,
+  ListDevicesQuery,
+  ListMcpsQuery,
+} from '../schemas/observability.ts';
+import { rangeOf } from './observability.ts';
+import {
+  ANY_RE,
+  decodeCursor,
+  encodeCursor,
+  filterHash,
+  ID_RE,
+  iso,
+  isoUs,
+  likePattern,
+  TS_RE,
+  UUID_RE,
+} from './observability-cursor.ts';
+
+const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
+
+/** The online threshold of a request: seen within `device.online_threshold` of now. */
+function threshold(config: Config, now: Date) {
+  const ms = config.device.online_threshold;
+  return { ms, since: new Date(now.getTime() - ms), seconds: Math.round(ms / 1000) };
+}
+
+const statusSql = (since: Date): SQL =>
+  sql`CASE WHEN d.last_inventory_at IS NULL AND d.last_event_at IS NULL THEN 'never_reported'
+    WHEN d.last_seen_at >= ${tsParam(since)} THEN 'online' ELSE 'offline' END`;
+
+const deviceJson = (
+  since: Date,
+): SQL => sql`json_build_object('id', d.id::text, 'serial_number', d.serial_number,
+  'brand', d.brand, 'model', d.model, 'owner_subject', d.owner_subject, 'owner_email', d.owner_email,
+  'status', ${statusSql(since)}, 'last_seen_at', ${iso(sql`d.last_seen_at`)},
+  'last_inventory_at', ${iso(sql`d.last_inventory_at`)}, 'last_event_at', ${iso(sql`d.last_event_at`)},
+  'created_at', ${iso(sql`d.created_at`)}, 'updated_at', ${iso(sql`d.updated_at`)},
+  'agents', (SELECT count(*) FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL)::int,
+  'mcps', (SELECT count(*) FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL)::int)`;
+
+interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+export async function listDevices(db: Db, config: Config, query: ListDevicesQuery, now = new Date()) {
+  const t = threshold(config, now);
+  const fh = filterHash(query);
+  const where: SQL[] = [];
+  if (query.owner) where.push(sql`(d.owner_email = ${query.owner} OR d.owner_subject = ${query.owner})`);
+  if (query.q) {
+    const p = likePattern(query.q);
+    where.push(sql`(d.serial_number ILIKE ${p} OR d.model ILIKE ${p})`);
+  }
+  if (query.status === 'never_reported')
+    where.push(sql`d.last_inventory_at IS NULL AND d.last_event_at IS NULL`);
+  if (query.status === 'online') {
+    where.push(sql`(d.last_inventory_at IS NOT NULL OR d.last_event_at IS NOT NULL)
+      AND d.last_seen_at >= ${tsParam(t.since)}`);
+  }
+  if (query.status === 'offline') {
+    where.push(sql`(d.last_inventory_at IS NOT NULL OR d.last_event_at IS NOT NULL)
+      AND (d.last_seen_at IS NULL OR d.last_seen_at < ${tsParam(t.since)})`);
+  }
+  if (query.updated_since) where.push(sql`d.updated_at >= ${query.updated_since}::timestamptz`);
+  if (query.last_seen_before) where.push(sql`d.last_seen_at < ${query.last_seen_before}::timestamptz`);
+  const field = query.sort.replace('-', '');
+  const desc = query.sort.startsWith('-');
+  const key =
+    field === 'serial'
+      ? sql`d.serial_number`
+      : field === 'created'
+        ? sql`d.created_at`
+        : sql`coalesce(d.last_seen_at, 'epoch'::timestamptz)`;
+  const keyText = field === 'serial' ? sql`d.serial_number` : isoUs(key);
+  if (query.cursor) {
+    const [k, id] = decodeCursor(query.cursor, 'devices', fh, [field === 'serial' ? ANY_RE : TS_RE, UUID_RE]);
+    const ck = field === 'serial' ? sql`${k}::text` : sql`${k}::timestamptz`;
+    where.push(
+      desc ? sql`(${key}, d.id) < (${ck}, ${id}::uuid)` : sql`(${key}, d.id) > (${ck}, ${id}::uuid)`,
+    );
+  }
+  const dir = sql.raw(desc ? 'DESC' : 'ASC');
+  const rows = await queryJson<{ j: unknown; k: string; id: string }[] | null>(
+    db,
+    sql`SELECT json_agg(json_build_object('j', x.j, 'k', x.k, 'id', x.id) ORDER BY x.n) AS j FROM (
+      SELECT ${deviceJson(t.since)} AS j, ${keyText} AS k, d.id::text AS id,
+        row_number() OVER (ORDER BY ${key} ${dir}, d.id ${dir}) AS n
+      FROM devices d WHERE ${and(where)} ORDER BY ${key} ${dir}, d.id ${dir} LIMIT ${query.limit + 1}) x`,
+  );
+  const page = paginate(rows ?? [], query.limit, (r) => encodeCursor('devices', [r.k, r.id], fh));
+  return {
+    devices: page.items.map((r) => r.j),
+    next_cursor: page.next,
+    limit: query.limit,
+    online_threshold_seconds: t.seconds,
+    as_of: now.toISOString(),
+  };
+}
+
+function paginate<T>(rows: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, next: rows.length > limit && last ? cursorOf(last) : null };
+}
+
+/** One device: certificate, owner, current agents and MCPs with first / last seen, and its 20 latest events. */
+export async function getDevice(db: Db, config: Config, id: string, now = new Date()) {
+  const t = threshold(config, now);
+  const doc = await queryJson<Record<string, unknown> | null>(
+    db,
+    sql`SELECT json_build_object(
+      'device', ${deviceJson(t.since)},
+      'certificate', json_build_object('fingerprint', d.certificate_fingerprint, 'key_type', d.key_type,
+        'not_before', ${iso(sql`d.cert_not_before`)}, 'not_after', ${iso(sql`d.cert_not_after`)},
+        'valid_now', d.cert_not_before <= ${tsParam(now)} AND d.cert_not_after > ${tsParam(now)}),
+      'owner', json_build_object('subject', d.owner_subject, 'email', d.owner_email),
+      'agents', (SELECT coalesce(json_agg(json_build_object('agent_type', a.agent_type,
+          'display_name', a.display_name, 'first_seen_at', ${iso(sql`a.first_seen_at`)},
+          'last_seen_at', ${iso(sql`a.last_seen_at`)}) ORDER BY a.agent_type), '[]'::json)
+        FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL),
+      'mcps', (SELECT coalesce(json_agg(json_build_object('agent_type', m.agent_type, 'name', m.name,
+          'enabled', m.enabled, 'transport', m.transport, 'first_seen_at', ${iso(sql`m.first_seen_at`)},
+          'last_seen_at', ${iso(sql`m.last_seen_at`)}) ORDER BY m.agent_type, m.name), '[]'::json)
+        FROM (SELECT * FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL
+              ORDER BY m.agent_type, m.name LIMIT 500) m),
+      'recent_events', (SELECT coalesce(json_agg(json_build_object('id', e.id::text,
+          'event_time', ${iso(sql`e.event_time`)}, 'agent_type', e.agent_type, 'mcp_name', e.mcp_name,
+          'tool', e.tool, 'event_type', e.event_type, 'result', e.result, 'deny_code', e.deny_code,
+          'duration_ms', e.duration_ms) ORDER BY e.event_time DESC, e.id DESC), '[]'::json)
+        FROM (SELECT * FROM observability_events e WHERE e.device_id = d.id
+              ORDER BY e.event_time DESC, e.id DESC LIMIT 20) e),
+      'online_threshold_seconds', ${t.seconds}::int,
+      'as_of', ${now.toISOString()}::text) AS j
+    FROM devices d WHERE d.id = ${uuidParam(id)}`,
+  );
+  if (!doc) throw notFound('No device with this id.');
+  return doc;
+}
+
+/** The call window of agents / MCPs: `from`..`to`, default the last 7 days. */
+function callWindow(query: { from?: string | undefined; to?: string | undefined }, now: Date) {
+  const to = query.to ? new Date(query.to) : now;
+  const from = query.from ? new Date(query.from) : new Date(to.getTime() - 7 * 86_400_000);
+  return { from, to };
+}
+
+/**
+ * Calls per `dim` in the window, from the rollups: whole days from daily rows, the partial days at both ends from
+ * hourly rows (the window is widened to whole hours).
+ */
+function callsCte(dim: 'agent_type' | 'mcp_name', from: Date, to: Date): SQL {
+  const r = rangeOf(from, to, 'hour');
+  return sql`SELECT ${sql.raw(dim)} AS name, sum(calls)::bigint AS calls,
+      (sum(calls) FILTER (WHERE result = 'denied'))::bigint AS denied,
+      (sum(calls) FILTER (WHERE result = 'error'))::bigint AS errors,
+      sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out
+    FROM observability_rollups WHERE kind = 'call' AND ${r.rollupWhere} GROUP BY 1`;
+}
+
+/** One row per agent type: devices, MCP counts (enabled / disabled), transports, first / last seen, calls. */
+export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date()) {
+  const fh = filterHash(query);
+  const w = callWindow(query, now);
+  const having: SQL[] = [];
+  if (query.updated_since) having.push(sql`max(a.last_seen_at) >= ${query.updated_since}::timestamptz`);
+  const where: SQL[] = [sql`a.removed_at IS NULL`];
+  if (query.cursor) {
+    const [name] = decodeCursor(query.cursor, 'agents', fh, [ANY_RE]);
+    where.push(sql`a.agent_type > ${name}`);
+  }
+  const rows = await queryJson<{ agent_type: string }[] | null>(
+    db,
+    sql`WITH calls AS (${callsCte('agent_type', w.from, w.to)}),
+      ag AS (SELECT a.agent_type, count(DISTINCT a.device_id)::int AS devices,
+          min(a.first_seen_at) AS first_seen_at, max(a.last_seen_at) AS last_seen_at
+        FROM inventory_agents a WHERE ${and(where)} GROUP BY a.agent_type
+        ${having.length ? sql`HAVING ${and(having)}` : sql``}
+        ORDER BY a.agent_type LIMIT ${query.limit + 1}),
+      mc AS (SELECT m.agent_type, count(*) FILTER (WHERE m.enabled)::int AS enabled,
+          count(*) FILTER (WHERE NOT m.enabled)::int AS disabled, count(DISTINCT m.name)::int AS distinct_mcps,
+          json_agg(DISTINCT m.transport) AS transports
+        FROM inventory_mcps m WHERE m.removed_at IS NULL AND m.agent_type IN (SELECT agent_type FROM ag)
+        GROUP BY m.agent_type)
+    SELECT json_agg(json_build_object('agent_type', ag.agent_type, 'devices', ag.devices,
+        'mcps', json_build_object('distinct', coalesce(mc.distinct_mcps, 0), 'enabled', coalesce(mc.enabled, 0),
+          'disabled', coalesce(mc.disabled, 0)),
+        'transports', coalesce(mc.transports, '[]'::json),
+        'first_seen_at', ${iso(sql`ag.first_seen_at`)}, 'last_seen_at', ${iso(sql`ag.last_seen_at`)},
+        'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
+        'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0))
+      ORDER BY ag.agent_type) AS j
+    FROM ag LEFT JOIN mc USING (agent_type) LEFT JOIN calls c ON c.name = ag.agent_type`,
+  );
+  const page = paginate(rows ?? [], query.limit, (r) => encodeCursor('agents', [r.agent_type], fh));
+  return {
+    agents: page.items,
+    next_cursor: page.next,
+    limit: query.limit,
+    window: { from: w.from.toISOString(), to: w.to.toISOString() },
+  };
+}
+
+const SIDE_LIST_MAX = 100;
+
+/**
+ * One row per MCP server name: devices where it is configured (enabled / disabled), transports, agent types,
+ * first / last seen, and calls in the window (configured vs called). Also, over the whole fleet: `shadow` (called
+ * in the window but configured on no device) and `configured_never_called` (configured, no call in the window),
+ * each at most 100 names.
+ */
+export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
+  const fh = filterHash(query);
+  const w = callWindow(query, now);
+  const where: SQL[] = [sql`m.removed_at IS NULL`];
+  if (query.agent_type) where.push(sql`m.agent_type = ${query.agent_type}`);
+  if (query.transport) where.push(sql`m.transport = ${query.transport}`);
+  const pageWhere: SQL[] = [];
+  if (query.cursor) {
+    const [name] = decodeCursor(query.cursor, 'mcps', fh, [ANY_RE]);
+    pageWhere.push(sql`m.name > ${name}`);
+  }
+  const having = query.updated_since
+    ? sql`HAVING max(m.last_seen_at) >= ${query.updated_since}::timestamptz`
+    : sql``;
+  const doc = await queryJson<{
+    mcps: { name: string }[] | null;
+    shadow: unknown[];
+    unused: unknown[];
+    shadow_total: number;
+    unused_total: number;
+  }>(
+    db,
+    sql`WITH calls AS (${callsCte('mcp_name', w.from, w.to)}),
+      configured AS (SELECT DISTINCT name FROM inventory_mcps WHERE removed_at IS NULL),
+      mp AS (SELECT m.name, count(DISTINCT m.device_id)::int AS devices,
+          count(DISTINCT m.device_id) FILTER (WHERE m.enabled)::int AS enabled_devices,
+          count(DISTINCT m.device_id) FILTER (WHERE NOT m.enabled)::int AS disabled_devices,
+          json_agg(DISTINCT m.transport) AS transports, json_agg(DISTINCT m.agent_type) AS agent_types,
+          min(m.first_seen_at) AS first_seen_at, max(m.last_seen_at) AS last_seen_at
+        FROM inventory_mcps m WHERE ${and([...where, ...pageWhere])} GROUP BY m.name ${having}
+        ORDER BY m.name LIMIT ${query.limit + 1}),
+      shadow AS (SELECT c.* FROM calls c WHERE c.calls > 0 AND c.name NOT IN (SELECT name FROM configured)),
+      unused AS (SELECT cf.name FROM configured cf
+        WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.name = cf.name AND c.calls > 0))
+    SELECT json_build_object(
+      'mcps', (SELECT json_agg(json_build_object('name', mp.name, 'devices', mp.devices,
+          'enabled_devices', mp.enabled_devices, 'disabled_devices', mp.disabled_devices,
+          'transports', mp.transports, 'agent_types', mp.agent_types,
+          'first_seen_at', ${iso(sql`mp.first_seen_at`)}, 'last_seen_at', ${iso(sql`mp.last_seen_at`)},
+          'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
+          'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0),
+          'usage', CASE WHEN coalesce(c.calls, 0) > 0 THEN 'configured_and_called' ELSE 'configured_never_called' END)
+        ORDER BY mp.name) FROM mp LEFT JOIN calls c ON c.name = mp.name),
+      'shadow', (SELECT coalesce(json_agg(json_build_object('name', s.name, 'calls', s.calls, 'denied',
+          coalesce(s.denied, 0), 'errors', coalesce(s.errors, 0)) ORDER BY s.calls DESC, s.name), '[]'::json)
+        FROM (SELECT * FROM shadow ORDER BY calls DESC, name LIMIT ${SIDE_LIST_MAX}) s),
+      'shadow_total', (SELECT count(*) FROM shadow)::int,
+      'unused', (SELECT coalesce(json_agg(json_build_object('name', u.name, 'devices',
+          (SELECT count(DISTINCT device_id) FROM inventory_mcps WHERE name = u.name AND removed_at IS NULL)::int)
+          ORDER BY u.name), '[]'::json)
+        FROM (SELECT * FROM unused ORDER BY name LIMIT ${SIDE_LIST_MAX}) u),
+      'unused_total', (SELECT count(*) FROM unused)::int) AS j`,
+  );
+  const page = paginate(doc.mcps ?? [], query.limit, (r) => encodeCursor('mcps', [r.name], fh));
+  return {
+    mcps: page.items,
+    next_cursor: page.next,
+    limit: query.limit,
+    window: { from: w.from.toISOString(), to: w.to.toISOString() },
+    shadow: doc.shadow,
+    shadow_total: doc.shadow_total,
+    configured_never_called: doc.unused,
+    configured_never_called_total: doc.unused_total,
+  };
+}
+
+/** Devices total / online / offline / never reported / new in 24 h, agents by type, MCPs by transport, events 24 h. */
+export async function fleetSummary(db: Db, config: Config, now = new Date()) {
+  const t = threshold(config, now);
+  const dayAgo = new Date(now.getTime() - 86_400_000);
+  const r = rangeOf(dayAgo, now, 'hour');
+  const doc = await queryJson<Record<string, unknown>>(
+    db,
+    sql`WITH d AS (SELECT ${statusSql(t.since)} AS status, d.created_at FROM devices d),
+      ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
+          coalesce(sum(calls) FILTER (WHERE result = 'denied'), 0)::bigint AS denied,
+          coalesce(sum(calls) FILTER (WHERE result = 'error'), 0)::bigint AS errors,
+          coalesce(sum(tokens_in), 0)::bigint AS tokens_in, coalesce(sum(tokens_out), 0)::bigint AS tokens_out
+        FROM observability_rollups WHERE kind = 'call' AND ${r.rollupWhere})
+    SELECT json_build_object(
+      'devices', (SELECT json_build_object('total', count(*)::int,
+          'online', (count(*) FILTER (WHERE status = 'online'))::int,
+          'offline', (count(*) FILTER (WHERE status = 'offline'))::int,
+          'never_reported', (count(*) FILTER (WHERE status = 'never_reported'))::int,
+          'new_24h', (count(*) FILTER (WHERE created_at >= ${tsParam(dayAgo)}))::int) FROM d),
+      'agents_by_type', (SELECT coalesce(json_agg(json_build_object('agent_type', agent_type, 'devices', n)
+          ORDER BY n DESC, agent_type), '[]'::json)
+        FROM (SELECT agent_type, count(DISTINCT device_id)::int AS n FROM inventory_agents
+              WHERE removed_at IS NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 100) x),
+      'mcps_by_transport', (SELECT coalesce(json_agg(json_build_object('transport', transport,
+          'servers', servers, 'devices', devices, 'installs', installs) ORDER BY transport), '[]'::json)
+        FROM (SELECT transport, count(DISTINCT name)::int AS servers, count(DISTINCT device_id)::int AS devices,
+              count(*)::int AS installs FROM inventory_mcps WHERE removed_at IS NULL GROUP BY 1) x),
+      'events_24h', (SELECT json_build_object('calls', calls, 'denied', denied, 'errors', errors,
+          'tokens_in', tokens_in, 'tokens_out', tokens_out,
+          'deny_rate', CASE WHEN calls > 0 THEN round(denied::numeric / calls, 4) ELSE 0 END,
+          'from', ${r.from.toISOString()}::text, 'to', ${r.to.toISOString()}::text) FROM ev),
+      'online_threshold_seconds', ${t.seconds}::int,
+      'as_of', ${now.toISOString()}::text) AS j`,
+  );
+  return doc;
+}
+
+/** The inventory change feed, newest first, keyset-paginated on (at, id). */
+export async function fleetChanges(db: Db, query: FleetChangesQuery) {
+  const fh = filterHash(query);
+  const where: SQL[] = [];
+  if (query.device_id) where.push(sql`c.device_id = ${uuidParam(query.device_id)}`);
+  if (query.kind) where.push(sql`c.kind = ${query.kind}`);
+  if (query.agent_type) where.push(sql`c.agent_type = ${query.agent_type}`);
+  if (query.mcp) where.push(sql`c.mcp_name = ${query.mcp}`);
+  if (query.since) where.push(sql`c.at >= ${query.since}::timestamptz`);
+  if (query.cursor) {
+    const [at, id] = decodeCursor(query.cursor, 'changes', fh, [TS_RE, ID_RE]);
+    where.push(sql`(c.at, c.id) < (${at}::timestamptz, ${id}::bigint)`);
+  }
+  const rows = await queryJson<{ id: string; k: string }[] | null>(
+    db,
+    sql`SELECT json_agg(json_build_object('id', c.id::text, 'k', ${isoUs(sql`c.at`)}, 'at', ${iso(sql`c.at`)},
+        'kind', c.kind, 'device_id', c.device_id::text, 'serial_number', d.serial_number,
+        'agent_type', c.agent_type, 'mcp_name', c.mcp_name) ORDER BY c.at DESC, c.id DESC) AS j
+      FROM (SELECT * FROM inventory_changes c WHERE ${and(where)} ORDER BY c.at DESC, c.id DESC
+            LIMIT ${query.limit + 1}) c JOIN devices d ON d.id = c.device_id`,
+  );
+  const page = paginate(rows ?? [], query.limit, (r) => encodeCursor('changes', [r.k, r.id], fh));
+  return {
+    changes: page.items.map(({ k: _k, ...rest }) => rest),
+    next_cursor: page.next,
+    limit: query.limit,
+  };
+}

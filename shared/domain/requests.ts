@@ -1,0 +1,337 @@
+// Data-access requests: create (idempotent with Idempotency-Key), read (owner or admin; anyone else 404), lists, and
+// the moves of the state machine (shared/domain/requests-state.ts), each one guarded UPDATE plus its audit record in
+// one transaction.
+import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import type { Principal } from '../auth/principal.ts';
+import { isAdmin } from '../auth/principal.ts';
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/database.ts';
+import { requests, requestUsageEvents } from '../db/schema.ts';
+import { badRequest, conflict, forbidden, notFound } from '../http/errors.ts';
+import type {
+  CreateRequestBody,
+  ListRequestsQuery,
+  RequestView,
+  Scope,
+  TunnelView,
+} from '../schemas/requests.ts';
+import { type AuditActor, recordAudit } from './audit.ts';
+import { canMove, type Move, type RequestStatus, TRANSITIONS } from './requests-state.ts';
+
+export type RequestRow = typeof requests.$inferSelect;
+type UsageRow = typeof requestUsageEvents.$inferSelect;
+
+const DAY = 86_400_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (id: string): boolean => UUID.test(id);
+
+export const actorOf = (principal: Principal, ipAddress: string): AuditActor => ({
+  id: principal.subject,
+  email: principal.email,
+  ipAddress,
+});
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+export function toRequestView(row: RequestRow, usage: UsageRow[] = []): RequestView {
+  return {
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    business_justification: row.businessJustification,
+    status: row.status as RequestStatus,
+    risk_level: row.riskLevel as RequestView['risk_level'],
+    source: row.source,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    valid_until: iso(row.validUntil),
+    approved_at: iso(row.approvedAt),
+    approved_by: row.approvedBy,
+    approval_notes: row.approvalNotes,
+    denial_reason: row.denialReason,
+    external_ticket_id: row.externalTicketId,
+    external_ticket_url: row.externalTicketUrl,
+    datasource_names: row.datasourceNames,
+    environment_id: row.environmentId,
+    environment_status: row.environmentStatus,
+    request_template: row.requestTemplate ?? null,
+    requester: { id: row.requesterId, name: row.requesterName, email: row.requesterEmail },
+    scope: row.scope as Scope,
+    tunnel: (row.tunnel as TunnelView | null) ?? null,
+    usage_events: usage.map((u) => ({
+      id: u.id,
+      action_type: u.actionType,
+      ip_address: u.ipAddress ?? '',
+      timestamp: u.timestamp.toISOString(),
+      metadata: u.metadata,
+    })),
+  };
+}
+
+async function usageFor(db: Db, ids: string[], perRequest: number): Promise<Map<string, UsageRow[]>> {
+  const byRequest = new Map<string, UsageRow[]>();
+  if (ids.length === 0) return byRequest;
+  const rows = await db
+    .select()
+    .from(requestUsageEvents)
+    .where(inArray(requestUsageEvents.requestId, ids))
+    .orderBy(desc(requestUsageEvents.timestamp), desc(requestUsageEvents.id));
+  for (const row of rows) {
+    const list = byRequest.get(row.requestId) ?? [];
+    if (list.length < perRequest) list.push(row);
+    byRequest.set(row.requestId, list);
+  }
+  return byRequest;
+}
+
+export async function viewOf(db: Db, row: RequestRow, config: Config): Promise<RequestView> {
+  const usage = await usageFor(db, [row.id], config.requests.usage_events_in_view);
+  return toRequestView(row, usage.get(row.id));
+}
+
+export async function findRequest(db: Db, id: string): Promise<RequestRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await db.select().from(requests).where(eq(requests.id, id)).limit(1);
+  return row;
+}
+
+/** The request as the caller may see it: the owner or an admin; for anyone else it does not exist (404). */
+export async function requestVisibleTo(db: Db, id: string, principal: Principal): Promise<RequestRow> {
+  const row = await findRequest(db, id);
+  if (!row || (row.requesterId !== principal.subject && !isAdmin(principal))) {
+    throw notFound('No request with this id.');
+  }
+  return row;
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+/** Reads the Idempotency-Key header: absent is fine, present must be 1..200 visible ASCII characters. */
+export function idempotencyKeyOf(headers: Record<string, string | undefined>): string | undefined {
+  const value = headers['idempotency-key'] ?? headers['Idempotency-Key'];
+  if (value === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY.test(value)) {
+    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 visible ASCII characters.');
+  }
+  return value;
+}
+
+export function validUntilOf(body: CreateRequestBody, settings: Config['requests'], now: Date): Date {
+  if (!body.valid_until) return new Date(now.getTime() + settings.default_validity);
+  const at = new Date(body.valid_until);
+  if (at.getTime() <= now.getTime()) {
+    throw badRequest('validation_failed', 'valid_until: must be in the future');
+  }
+  if (at.getTime() > now.getTime() + settings.max_validity) {
+    throw badRequest(
+      'validation_failed',
+      `valid_until: must be at most ${Math.round(settings.max_validity / DAY)} days from now`,
+    );
+  }
+  return at;
+}
+
+/**
+ * POST /v1/requests: a new pending request and its audit record. With an Idempotency-Key, a retry (same caller, same
+ * key) returns the request the first call created — also when the two calls race — and `replayed` is true.
+ */
+export async function createRequest(
+  db: Db,
+  config: Config,
+  body: CreateRequestBody,
+  principal: Principal,
+  ipAddress: string,
+  idempotencyKey?: string,
+): Promise<{ request: RequestView; replayed: boolean }> {
+  const findByKey = async () => {
+    if (!idempotencyKey) return undefined;
+    const [row] = await db
+      .select()
+      .from(requests)
+      .where(and(eq(requests.requesterId, principal.subject), eq(requests.idempotencyKey, idempotencyKey)))
+      .limit(1);
+    return row;
+  };
+  const existing = await findByKey();
+  if (existing) return { request: await viewOf(db, existing, config), replayed: true };
+
+  const now = new Date();
+  const validUntil = validUntilOf(body, config.requests, now);
+  const datasourceNames = [
+    ...new Set(body.scope.datasources.flatMap((ds) => ds.datasets.map((d) => d.source.name))),
+  ];
+  const inserted = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(requests)
+      .values({
+        title: body.title,
+        description: body.description,
+        businessJustification: body.business_justification,
+        status: 'pending',
+        riskLevel: body.risk_level,
+        source: 'api',
+        validUntil,
+        externalTicketId: body.external_ticket_id ?? null,
+        externalTicketUrl: body.external_ticket_url ?? null,
+        datasourceNames,
+        requestTemplate: body.request_template ?? null,
+        requesterId: principal.subject,
+        requesterName: principal.name,
+        requesterEmail: principal.email,
+        scope: body.scope as unknown as Record<string, unknown>,
+        tunnel: null,
+        idempotencyKey: idempotencyKey ?? null,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!row) return undefined; // the same key won a race: nothing written here, no audit record
+    await recordAudit(tx, {
+      actionType: 'request.created',
+      actor: actorOf(principal, ipAddress),
+      resourceType: 'request',
+      resourceId: row.id,
+      metadata: { title: row.title, risk_level: row.riskLevel, datasource_names: datasourceNames },
+    });
+    return row;
+  });
+  if (inserted) return { request: toRequestView(inserted), replayed: false };
+  const winner = await findByKey();
+  if (!winner) throw new Error('idempotent create: conflicting row not found');
+  return { request: await viewOf(db, winner, config), replayed: true };
+}
+
+function orderOf(sort: string) {
+  const direction = sort.startsWith('-') ? desc : asc;
+  return [direction(requests.createdAt), direction(requests.id)];
+}
+
+export async function listRequests(db: Db, config: Config, query: ListRequestsQuery) {
+  const conditions: SQL[] = [];
+  if (query.requester_id !== undefined) conditions.push(eq(requests.requesterId, query.requester_id));
+  if (query.status) conditions.push(eq(requests.status, query.status));
+  if (query.risk_level) conditions.push(eq(requests.riskLevel, query.risk_level));
+  const where = conditions.length ? and(...conditions) : undefined;
+  const rows = await db
+    .select()
+    .from(requests)
+    .where(where)
+    .orderBy(...orderOf(query.sort))
+    .limit(query.limit)
+    .offset(query.offset);
+  const [total] = await db.select({ n: count() }).from(requests).where(where);
+  const usage = await usageFor(
+    db,
+    rows.map((r) => r.id),
+    config.requests.usage_events_in_view,
+  );
+  return {
+    requests: rows.map((r) => toRequestView(r, usage.get(r.id))),
+    total: Number(total?.n ?? 0),
+    limit: query.limit,
+    offset: query.offset,
+  };
+}
+
+export interface MoveOptions {
+  /** Extra columns the move sets. */
+  set?: Partial<typeof requests.$inferInsert>;
+  metadata?: Record<string, unknown>;
+  /** Audit source: api for people, env-svc for environment events. */
+  source?: 'api' | 'env-svc';
+  /** The error for a move the state machine refuses; 409 by default (revoke answers 400, per the spec). */
+  refused?: (status: RequestStatus) => Error;
+}
+
+/**
+ * Applies a move of the state machine: one UPDATE guarded by the allowed source states, and its audit record, in one
+ * transaction. A refused move changes nothing and writes no audit record.
+ */
+export async function moveRequest(
+  db: Db,
+  id: string,
+  move: Move,
+  actor: AuditActor,
+  options: MoveOptions = {},
+): Promise<RequestRow> {
+  const transition = TRANSITIONS[move];
+  const result = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(requests)
+      .set({ ...(options.set ?? {}), status: transition.to, updatedAt: sql`now()` })
+      .where(
+        and(
+          eq(requests.id, id),
+          inArray(requests.status, transition.from as unknown as RequestStatus[]),
+          ...(move === 'approve' ? [sql`${requests.requesterId} <> ${actor.id}`] : []),
+        ),
+      )
+      .returning();
+    if (!row) return undefined;
+    await recordAudit(tx, {
+      actionType: transition.action,
+      actor,
+      resourceType: 'request',
+      resourceId: id,
+      source: options.source ?? 'api',
+      environmentId: row.environmentId ?? '',
+      metadata: { from: transition.from, to: transition.to, ...(options.metadata ?? {}) },
+    });
+    return row;
+  });
+  if (result) return result;
+  const current = await findRequest(db, id);
+  if (!current) throw notFound('No request with this id.');
+  const status = current.status as RequestStatus;
+  if (move === 'approve' && canMove(move, status) && current.requesterId === actor.id) {
+    throw forbidden('An admin cannot approve their own request; another admin has to.');
+  }
+  if (options.refused) throw options.refused(status);
+  throw conflict('invalid_transition', `A request that is ${status} cannot be moved by ${move}.`);
+}
+
+export async function approveRequest(
+  db: Db,
+  id: string,
+  notes: string | undefined,
+  principal: Principal,
+  ipAddress: string,
+): Promise<RequestRow> {
+  if (!isUuid(id)) throw notFound('No request with this id.');
+  return moveRequest(db, id, 'approve', actorOf(principal, ipAddress), {
+    set: { approvedAt: new Date(), approvedBy: principal.email, approvalNotes: notes ?? null },
+    metadata: notes ? { notes } : {},
+  });
+}
+
+export async function denyRequest(
+  db: Db,
+  id: string,
+  reason: string,
+  principal: Principal,
+  ipAddress: string,
+): Promise<RequestRow> {
+  if (!isUuid(id)) throw notFound('No request with this id.');
+  return moveRequest(db, id, 'deny', actorOf(principal, ipAddress), {
+    set: { denialReason: reason },
+    metadata: { reason },
+  });
+}
+
+/** Revoke: the requester or an admin (anyone else: 404); 400 when the request is not approved or active. */
+export async function revokeRequest(
+  db: Db,
+  id: string,
+  reason: string | undefined,
+  principal: Principal,
+  ipAddress: string,
+): Promise<RequestRow> {
+  await requestVisibleTo(db, id, principal);
+  return moveRequest(db, id, 'revoke', actorOf(principal, ipAddress), {
+    metadata: reason ? { reason } : {},
+    refused: (status) =>
+      badRequest(
+        'not_revocable',
+        `Only an approved or active request can be revoked; this one is ${status}.`,
+      ),
+  });
+}

@@ -1,0 +1,321 @@
+// Data-access request: the request body (scope with datasources, datasets, columns, nested filter groups, joins),
+// the full Request view, list queries and the transition bodies. Identifiers that later become SQL identifiers in the
+// builtin environment (namespaces, tables, columns) are restricted to plain PostgreSQL identifiers here, on the way in.
+import { z } from 'zod';
+import { REQUEST_STATUSES, RISK_LEVELS } from '../db/schema.ts';
+import { envelope, isoTimestamp, pagination } from './common.ts';
+
+export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const identifier = z.string().regex(IDENTIFIER, {
+  message: 'must be a plain identifier: letters, digits and _, not starting with a digit',
+});
+/** A column: `name`, or `qualifier.name` for a column of a declared join (qualifier = its namespace or table). */
+export const COLUMN = /^(?:([A-Za-z_][A-Za-z0-9_]{0,62})\.)?([A-Za-z_][A-Za-z0-9_]{0,62})$/;
+const column = z.string().regex(COLUMN, {
+  message: 'must be a plain column name, or qualifier.column for a column of a declared join',
+});
+const text = (max: number) => z.string().max(max);
+
+export const FILTER_OPS = [
+  'eq',
+  'neq',
+  'lt',
+  'lte',
+  'gt',
+  'gte',
+  'in',
+  'not_in',
+  'like',
+  'ilike',
+  'is_null',
+  'is_not_null',
+] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+const scalar = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
+
+export const filterCondition = z
+  .object({
+    column,
+    op: z.enum(FILTER_OPS),
+    value: z.union([scalar, z.array(scalar).max(1000)]).optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const isList = Array.isArray(c.value);
+    if ((c.op === 'in' || c.op === 'not_in') && !isList) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: `must be an array for op ${c.op}` });
+    } else if ((c.op === 'is_null' || c.op === 'is_not_null') && c.value !== undefined && c.value !== null) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: `must be absent for op ${c.op}` });
+    } else if (c.op !== 'in' && c.op !== 'not_in' && c.op !== 'is_null' && c.op !== 'is_not_null') {
+      if (isList || c.value === undefined || c.value === null) {
+        ctx.addIssue({ code: 'custom', path: ['value'], message: `must be one value for op ${c.op}` });
+      }
+    }
+  });
+export type FilterCondition = z.output<typeof filterCondition>;
+
+export interface FilterGroup {
+  logic: 'and' | 'or';
+  conditions: Array<{ condition: FilterCondition } | { group: FilterGroup }>;
+}
+
+/** A filters object: conditions combined by `logic`; each item is `{condition}` or `{group}` (a nested filters). */
+export const filterGroup: z.ZodType<FilterGroup> = z.lazy(() =>
+  z
+    .object({
+      logic: z.enum(['and', 'or']).default('and'),
+      conditions: z
+        .array(
+          z.union([
+            z.object({ condition: filterCondition }).strict(),
+            z.object({ group: filterGroup }).strict(),
+          ]),
+        )
+        .max(100),
+    })
+    .strict(),
+);
+
+const datasetSource = z
+  .object({
+    kind: z.string().min(1).max(100),
+    name: z.string().min(1).max(200),
+    table: identifier.optional(),
+    uri: text(2000).optional(),
+    version: text(100).optional(),
+  })
+  .strict();
+
+/** `on` is an equality of two columns, `a = b` or `ns.a = ns2.b`: never free SQL. */
+export const JOIN_ON =
+  /^\s*([A-Za-z_]\w{0,62})(?:\.([A-Za-z_]\w{0,62}))?\s*=\s*([A-Za-z_]\w{0,62})(?:\.([A-Za-z_]\w{0,62}))?\s*$/;
+
+const join = z
+  .object({
+    namespace: identifier,
+    on: z
+      .string()
+      .max(300)
+      .regex(JOIN_ON, { message: 'must be an equality of two columns, e.g. a.id = b.a_id' }),
+    source: z
+      .object({
+        kind: z.string().min(1).max(100),
+        name: z.string().min(1).max(200),
+        table: identifier.optional(),
+      })
+      .strict(),
+    type: z.enum(['inner', 'left']).default('inner'),
+  })
+  .strict();
+
+export const dataset = z
+  .object({
+    namespace: identifier,
+    source: datasetSource,
+    columns: z.array(column).min(1).max(500),
+    filters: filterGroup.optional(),
+    joins: z.array(join).max(10).default([]),
+  })
+  .strict();
+export type Dataset = z.output<typeof dataset>;
+
+export const scope = z
+  .object({
+    credentials: z
+      .object({ refs: z.record(z.string(), z.string().max(500)).default({}) })
+      .catchall(z.unknown())
+      .optional(),
+    datasources: z
+      .array(
+        z
+          .object({
+            credential_ref: z.string().max(200).optional(),
+            datasets: z.array(dataset).min(1).max(50),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(20),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    // Each dataset becomes one view named by its namespace: namespaces are unique within a request.
+    const seen = new Set<string>();
+    value.datasources.forEach((ds, i) => {
+      ds.datasets.forEach((d, j) => {
+        const name = d.namespace.toLowerCase();
+        if (seen.has(name) || name.startsWith('pg_')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['datasources', i, 'datasets', j, 'namespace'],
+            message: name.startsWith('pg_') ? 'must not start with pg_' : 'is used by another dataset',
+          });
+        }
+        seen.add(name);
+      });
+    });
+  })
+  .meta({ id: 'RequestScope' });
+export type Scope = z.output<typeof scope>;
+
+export const createRequestBody = z
+  .object({
+    title: z.string().trim().min(1).max(200),
+    description: text(5000).default(''),
+    business_justification: text(5000).default(''),
+    risk_level: z.enum(RISK_LEVELS).default('low'),
+    valid_until: z.iso.datetime({ offset: true }).optional(),
+    external_ticket_id: text(200).optional(),
+    external_ticket_url: z.url().max(2000).optional(),
+    request_template: z
+      .object({ id: z.string().max(200), name: z.string().max(200) })
+      .strict()
+      .optional(),
+    scope,
+  })
+  .strict();
+export type CreateRequestBody = z.output<typeof createRequestBody>;
+
+const credentialView = z.object({
+  id: z.string(),
+  type: z.string(),
+  username: z.string(),
+  secret_preview: z.string(),
+  is_active: z.boolean(),
+  use_count: z.number().int(),
+  last_used_at: isoTimestamp.nullable(),
+});
+
+export const tunnelView = z
+  .object({
+    id: z.string(),
+    provider: z.string(),
+    sidecar_name: z.string(),
+    status: z.string(),
+    last_error: z.string(),
+    api_url: z.string(),
+    edge_url: z.string(),
+    explorer_url: z.string(),
+    public_url: z.string(),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+    credentials: z.array(credentialView),
+  })
+  .meta({ id: 'Tunnel' });
+export type TunnelView = z.output<typeof tunnelView>;
+
+export const usageEventView = z.object({
+  id: z.string(),
+  action_type: z.string(),
+  ip_address: z.string(),
+  timestamp: isoTimestamp,
+  metadata: z.unknown(),
+});
+
+export const requestView = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    description: z.string(),
+    business_justification: z.string(),
+    status: z.enum(REQUEST_STATUSES),
+    risk_level: z.enum(RISK_LEVELS),
+    source: z.string(),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+    valid_until: isoTimestamp.nullable(),
+    approved_at: isoTimestamp.nullable(),
+    approved_by: z.string().nullable(),
+    approval_notes: z.string().nullable(),
+    denial_reason: z.string().nullable(),
+    external_ticket_id: z.string().nullable(),
+    external_ticket_url: z.string().nullable(),
+    datasource_names: z.array(z.string()),
+    environment_id: z.string().nullable(),
+    environment_status: z.string().nullable(),
+    request_template: z.object({ id: z.string(), name: z.string() }).nullable(),
+    requester: z.object({ id: z.string(), name: z.string(), email: z.string() }),
+    scope,
+    tunnel: tunnelView.nullable(),
+    usage_events: z.array(usageEventView),
+  })
+  .meta({ id: 'Request' });
+export type RequestView = z.output<typeof requestView>;
+
+export const requestSort = z.enum(['created_at', '-created_at']).default('-created_at');
+
+export const listOwnRequestsQuery = z
+  .object({ status: z.enum(REQUEST_STATUSES).optional(), sort: requestSort, ...pagination })
+  .strict();
+export const listAdminRequestsQuery = z
+  .object({
+    status: z.enum(REQUEST_STATUSES).optional(),
+    risk_level: z.enum(RISK_LEVELS).optional(),
+    sort: requestSort,
+    ...pagination,
+  })
+  .strict();
+export type ListRequestsQuery = z.output<typeof listAdminRequestsQuery> & { requester_id?: string };
+
+export const requestListResponse = envelope(
+  z.object({
+    requests: z.array(requestView),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  }),
+);
+export const requestResponse = envelope(requestView);
+
+// The handler passes {} for an absent body, so optional bodies are objects with optional fields.
+export const approveBody = z.object({ notes: z.string().max(5000).optional() }).strict();
+export const denyBody = z.object({ reason: z.string().trim().min(1).max(5000) }).strict();
+export const revokeBody = z.object({ reason: z.string().max(5000).optional() }).strict();
+
+export const queryBody = z.object({ sql: z.string().min(1).max(100_000) }).strict();
+export const queryResultView = z.object({
+  columns: z.array(z.object({ name: z.string(), type: z.string() })),
+  rows: z.array(z.array(z.unknown())),
+  row_count: z.number().int(),
+  truncated: z.boolean(),
+  duration_ms: z.number(),
+});
+export const queryResponse = z.object({ data: queryResultView });
+
+export const requestIdParam = z.object({ id: z.string().min(1).max(200) });
+
+/** One record shipped by the log shipper; the service sets source = logshipper, id, created_at and the hash. */
+export const shippedAuditRecord = z
+  .object({
+    action_type: z.string().min(1).max(200),
+    timestamp: z.iso.datetime({ offset: true }),
+    actor_email: z.string().max(320).default(''),
+    actor_id: z.string().max(200).default(''),
+    app_name: z.string().max(200).default(''),
+    container_id: z.string().max(200).default(''),
+    environment_id: z.string().max(200).default(''),
+    environment_name: z.string().max(200).default(''),
+    ip_address: z.string().max(100).default(''),
+    level: z.enum(['info', 'warn', 'error']).default('info'),
+    resource_id: z.string().max(200).default(''),
+    resource_type: z.string().max(200).default(''),
+    stage: z.string().max(200).default(''),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+export const MAX_INGEST_BATCH = 1000;
+export const ingestAuditBody = z
+  .object({ records: z.array(shippedAuditRecord).min(1).max(MAX_INGEST_BATCH) })
+  .strict();
+export type IngestAuditBody = z.output<typeof ingestAuditBody>;
+export const ingestAuditResponse = envelope(
+  z.object({ accepted: z.number().int(), ids: z.array(z.string()) }),
+);
+export const auditVerifyResponse = envelope(
+  z.object({
+    intact: z.boolean(),
+    checked: z.number().int(),
+    broken_at: z.object({ id: z.string(), seq: z.number().int(), timestamp: isoTimestamp }).nullable(),
+  }),
+);

@@ -1,0 +1,142 @@
+// The browser-brokered sign-in end to end, as a person does it: the agent CLI runs `login` (no browser opener here,
+// so it prints the URL), a real headless Chromium (Debian's chromium, driven by playwright-core) opens it, is
+// redirected to a login page that plays the dashboard, signs in, approves, and lands on the CLI's loopback
+// redirect; the CLI exchanges the code and then `register` enrolls the device with that token.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { type Browser, chromium } from 'playwright-core';
+import { queryRows } from '#shared/db/query.ts';
+import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+// The dashboard's part of the flow: sign the person in, approve the pending request, follow redirect_to.
+const loginPage = (api: string) => `<!doctype html>
+<html><body>
+<h1>Dashboard sign-in</h1>
+<form id="f"><input id="email" name="email"><input id="password" name="password" type="password">
+<button id="go" type="submit">Sign in and approve</button></form>
+<p id="status"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const request = new URLSearchParams(location.search).get('request');
+  const login = await fetch('${api}/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: document.getElementById('email').value, password: document.getElementById('password').value }) });
+  const token = (await login.json()).data.access_token;
+  const approve = await fetch('${api}/v1/auth/cli/approve', { method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer ' + token }, body: JSON.stringify({ request }) });
+  const body = await approve.json();
+  document.getElementById('status').textContent = approve.status + ' ' + JSON.stringify(body);
+  if (approve.ok) location.href = body.data.redirect_to;
+});
+</script></body></html>`;
+
+let svc: TestService;
+let dashboard: Server;
+let browser: Browser;
+
+before(
+  async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
+    let api = '';
+    dashboard = createServer((req, res) => {
+      if (req.url?.startsWith('/cli/login')) {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(loginPage(api));
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => dashboard.listen(0, '127.0.0.1', r));
+    const dashboardUrl = `http://127.0.0.1:${(dashboard.address() as AddressInfo).port}`;
+    svc = await startTestService('pglite', {
+      dashboard_url: dashboardUrl,
+      cors: { allowed_origins: [dashboardUrl] },
+    });
+    api = svc.url;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
+    });
+  },
+  { timeout: 60_000 },
+);
+
+after(async () => {
+  await browser?.close();
+  await svc?.dispose();
+  dashboard?.close();
+});
+
+function runCli(args: string[]) {
+  const child = spawn(process.execPath, ['shared/agent/cli.ts', ...args], {
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Listen for the exit now: a CLI that finishes before the test awaits it must not leave the wait pending.
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const waitFor = async (pattern: RegExp) => {
+    for (let i = 0; i < 300; i++) {
+      const m = pattern.exec(output);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no ${pattern} in CLI output:\n${output}`);
+  };
+  return { child, exited, waitFor, output: () => output };
+}
+
+test('agent login through a real browser, then register with the issued token', {
+  timeout: 90_000,
+}, async () => {
+  const state = mkdtempSync(join(tmpdir(), 'acp-agent-'));
+  const login = runCli(['login', '--url', svc.url, '--state', state, '--no-browser']);
+  const [, url] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/v1\/auth\/cli\/authorize\?\S+)/);
+
+  const page = await browser.newPage();
+  await page.goto(url as string);
+  assert.match(page.url(), /\/cli\/login\?request=/);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#go');
+  await page.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
+  assert.match((await page.textContent('body')) ?? '', /Signed in/);
+
+  await login.waitFor(/Signed in; token valid/);
+  assert.equal(await login.exited, 0, login.output());
+
+  const register = runCli(['register', '--url', svc.url, '--state', state]);
+  const [, deviceId] = await register.waitFor(/Registered: device ([0-9a-f-]{36})/);
+  assert.equal(await register.exited, 0, register.output());
+  const me = await svc.call('GET', '/v1/me', { token: await svc.adminToken() });
+  const [row] = await queryRows<{ owner_subject: string }>(
+    svc.runtime.database.db,
+    sql`SELECT owner_subject FROM devices WHERE id = ${deviceId as string}::uuid`,
+  );
+  assert.equal(row?.owner_subject, (me.body.data as { subject: string }).subject);
+
+  const again = runCli(['register', '--url', svc.url, '--state', state]);
+  await again.waitFor(/Already registered: device /);
+  assert.equal(await again.exited, 0, again.output());
+});

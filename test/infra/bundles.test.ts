@@ -1,0 +1,626 @@
+// The bundles work as bundled: synthesize with esbuild (as `cdk synth` does), copy every function's asset directory
+// into the project (so the externals Lambda never loads — PGlite, pg — still resolve from node_modules for these
+// local runs), and call each handler in a fresh Node process with the environment the stack gives it, on a real
+// database: PGlite always; through the bundled AWS SDK against a Data API endpoint too (a stub answering the health
+// check here, and the whole sequence on test/support/data-api-server.ts when TEST_DATABASE_URL names a PostgreSQL).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { CfnElement } from 'aws-cdk-lib';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { issueLocalToken } from '#shared/auth/local-tokens.ts';
+import type { Config } from '#shared/config/schema.ts';
+import { readMigrations } from '#shared/db/migrate.ts';
+import type { RouteSpec } from '#shared/http/route.ts';
+import { routes } from '#shared/routes.ts';
+import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
+import { ESM_REQUIRE_BANNER, RUNTIME_ASSETS } from '../../infra/bundling.ts';
+import type { PlannedFunction } from '../../infra/plan.ts';
+import { ENV } from '../../infra/stack.ts';
+import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
+
+const JWT_SECRET = 'bundle-test-secret-0123456789abcdef-0123456789';
+const ADMIN = { email: 'admin@bundle.test', password: 'a long bundle-test password' };
+const FAKE_ARN = {
+  cluster: 'arn:aws:rds:us-east-1:123456789012:cluster:bundle-test',
+  dbSecret: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-db-AbCdEf',
+  jwt: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-jwt-AbCdEf',
+  envsvc: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-envsvc-AbCdEf',
+  admin: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-admin-AbCdEf',
+};
+const FAKE_ARN_OF: Record<string, string> = {
+  SVC_JWT_SECRET_ARN: FAKE_ARN.jwt,
+  SVC_ENVSVC_TOKEN_ARN: FAKE_ARN.envsvc,
+  SVC_ADMIN_PASSWORD_ARN: FAKE_ARN.admin,
+};
+
+interface Bundle {
+  planned: PlannedFunction;
+  dir: string;
+  /** The function's environment in the template, with CloudFormation references replaced by test values. */
+  environment: Record<string, string>;
+}
+
+interface Invocation {
+  result?: { statusCode?: number; body?: string; headers?: Record<string, string> } & Record<string, unknown>;
+  error?: { name?: string; message?: string };
+  stdout: string;
+  stderr: string;
+}
+
+const RUNNER = `
+import { readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+const [bundle, eventFile, resultFile] = process.argv.slice(2);
+const mod = await import(pathToFileURL(bundle).href);
+const context = {
+  awsRequestId: 'bundle-test', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:bundle-test', memoryLimitInMB: '512',
+  logGroupName: 'bundle-test', logStreamName: 'bundle-test', callbackWaitsForEmptyEventLoop: false,
+  getRemainingTimeInMillis: () => 20000, done() {}, fail() {}, succeed() {},
+};
+let outcome;
+try {
+  // Several invocations of one container when asked (what is cached per container is then visible).
+  for (let i = Number(process.env.BUNDLE_TEST_INVOCATIONS ?? 1); i > 0; i--) {
+    outcome = { result: await mod.handler(JSON.parse(readFileSync(eventFile, 'utf8')), context) };
+  }
+} catch (err) {
+  outcome = { error: { name: err?.name, message: err?.message } };
+}
+writeFileSync(resultFile, JSON.stringify(outcome ?? {}));
+process.exit(0);
+`;
+
+/** A Secrets Manager endpoint (awsJson1.1 GetSecretValue) serving `secrets`, recording what it was asked. */
+async function fakeSecretsManager(secrets: Record<string, string>) {
+  const calls: Array<{ target: string; secretId: string }> = [];
+  const authorizations: string[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      const { SecretId = '' } = JSON.parse(raw || '{}') as { SecretId?: string };
+      calls.push({ target: String(req.headers['x-amz-target']), secretId: SecretId });
+      authorizations.push(String(req.headers.authorization));
+      const value = secrets[SecretId];
+      if (value === undefined) {
+        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
+        res.end(
+          JSON.stringify({ __type: 'ResourceNotFoundException', message: 'Secrets Manager can not find it' }),
+        );
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ ARN: SecretId, Name: 'bundle-test', SecretString: value, VersionId: 'v1' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    authorizations,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let synthesized: Synthesized;
+let work: string;
+const bundles = new Map<string, Bundle>();
+let migrateBundle: Bundle;
+
+function assetDirOf(element: CfnElement): string {
+  const logicalId = synthesized.stack.getLogicalId(element);
+  const resource = (
+    synthesized.template.toJSON().Resources as Record<string, { Metadata?: Record<string, string> }>
+  )[logicalId]!;
+  const assetPath = resource.Metadata?.['aws:asset:path'];
+  assert.ok(assetPath, `${logicalId} has no asset path`);
+  return join(synthesized.outdir, assetPath);
+}
+
+function environmentOf(element: CfnElement): Record<string, string> {
+  const logicalId = synthesized.stack.getLogicalId(element);
+  const resource = (
+    synthesized.template.toJSON().Resources as Record<string, { Properties: Record<string, unknown> }>
+  )[logicalId]!;
+  const variables = (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(variables)) {
+    environment[name] = typeof value === 'string' ? value : (FAKE_ARN_OF[name] ?? `unresolved:${name}`);
+  }
+  return environment;
+}
+
+function copyBundle(name: string, from: string): string {
+  const dir = join(work, name);
+  cpSync(from, dir, { recursive: true });
+  return dir;
+}
+
+/**
+ * Calls the handler of `bundle` in a fresh Node process. With `fromSource`, the same handler's TypeScript source runs
+ * instead (same environment and config): what the bundle is compared with when it does not answer as expected.
+ */
+async function invoke(
+  bundle: Bundle,
+  event: unknown,
+  dsn: string,
+  options: { fromSource?: boolean; secretsFromArns?: boolean; env?: Record<string, string> } = {},
+) {
+  const id = randomUUID();
+  const eventFile = join(work, `${id}.event.json`);
+  const resultFile = join(work, `${id}.result.json`);
+  writeFileSync(eventFile, JSON.stringify(event));
+  // What Lambda gives the process, and the function's own variables from the template; nothing inherited.
+  const env: Record<string, string> = {
+    TZ: 'UTC',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDBUNDLETEST',
+    AWS_SECRET_ACCESS_KEY: 'bundle-test-secret-key',
+    AWS_SESSION_TOKEN: 'bundle-test-session-token',
+    AWS_LAMBDA_FUNCTION_NAME: bundle.planned.constructId,
+    ...bundle.environment,
+    [ENV.config]: join(bundle.dir, 'config.toml'),
+    [ENV.dsn]: dsn,
+    // The value given directly, as `sam local` does; `secretsFromArns` leaves it out so that the function reads
+    // it from Secrets Manager by the ARN of its environment (at the endpoint `env` names).
+    ...(options.secretsFromArns
+      ? {}
+      : { SVC_JWT_SECRET: JWT_SECRET, SVC_ENVSVC_TOKEN: 'bundle-test-envsvc-token' }),
+    ...options.env,
+  };
+  const entry = options.fromSource ? bundle.planned.entry : join(bundle.dir, 'index.mjs');
+  const child = spawn(process.execPath, [join(work, 'invoke.mjs'), entry, eventFile, resultFile], {
+    cwd: options.fromSource ? PROJECT_ROOT : bundle.dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0, `${bundle.planned.handler} exited with ${code}: ${stderr}`);
+  const outcome = JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation, 'stdout' | 'stderr'>;
+  return { ...outcome, stdout, stderr } as Invocation;
+}
+
+function httpEvent(
+  route: RouteSpec,
+  options: { token?: string; body?: unknown; query?: Record<string, string> } = {},
+): APIGatewayProxyEventV2 {
+  const pathParameters: Record<string, string> = {};
+  const rawPath = route.path.replace(/\{(\w+)\+?\}/g, (_, name: string) => {
+    pathParameters[name] = randomUUID();
+    return pathParameters[name];
+  });
+  const headers: Record<string, string> = { host: 'bundle.test', 'user-agent': 'bundle-test' };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.body);
+  }
+  const now = new Date();
+  const rawQueryString = new URLSearchParams(options.query ?? {}).toString();
+  return {
+    version: '2.0',
+    routeKey: `${route.method} ${route.path}`,
+    rawPath,
+    rawQueryString,
+    headers,
+    ...(options.query ? { queryStringParameters: options.query } : {}),
+    ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'bundletest',
+      domainName: 'bundle.test',
+      domainPrefix: 'bundle',
+      http: {
+        method: route.method,
+        path: rawPath,
+        protocol: 'HTTP/1.1',
+        sourceIp: '203.0.113.7',
+        userAgent: 'bundle-test',
+      },
+      requestId: randomUUID(),
+      routeKey: `${route.method} ${route.path}`,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body !== undefined ? { body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+function jsonBody(invocation: Invocation, what: string): { status: number; body: Record<string, unknown> } {
+  assert.equal(
+    invocation.error,
+    undefined,
+    `${what} threw: ${JSON.stringify(invocation.error)}\n${invocation.stderr}`,
+  );
+  const result = invocation.result!;
+  assert.equal(typeof result.statusCode, 'number', `${what}: ${JSON.stringify(result)}`);
+  const body = result.body ? (JSON.parse(result.body) as Record<string, unknown>) : {};
+  return { status: result.statusCode!, body };
+}
+
+const prodConfig = () => synthesized.deployment.config;
+const bundleOf = (handler: string) => {
+  const bundle = bundles.get(handler);
+  assert.ok(bundle, `no bundle for ${handler}`);
+  return bundle;
+};
+/** One route per function: rows sharing a handler share its bundle, so one call per bundle proves it. */
+const bundleRoutes = () =>
+  synthesized.stack.plan.flatMap((planned) =>
+    planned.routes
+      .slice(0, 1)
+      .map((r) => ({ id: r.id, route: (routes as Record<string, RouteSpec>)[r.id]!, planned })),
+  );
+
+/** Runs `task` over `items`, `limit` at a time (each invocation is a Node process of its own). */
+async function inParallel<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const failures: unknown[] = [];
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      // Every invocation finishes (no process outlives the test), then the first failure is reported.
+      await task(item).catch((err: unknown) => failures.push(err));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failures.length > 0) throw failures[0];
+}
+const CONCURRENCY = Math.max(2, Math.min(6, availableParallelism() - 1));
+
+interface Scenario {
+  /** The DSN the first, sequential steps use (migrations and the first admin, sign-in). */
+  dsn: string;
+  /** A DSN for one of the independent invocations (PGlite: a copy of the migrated data directory). */
+  forkDsn: () => string;
+}
+
+/**
+ * Every handler against one database: migrations and the first admin through the migrate bundle, then each route (real
+ * 200s where the request can succeed without fixtures; otherwise a JSON error that is not a 5xx), then the schedules.
+ */
+async function runAll(scenario: Scenario) {
+  const { dsn } = scenario;
+  const adminEnv = { env: { SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password } };
+  const migrated = await invoke(migrateBundle, {}, dsn, adminEnv);
+  assert.equal(migrated.error, undefined, JSON.stringify(migrated.error) + migrated.stderr);
+  const expected = readMigrations(join(PROJECT_ROOT, 'migrations')).map((m) => m.name);
+  assert.deepEqual(migrated.result?.applied, expected);
+  assert.deepEqual(migrated.result?.admin, { email: ADMIN.email, created: true });
+  const again = await invoke(migrateBundle, {}, dsn, adminEnv);
+  assert.deepEqual(again.result?.applied, [], 'a second deploy applies nothing');
+  assert.deepEqual(
+    again.result?.admin,
+    { email: ADMIN.email, created: false },
+    'and keeps the admin as it is',
+  );
+
+  const health = jsonBody(
+    await invoke(bundleOf('health/healthcheck'), httpEvent(routes.healthcheck), dsn),
+    'health',
+  );
+  assert.equal(health.status, 200, JSON.stringify(health.body));
+  assert.equal(health.body.status, 'ok');
+
+  let token: string | undefined;
+  if (bundles.has('auth/login')) {
+    const login = jsonBody(
+      await invoke(bundleOf('auth/login'), httpEvent(routes.login, { body: ADMIN }), dsn),
+      'login',
+    );
+    assert.equal(login.status, 200, JSON.stringify(login.body));
+    token = (login.body.data as { access_token: string }).access_token;
+    assert.ok(token);
+  }
+
+  const results: string[] = [];
+  const sourceFailures: string[] = [];
+  const others = bundleRoutes().filter(
+    ({ planned }) => planned.handler !== 'health/healthcheck' && planned.handler !== 'auth/login',
+  );
+  await inParallel(others, CONCURRENCY, async ({ id, route, planned }) => {
+    const needsToken = route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user';
+    const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
+    const event = httpEvent(route, {
+      ...(needsToken && token ? { token } : {}),
+      ...(hasBody ? { body: {} } : {}),
+    });
+    const dbForThisCall = scenario.forkDsn();
+    const bundled = await invoke(bundleOf(planned.handler), event, dbForThisCall);
+    const { status, body } = jsonBody(bundled, id);
+    results.push(`${route.method} ${route.path} ${status}`);
+    if (status >= 400) {
+      assert.equal(typeof body.error, 'string', `${id}: ${JSON.stringify(body)}`);
+      assert.equal(typeof body.message, 'string', `${id}: ${JSON.stringify(body)}`);
+    }
+    // A GET without path parameters whose query has no required field can only succeed, given a token.
+    const canSucceed =
+      route.method === 'GET' &&
+      !route.path.includes('{') &&
+      (route.query?.safeParse({}).success ?? true) &&
+      (route.auth === 'public' || route.auth === 'user' || route.auth === 'admin') &&
+      (route.auth === 'public' || token !== undefined);
+    if (status < 500 && (!canSucceed || status === 200)) return;
+    // Not the answer a working handler gives: the bundle is at fault only if its source answers differently.
+    const source = jsonBody(
+      await invoke(bundleOf(planned.handler), event, scenario.forkDsn(), { fromSource: true }),
+      id,
+    );
+    assert.equal(
+      status,
+      source.status,
+      `${id}: the bundle answered ${status} ${JSON.stringify(body)}, its source ${source.status}\n${bundled.stdout}`,
+    );
+    sourceFailures.push(`${route.method} ${route.path}: ${status} from the bundle and from its source`);
+  });
+  const scheduled = synthesized.stack.plan.flatMap((planned) =>
+    planned.schedules.map((schedule) => ({ planned, schedule })),
+  );
+  await inParallel(scheduled, CONCURRENCY, async ({ planned, schedule }) => {
+    const invocation = await invoke(bundleOf(planned.handler), { schedule: schedule.id }, scenario.forkDsn());
+    assert.equal(invocation.error, undefined, `${planned.handler}: ${JSON.stringify(invocation.error)}`);
+    if (planned.handler === 'health/probe')
+      assert.equal((invocation.result as { status?: string }).status, 'ok');
+  });
+  // Handlers that fail the same way unbundled are not a bundling problem; the suites of their areas own them.
+  return { results, sourceFailures };
+}
+
+before(() => {
+  synthesized = synth({ bundle: true });
+  const cache = join(PROJECT_ROOT, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  work = mkdtempSync(join(cache, 'acp-bundle-test-'));
+  writeFileSync(join(work, 'invoke.mjs'), RUNNER);
+  for (const planned of synthesized.stack.plan) {
+    const element = synthesized.stack.functions.get(planned.handler)!.node.defaultChild as CfnElement;
+    bundles.set(planned.handler, {
+      planned,
+      dir: copyBundle(planned.constructId, assetDirOf(element)),
+      environment: environmentOf(element),
+    });
+  }
+  const migrateElement = synthesized.stack.migrateFunction.node.defaultChild as CfnElement;
+  migrateBundle = {
+    planned: {
+      handler: 'migrate',
+      entry: '',
+      constructId: 'Migrate',
+      kind: 'scheduled',
+      sizing: { memoryMb: 512, timeoutSeconds: 300 },
+      routes: [],
+      schedules: [],
+      usesEnvironmentService: false,
+    },
+    dir: copyBundle('Migrate', assetDirOf(migrateElement)),
+    environment: environmentOf(migrateElement),
+  };
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true, maxRetries: 5 });
+});
+
+describe('bundles as synthesized', () => {
+  test('each function is one minified ESM file, its source map and the config without secrets', () => {
+    for (const { planned, dir } of [...bundles.values(), migrateBundle]) {
+      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      const files = readdirSync(dir).sort();
+      const expectedFiles = [
+        ...(planned.handler === 'migrate' ? ['migrations'] : ['config.toml']),
+        'index.mjs',
+        'index.mjs.map',
+        // What the bundle loads from its directory at run time (e.g. the SQL parser's WASM), and only then.
+        ...RUNTIME_ASSETS.filter((asset) => code.includes(asset.name)).map((asset) => asset.name),
+      ].sort();
+      assert.deepEqual(files, expectedFiles, planned.handler);
+      assert.ok(code.startsWith(ESM_REQUIRE_BANNER), `${planned.handler}: banner`);
+      // The local drivers stay outside the bundle (imported lazily, never on the Data API path).
+      for (const marker of ['pglite.wasm', 'initdb.wasm', 'Client has already been connected']) {
+        assert.ok(!code.includes(marker), `${planned.handler} bundles a local driver (${marker})`);
+      }
+      // Only the environment credential provider: no SSO/INI/process/IMDS chain, no STS client.
+      for (const marker of [
+        'fromSSO',
+        'fromIni',
+        'fromProcess',
+        'fromTokenFile',
+        'AssumeRoleWithWebIdentity',
+        'sso-oidc',
+      ]) {
+        assert.ok(!code.includes(marker), `${planned.handler} bundles ${marker}`);
+      }
+      if (planned.handler !== 'migrate') {
+        const toml = readFileSync(join(dir, 'config.toml'), 'utf8');
+        assert.doesNotMatch(toml, /jwt_secret|admin_password|dsn\s*=/);
+      }
+    }
+    const migrations = readdirSync(join(migrateBundle.dir, 'migrations'));
+    assert.deepEqual(
+      migrations,
+      readMigrations(join(PROJECT_ROOT, 'migrations')).map((m) => `${m.name}.sql`),
+    );
+  });
+
+  test('every handler runs as bundled on PGlite: migrations, sign-in, each route, the schedules', async (t) => {
+    const dataDir = join(work, 'pglite');
+    const dsn = `pglite:${dataDir}`;
+    let forks = 0;
+    const { results, sourceFailures } = await runAll({
+      dsn,
+      // PGlite is one process per data directory: independent invocations each get a copy.
+      forkDsn: () => {
+        const copy = join(work, `pglite-${++forks}`);
+        cpSync(dataDir, copy, { recursive: true });
+        return `pglite:${copy}`;
+      },
+    });
+    assert.ok(results.length > 0);
+    for (const failure of sourceFailures) t.diagnostic(`same status unbundled: ${failure}`);
+  });
+
+  test('the Data API path works as bundled: signed with environment credentials, DatabaseResuming retried', async () => {
+    const seen: Array<{ path: string; authorization: string; sql: string }> = [];
+    const server = createServer((req: IncomingMessage, res) => {
+      let raw = '';
+      req.on('data', (chunk) => {
+        raw += chunk;
+      });
+      req.on('end', () => {
+        const body = JSON.parse(raw || '{}') as { sql?: string };
+        seen.push({
+          path: req.url ?? '',
+          authorization: String(req.headers.authorization),
+          sql: body.sql ?? '',
+        });
+        if (seen.length === 1) {
+          // What a paused Aurora cluster answers first; the bundled client must retry it.
+          res.writeHead(400, {
+            'content-type': 'application/json',
+            'x-amzn-errortype':
+              'DatabaseResumingException:http://internal.amazon.com/coral/com.amazonaws.rdsdataservice/',
+          });
+          res.end(JSON.stringify({ message: 'The Aurora DB instance is resuming after being auto-paused.' }));
+          return;
+        }
+        const one = /^\s*select 1\s*$/i.test(body.sql ?? '');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            records: one ? [[{ longValue: 1 }]] : [],
+            columnMetadata: one ? [{ name: '?column?', typeName: 'int4' }] : [],
+            numberOfRecordsUpdated: 0,
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const dsn = `data-api://controlplane?resourceArn=${FAKE_ARN.cluster}&secretArn=${FAKE_ARN.dbSecret}&region=us-east-1&endpoint=http://127.0.0.1:${port}`;
+      const health = jsonBody(
+        await invoke(bundleOf('health/healthcheck'), httpEvent(routes.healthcheck), dsn),
+        'health',
+      );
+      assert.equal(health.status, 200, JSON.stringify(health.body));
+      assert.equal((health.body.database as { driver: string }).driver, 'data-api');
+      assert.ok(seen.length >= 3, 'resumed call retried, then the health queries');
+      assert.match(
+        seen[0]!.authorization,
+        /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLETEST\/\d{8}\/us-east-1\/rds-data\/aws4_request/,
+      );
+      assert.ok(seen.every((call) => call.path === '/Execute'));
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  test('the first admin: the migrate bundle reads its password from Secrets Manager by ARN; sign-in works', async () => {
+    const password = 'initial-admin-password-from-secrets-manager';
+    const fake = await fakeSecretsManager({ [FAKE_ARN.admin]: password });
+    try {
+      const dataDir = join(work, 'pglite-admin');
+      const dsn = `pglite:${dataDir}`;
+      const migrated = await invoke(migrateBundle, {}, dsn, {
+        env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url },
+      });
+      assert.equal(migrated.error, undefined, JSON.stringify(migrated.error) + migrated.stderr);
+      const email = migrateBundle.environment.SVC_ADMIN_EMAIL!;
+      assert.deepEqual(migrated.result?.admin, { email, created: true });
+      assert.deepEqual(fake.calls, [{ target: 'secretsmanager.GetSecretValue', secretId: FAKE_ARN.admin }]);
+      assert.match(
+        fake.authorizations[0]!,
+        /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLETEST\/\d{8}\/us-east-1\/secretsmanager\//,
+      );
+      const login = jsonBody(
+        await invoke(bundleOf('auth/login'), httpEvent(routes.login, { body: { email, password } }), dsn),
+        'login',
+      );
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+    } finally {
+      await fake.close();
+    }
+  });
+
+  test('the JWT secret comes from Secrets Manager by its ARN, fetched once per container', async () => {
+    const bundle = bundleOf('auth/me');
+    assert.ok(bundle.environment[ENV.jwtSecretArn], 'the function is given the secret ARN, not its value');
+    const fromSecretsManager = 'secret-from-secrets-manager-0123456789abcdef';
+    const fake = await fakeSecretsManager({ [FAKE_ARN.jwt]: fromSecretsManager });
+    try {
+      const { access_token } = await issueLocalToken(
+        { auth: { ...prodConfig().auth, jwt_secret: fromSecretsManager } } as Config,
+        { subject: 'u-1', email: 'ana@bundle.test', name: 'Ana', roles: ['user'] },
+      );
+      // Two invocations of one container: the secret is fetched once.
+      const me = jsonBody(
+        await invoke(bundle, httpEvent(routes.me, { token: access_token }), 'pglite:memory', {
+          secretsFromArns: true,
+          env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url, BUNDLE_TEST_INVOCATIONS: '2' },
+        }),
+        'me',
+      );
+      assert.equal(me.status, 200, JSON.stringify(me.body));
+      assert.deepEqual(fake.calls, [{ target: 'secretsmanager.GetSecretValue', secretId: FAKE_ARN.jwt }]);
+      assert.match(fake.authorizations[0]!, /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLETEST\//);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  test('every handler runs as bundled through the Data API on PostgreSQL (TEST_DATABASE_URL)', {
+    skip: !testDatabaseUrl() && 'TEST_DATABASE_URL is not set',
+  }, async (t) => {
+    const { startDataApiServer } = await import('#test/support/data-api-server.ts');
+    const database = await createPostgresDatabase();
+    const server = await startDataApiServer({ connectionString: database.url, resumingFailures: 1 });
+    try {
+      const dsn = `data-api://${server.database}?resourceArn=${server.resourceArn}&secretArn=${server.secretArn}&region=us-east-1&endpoint=${server.url}`;
+      const { results, sourceFailures } = await runAll({
+        dsn,
+        forkDsn: () => dsn,
+      });
+      assert.ok(results.length > 0);
+      assert.ok((server.calls.Execute ?? 0) > 0);
+      for (const failure of sourceFailures) t.diagnostic(`same status unbundled: ${failure}`);
+    } finally {
+      await server.close();
+      await database.drop();
+    }
+  });
+});
+
+// Keeps the work directory out of the way if a run is interrupted: it sits in node_modules/.cache.
+if (!existsSync(join(PROJECT_ROOT, 'node_modules')))
+  throw new Error('run from a checkout with node_modules installed');

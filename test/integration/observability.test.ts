@@ -1,0 +1,692 @@
+// Admin observability (issue 4) through HTTP on every driver: devices, agents, MCPs (configured vs called), fleet,
+// the event browser with keyset cursors, sessions, the summary (rollups = raw recomputation) and the filters.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { createDeviceIdentity, type DeviceIdentity } from '#shared/agent/identity.ts';
+import { rng } from '#shared/agent/simulate.ts';
+import { readMigrations } from '#shared/db/migrate.ts';
+import { queryJson, queryRows } from '#shared/db/query.ts';
+import { observabilitySummary } from '#shared/domain/observability.ts';
+import { ROLLUP_COLUMNS, ROLLUP_KEY, rollupSelectSql } from '#shared/domain/observability-rollups.ts';
+import { summaryQuery } from '#shared/schemas/observability.ts';
+import { driversUnderTest } from '#test/support/databases.ts';
+import { hardware, prepare, send } from '#test/support/device-requests.ts';
+import { startTestService, type TestService } from '#test/support/service.ts';
+
+const DASHBOARD = 'http://dashboard.test';
+const HOUR = 3_600_000;
+
+type Json = Record<string, unknown>;
+const data = (res: { body: Json }) => res.body.data as Json;
+
+for (const driver of driversUnderTest()) {
+  describe(`admin observability on ${driver}`, () => {
+    let svc: TestService;
+    let token: string;
+    let userToken: string;
+    const devices: { identity: DeviceIdentity; id: string; serial: string }[] = [];
+    const get = (path: string, t: string | undefined = token) => svc.call('GET', path, { token: t });
+    const db = () => svc.runtime.database.db;
+
+    const enroll = async (serial: string) => {
+      const identity = await createDeviceIdentity('p256');
+      const res = await send(svc.url, prepare('/v1/devices/register', identity, hardware(serial), { token }));
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const d = { identity, id: res.body.deviceId as string, serial };
+      devices.push(d);
+      return d;
+    };
+    const inventory = async (identity: DeviceIdentity, agents: unknown[]) => {
+      const res = await send(svc.url, prepare('/v1/devices/inventory', identity, { agents }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    };
+    const ingest = async (identity: DeviceIdentity, events: Json[]) => {
+      const res = await send(svc.url, prepare('/v1/devices/events', identity, { events }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body;
+    };
+    const ev = (over: Json = {}): Json => ({
+      event_id: randomUUID(),
+      event_time: new Date(Date.now() - 60_000).toISOString(),
+      agent_type: 'claude-code',
+      mcp_name: 'github',
+      tool: 'search_code',
+      event_type: 'invocation',
+      result: 'allowed',
+      model: 'claude-sonnet-4-5',
+      actor_email: 'ana@example.test',
+      group: 'platform',
+      session_id: 'sess-1',
+      tokens_in: 100,
+      tokens_out: 10,
+      duration_ms: 40,
+      ...over,
+    });
+
+    before(async () => {
+      svc = await startTestService(driver, {
+        dashboard_url: DASHBOARD,
+        events: { max_batch: 1000, prompt_max_chars: 16 },
+      });
+      token = await svc.adminToken();
+      const created = await svc.call('POST', '/v1/admin/users', {
+        token,
+        body: { email: 'user@example.test', name: 'U', password: 'a long enough password', roles: ['user'] },
+      });
+      assert.equal(created.status, 201);
+      const login = await svc.call('POST', '/v1/auth/login', {
+        body: { email: 'user@example.test', password: 'a long enough password' },
+      });
+      userToken = (data(login) as { access_token: string }).access_token;
+
+      // The fixture fleet: A and B report inventories and events, C never reports.
+      const a = await enroll('OBS-A');
+      const b = await enroll('OBS-B');
+      await enroll('OBS-C');
+      await inventory(a.identity, [
+        {
+          agentType: 'claude-code',
+          displayName: 'Claude Code',
+          mcps: [
+            { name: 'github', enabled: true, transport: 'http' },
+            { name: 'filesystem', enabled: true, transport: 'stdio' },
+          ],
+        },
+        {
+          agentType: 'cursor',
+          displayName: 'Cursor',
+          mcps: [{ name: 'slack', enabled: false, transport: 'sse' }],
+        },
+      ]);
+      await inventory(b.identity, [
+        {
+          agentType: 'claude-code',
+          displayName: 'Claude Code',
+          mcps: [{ name: 'github', enabled: false, transport: 'http' }],
+        },
+      ]);
+      await ingest(a.identity, [
+        ev({ prompt: 'a prompt longer than sixteen characters', skills: ['review'] }),
+        ev({
+          tool: 'merge_pull_request',
+          result: 'denied',
+          deny_code: 'merge_requires_review',
+          deny_reason: 'Merging to main needs an approved review',
+          rule_applied: 'github.protected-branches',
+          duration_ms: 3,
+        }),
+        ev({
+          mcp_name: 'shadow-mcp',
+          tool: 'exfiltrate',
+          agent_type: 'cursor',
+          model: 'gpt-5',
+          result: 'error',
+          event_type: 'error',
+          error_message: 'ECONNRESET talking to the MCP server',
+          session_id: 'sess-2',
+          actor_email: 'bob@example.test',
+          group: 'data',
+          duration_ms: 900,
+        }),
+      ]);
+      await ingest(b.identity, [ev({ duration_ms: 120, session_id: 'sess-1' })]);
+    });
+    after(async () => svc?.dispose());
+
+    const ROUTES = [
+      '/admin/devices',
+      `/admin/devices/{device}`,
+      '/admin/agents',
+      '/admin/mcps',
+      '/admin/fleet/summary',
+      '/admin/fleet/changes',
+      '/admin/observability/events',
+      '/admin/observability/events/1',
+      '/admin/observability/sessions/sess-1',
+      '/admin/observability/summary',
+      '/admin/observability/filters',
+    ];
+    const concrete = (p: string) => p.replace('{device}', devices[0]?.id ?? '');
+
+    test('auth: 401 without a token and 403 for a non-admin, on /admin/* and /v1/admin/*', async () => {
+      for (const path of ROUTES) {
+        for (const p of [concrete(path), `/v1${concrete(path)}`]) {
+          const none = await get(p, '');
+          assert.equal(none.status, 401, p);
+          assert.equal(none.body.error, 'unauthorized');
+          const user = await get(p, userToken);
+          assert.equal(user.status, 403, p);
+          const admin = await get(p);
+          assert.equal(admin.status, 200, `${p}: ${admin.text}`);
+          assert.equal(admin.body.success, true);
+        }
+      }
+    });
+
+    test('aliases: /admin/* and /v1/admin/* answer the same', async () => {
+      const strip = (v: unknown): unknown =>
+        JSON.parse(JSON.stringify(v), (k, x) => (k === 'as_of' || k === 'window' ? undefined : x));
+      for (const path of ROUTES) {
+        const a = await get(concrete(path));
+        const b = await get(`/v1${concrete(path)}`);
+        assert.deepEqual(strip(a.body), strip(b.body), path);
+        assert.ok(a.text.length < 1024 * 1024);
+      }
+    });
+
+    test('devices: status, owner, search, dates, sort, online threshold and cursor pages', async () => {
+      const all = data(await get('/v1/admin/devices?limit=100'));
+      assert.equal(all.online_threshold_seconds, 900);
+      const list = all.devices as Json[];
+      assert.equal(list.length, 3);
+      const by = (serial: string) => list.find((d) => d.serial_number === serial) as Json;
+      assert.equal(by('OBS-A').status, 'online');
+      assert.equal(by('OBS-C').status, 'never_reported');
+      assert.equal(by('OBS-A').agents, 2);
+      assert.equal(by('OBS-A').mcps, 3);
+      const status = async (s: string) =>
+        (data(await get(`/v1/admin/devices?status=${s}`)).devices as Json[])
+          .map((d) => d.serial_number)
+          .sort();
+      assert.deepEqual(await status('online'), ['OBS-A', 'OBS-B']);
+      assert.deepEqual(await status('never_reported'), ['OBS-C']);
+      assert.deepEqual(await status('offline'), []);
+      const q = data(await get('/v1/admin/devices?q=obs-b')).devices as Json[];
+      assert.deepEqual(
+        q.map((d) => d.serial_number),
+        ['OBS-B'],
+      );
+      const owner = String(by('OBS-A').owner_email);
+      assert.equal((data(await get(`/v1/admin/devices?owner=${owner}`)).devices as Json[]).length, 3);
+      assert.equal((data(await get('/v1/admin/devices?owner=nobody@x.test')).devices as Json[]).length, 0);
+      const future = new Date(Date.now() + HOUR).toISOString();
+      assert.equal(
+        (data(await get(`/v1/admin/devices?updated_since=${future}`)).devices as Json[]).length,
+        0,
+      );
+      assert.equal(
+        (data(await get(`/v1/admin/devices?last_seen_before=${future}`)).devices as Json[]).length,
+        3,
+      );
+      // Pages of one by serial, then descending by serial.
+      for (const [sort, expected] of [
+        ['serial', ['OBS-A', 'OBS-B', 'OBS-C']],
+        ['-serial', ['OBS-C', 'OBS-B', 'OBS-A']],
+        ['-created', ['OBS-C', 'OBS-B', 'OBS-A']],
+        ['created', ['OBS-A', 'OBS-B', 'OBS-C']],
+      ] as const) {
+        const seen: unknown[] = [];
+        let cursor: string | null = null;
+        do {
+          const page = data(
+            await get(`/v1/admin/devices?sort=${sort}&limit=1${cursor ? `&cursor=${cursor}` : ''}`),
+          );
+          seen.push(...(page.devices as Json[]).map((d) => d.serial_number));
+          cursor = page.next_cursor as string | null;
+        } while (cursor);
+        assert.deepEqual(seen, expected, sort);
+      }
+      const lastSeen = data(await get('/v1/admin/devices?sort=-last_seen&limit=2'));
+      assert.equal((lastSeen.devices as Json[]).length, 2);
+      const rest = data(
+        await get(`/v1/admin/devices?sort=-last_seen&limit=2&cursor=${lastSeen.next_cursor}`),
+      );
+      assert.equal((rest.devices as Json[]).length, 1);
+      assert.equal(rest.next_cursor, null);
+      for (const [query, field] of [
+        ['status=sleeping', 'status'],
+        ['limit=101', 'limit'],
+        ['limit=0', 'limit'],
+        ['sort=model', 'sort'],
+        ['updated_since=yesterday', 'updated_since'],
+        ['cursor=%21%21', 'cursor'],
+      ] as const) {
+        const res = await get(`/v1/admin/devices?${query}`);
+        assert.equal(res.status, 400, query);
+        assert.equal(res.body.error, 'validation_failed');
+        assert.match(String(res.body.message), new RegExp(field), query);
+      }
+      // A cursor of another sort is refused.
+      const serialPage = data(await get('/v1/admin/devices?sort=serial&limit=1'));
+      const wrong = await get(`/v1/admin/devices?sort=created&limit=1&cursor=${serialPage.next_cursor}`);
+      assert.equal(wrong.status, 400);
+      assert.match(String(wrong.body.message), /cursor/);
+    });
+
+    test('device detail: certificate, owner, current agents and MCPs, recent events; 404 and 400', async () => {
+      const a = devices[0]!;
+      const doc = data(await get(`/admin/devices/${a.id}`));
+      const cert = doc.certificate as Json;
+      assert.match(String(cert.fingerprint), /^[0-9a-f]{64}$/);
+      assert.equal(cert.fingerprint, a.identity.fingerprint);
+      assert.equal(cert.valid_now, true);
+      assert.ok(Date.parse(String(cert.not_after)) > Date.now());
+      assert.deepEqual(
+        (doc.agents as Json[]).map((x) => x.agent_type),
+        ['claude-code', 'cursor'],
+      );
+      assert.deepEqual(
+        (doc.mcps as Json[]).map((x) => `${x.agent_type}/${x.name}/${x.enabled}/${x.transport}`),
+        ['claude-code/filesystem/true/stdio', 'claude-code/github/true/http', 'cursor/slack/false/sse'],
+      );
+      assert.ok((doc.mcps as Json[]).every((m) => typeof m.first_seen_at === 'string'));
+      assert.equal((doc.recent_events as Json[]).length, 3);
+      const device = doc.device as Json;
+      assert.equal(typeof device.last_inventory_at, 'string');
+      assert.equal(typeof device.last_event_at, 'string');
+      assert.equal(doc.online_threshold_seconds, 900);
+      assert.equal((await get(`/admin/devices/${randomUUID()}`)).status, 404);
+      const bad = await get('/admin/devices/not-a-uuid');
+      assert.equal(bad.status, 400);
+      assert.match(String(bad.body.message), /id/);
+    });
+
+    test('agents: one row per type with devices, MCPs enabled / disabled, transports, calls', async () => {
+      const doc = data(await get('/v1/admin/agents'));
+      const rows = doc.agents as Json[];
+      assert.deepEqual(
+        rows.map((r) => r.agent_type),
+        ['claude-code', 'cursor'],
+      );
+      const cc = rows[0]!;
+      assert.equal(cc.devices, 2);
+      assert.deepEqual(cc.mcps, { distinct: 2, enabled: 2, disabled: 1 });
+      assert.deepEqual([...(cc.transports as string[])].sort(), ['http', 'stdio']);
+      assert.equal(cc.calls, 3);
+      assert.equal(cc.denied, 1);
+      assert.equal(rows[1]?.calls, 1);
+      const page = data(await get('/v1/admin/agents?limit=1'));
+      assert.equal((page.agents as Json[]).length, 1);
+      const next = data(await get(`/v1/admin/agents?limit=1&cursor=${page.next_cursor}`));
+      assert.deepEqual(
+        (next.agents as Json[]).map((r) => r.agent_type),
+        ['cursor'],
+      );
+      assert.equal(next.next_cursor, null);
+      const future = new Date(Date.now() + HOUR).toISOString();
+      assert.equal((data(await get(`/v1/admin/agents?updated_since=${future}`)).agents as Json[]).length, 0);
+      const past = new Date(Date.now() - 30 * 86_400_000).toISOString();
+      const old = data(await get(`/v1/admin/agents?to=${past}`)).agents as Json[];
+      assert.equal(old[0]?.calls, 0, 'no call in a window before the events');
+      const inverted = await get(`/v1/admin/agents?from=${future}&to=${past}`);
+      assert.equal(inverted.status, 400);
+      assert.match(String(inverted.body.message), /from/);
+    });
+
+    test('MCPs: configured vs called, shadow (called, configured nowhere) and configured but never called', async () => {
+      const doc = data(await get('/v1/admin/mcps'));
+      const rows = doc.mcps as Json[];
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        ['filesystem', 'github', 'slack'],
+      );
+      const gh = rows[1]!;
+      assert.deepEqual(
+        [gh.devices, gh.enabled_devices, gh.disabled_devices, gh.calls, gh.denied, gh.usage],
+        [2, 1, 1, 3, 1, 'configured_and_called'],
+      );
+      assert.deepEqual(gh.agent_types, ['claude-code']);
+      assert.deepEqual(gh.transports, ['http']);
+      assert.equal(rows[0]?.usage, 'configured_never_called');
+      assert.deepEqual(doc.shadow, [{ name: 'shadow-mcp', calls: 1, denied: 0, errors: 1 }]);
+      assert.equal(doc.shadow_total, 1);
+      assert.deepEqual(doc.configured_never_called, [
+        { name: 'filesystem', devices: 1 },
+        { name: 'slack', devices: 1 },
+      ]);
+      const http = data(await get('/v1/admin/mcps?transport=http')).mcps as Json[];
+      assert.deepEqual(
+        http.map((r) => r.name),
+        ['github'],
+      );
+      const cursorAgent = data(await get('/v1/admin/mcps?agent_type=cursor')).mcps as Json[];
+      assert.deepEqual(
+        cursorAgent.map((r) => r.name),
+        ['slack'],
+      );
+      const p1 = data(await get('/v1/admin/mcps?limit=2'));
+      const p2 = data(await get(`/v1/admin/mcps?limit=2&cursor=${p1.next_cursor}`));
+      assert.deepEqual(
+        [...(p1.mcps as Json[]), ...(p2.mcps as Json[])].map((r) => r.name),
+        ['filesystem', 'github', 'slack'],
+      );
+      assert.equal((await get('/v1/admin/mcps?transport=ftp')).status, 400);
+    });
+
+    test('fleet: summary counts and the change feed, newest first, by cursor', async () => {
+      const s = data(await get('/admin/fleet/summary'));
+      assert.deepEqual(s.devices, { total: 3, online: 2, offline: 0, never_reported: 1, new_24h: 3 });
+      assert.deepEqual(s.agents_by_type, [
+        { agent_type: 'claude-code', devices: 2 },
+        { agent_type: 'cursor', devices: 1 },
+      ]);
+      const transports = s.mcps_by_transport as Json[];
+      assert.deepEqual(
+        transports.map((t) => [t.transport, t.servers, t.devices, t.installs]),
+        [
+          ['http', 1, 2, 2],
+          ['sse', 1, 1, 1],
+          ['stdio', 1, 1, 1],
+        ],
+      );
+      const e24 = s.events_24h as Json;
+      assert.deepEqual([e24.calls, e24.denied, e24.errors, e24.deny_rate], [4, 1, 1, 0.25]);
+      const all = data(await get('/admin/fleet/changes?limit=100')).changes as Json[];
+      assert.equal(all.length, 7);
+      const times = all.map((c) => Date.parse(String(c.at)));
+      assert.deepEqual(
+        times,
+        [...times].sort((x, y) => y - x),
+      );
+      const seen: unknown[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = data(await get(`/admin/fleet/changes?limit=4${cursor ? `&cursor=${cursor}` : ''}`));
+        seen.push(...(page.changes as Json[]).map((c) => c.id));
+        cursor = page.next_cursor as string | null;
+      } while (cursor);
+      assert.deepEqual(
+        seen,
+        all.map((c) => c.id),
+      );
+      const mcpOnly = data(await get('/admin/fleet/changes?kind=mcp_appeared&mcp=github')).changes as Json[];
+      assert.equal(mcpOnly.length, 2);
+      const b = devices[1]!;
+      const ofB = data(await get(`/admin/fleet/changes?device_id=${b.id}`)).changes as Json[];
+      assert.ok(ofB.length === 2 && ofB.every((c) => c.serial_number === 'OBS-B'));
+      assert.equal((await get('/admin/fleet/changes?kind=exploded')).status, 400);
+    });
+
+    test('event browser: every filter', async () => {
+      const ids = async (query: string) =>
+        (data(await get(`/v1/admin/observability/events?${query}`)).events as Json[]).length;
+      const a = devices[0]!;
+      const cases: [string, number][] = [
+        ['', 4],
+        [`device_id=${a.id}`, 3],
+        ['serial=OBS-B', 1],
+        ['agent_type=cursor', 1],
+        ['mcp=github', 3],
+        ['tool=merge_pull_request', 1],
+        ['event_type=error', 1],
+        ['result=denied', 1],
+        ['deny_code=merge_requires_review', 1],
+        ['rule=github.protected-branches', 1],
+        ['model=gpt-5', 1],
+        ['session_id=sess-1', 3],
+        ['group=data', 1],
+        ['actor=bob%40example.test', 1],
+        ['skill=review', 1],
+        ['q=approved%20review', 1],
+        ['q=econnreset', 1],
+        ['q=50%25', 0],
+        ['mcp=github&result=allowed', 2],
+        [`from=${new Date(Date.now() + HOUR).toISOString()}`, 0],
+        [`to=${new Date(Date.now() - HOUR).toISOString()}`, 0],
+      ];
+      for (const [query, n] of cases) assert.equal(await ids(query), n, query);
+      const list = data(await get('/v1/admin/observability/events')).events as Json[];
+      const first = list.find((e) => e.prompt_truncated === true) as Json;
+      assert.equal(first.prompt_preview, 'a prompt longer ');
+      assert.equal('metadata' in first, false);
+      for (const [query, field] of [
+        ['result=blocked', 'result'],
+        ['event_type=x', 'event_type'],
+        ['device_id=42', 'device_id'],
+        ['from=monday', 'from'],
+        [`from=${new Date().toISOString()}&to=${new Date(Date.now() - HOUR).toISOString()}`, 'from'],
+        ['limit=1000', 'limit'],
+      ] as const) {
+        const res = await get(`/v1/admin/observability/events?${query}`);
+        assert.equal(res.status, 400, query);
+        assert.match(String(res.body.message), new RegExp(field), query);
+      }
+    });
+
+    test('event detail and session view', async () => {
+      const list = data(await get('/v1/admin/observability/events?skill=review')).events as Json[];
+      const id = String(list[0]?.id);
+      const one = data(await get(`/admin/observability/events/${id}`));
+      assert.equal(one.prompt, 'a prompt longer ');
+      assert.equal(one.prompt_truncated, true);
+      assert.deepEqual(one.skills, ['review']);
+      assert.deepEqual(one.metadata, {});
+      assert.equal(one.serial_number, 'OBS-A');
+      assert.equal((await get('/admin/observability/events/999999999')).status, 404);
+      assert.equal((await get('/admin/observability/events/abc')).status, 400);
+      const s = data(await get('/admin/observability/sessions/sess-1'));
+      const session = s.session as Json;
+      assert.equal(session.calls, 3);
+      assert.equal(session.denied, 1);
+      assert.equal((session.devices as Json[]).length, 2);
+      const times = (s.events as Json[]).map((e) => Date.parse(String(e.event_time)));
+      assert.deepEqual(
+        times,
+        [...times].sort((x, y) => x - y),
+      );
+      const p1 = data(await get('/admin/observability/sessions/sess-1?limit=2'));
+      const p2 = data(await get(`/admin/observability/sessions/sess-1?limit=2&cursor=${p1.next_cursor}`));
+      assert.equal((p2.events as Json[]).length, 1);
+      assert.equal(p2.next_cursor, null);
+      assert.equal((await get('/admin/observability/sessions/no-such-session')).status, 404);
+      const wrong = await get(`/admin/observability/sessions/sess-2?cursor=${p1.next_cursor}`);
+      assert.equal(wrong.status, 400, 'a cursor of another session');
+    });
+
+    test('rollups equal a raw recomputation after random ingest (property), and the summary agrees both ways', async () => {
+      const r = rng(42);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+      const now = Date.now();
+      for (const d of devices.slice(0, 2)) {
+        for (let batch = 0; batch < 3; batch++) {
+          const events: Json[] = [];
+          const n = 20 + Math.floor(r() * 60);
+          for (let i = 0; i < n; i++) {
+            const result = pick(['allowed', 'allowed', 'allowed', 'denied', 'error'] as const);
+            events.push(
+              ev({
+                event_time: new Date(now - Math.floor(r() * 3 * 86_400_000)).toISOString(),
+                agent_type: pick(['claude-code', 'cursor', 'copilot']),
+                mcp_name: pick(['github', 'filesystem', 'postgres']),
+                tool: pick(['a', 'b', 'c']),
+                result,
+                event_type: result === 'error' ? 'error' : pick(['invocation', 'result']),
+                deny_code: result === 'denied' ? pick(['x', 'y']) : undefined,
+                deny_reason: result === 'denied' ? 'because' : undefined,
+                error_message: result === 'error' ? 'boom' : undefined,
+                rule_applied: result === 'denied' ? pick(['r1', 'r2']) : undefined,
+                model: r() < 0.2 ? undefined : pick(['m1', 'm2']),
+                actor_email: pick(['p@x.test', 'q@x.test', 'r@x.test']),
+                group: pick(['g1', 'g2']),
+                session_id: `prop-${Math.floor(r() * 5)}`,
+                tokens_in: Math.floor(r() * 5000),
+                tokens_out: Math.floor(r() * 500),
+                duration_ms: Math.floor(r() ** 3 * 20_000),
+              }),
+            );
+          }
+          // Some duplicates by event_id inside and across batches: counted once.
+          events.push({ ...(events[0] as Json) });
+          await ingest(d.identity, events);
+          await ingest(d.identity, [events[1] as Json]).catch(() => undefined);
+        }
+      }
+      const keyed = sql.raw(ROLLUP_KEY);
+      const stored = await queryJson<unknown[]>(
+        db(),
+        sql`SELECT json_agg(x ORDER BY ${keyed}) AS j FROM (SELECT * FROM observability_rollups) x`,
+      );
+      const raw = await queryJson<unknown[]>(
+        db(),
+        sql`SELECT json_agg(x ORDER BY ${keyed}) AS j
+          FROM (${rollupSelectSql(sql`observability_events`, ['hour', 'day', 'week'])}) AS x(${sql.raw(ROLLUP_COLUMNS)})`,
+      );
+      assert.equal(stored.length, raw.length);
+      assert.deepEqual(stored, raw);
+
+      const queries = [
+        {},
+        { from: new Date(now - 4 * 86_400_000).toISOString(), bucket: 'day' },
+        { from: new Date(now - 4 * 86_400_000).toISOString(), bucket: 'hour' },
+        { from: new Date(now - 30 * 86_400_000).toISOString() },
+        { agent_type: 'cursor', result: 'denied', from: new Date(now - 3 * 86_400_000).toISOString() },
+        { mcp: 'github', tool: 'a', from: new Date(now - 2 * 86_400_000).toISOString() },
+        { model: 'm1', top: '2' },
+      ];
+      for (const q of queries) {
+        const parsed = summaryQuery.parse(q);
+        const at = new Date(now);
+        const viaRollups = await observabilitySummary(db(), parsed, { now: at });
+        const viaRaw = await observabilitySummary(db(), parsed, { now: at, source: 'raw' });
+        assert.equal(viaRollups.source.calls, 'rollups', JSON.stringify(q));
+        assert.deepEqual(viaRaw.source, { calls: 'events', actors: 'events' });
+        const { source: _a, ...x } = viaRollups;
+        const { source: _b, ...y } = viaRaw;
+        assert.deepEqual(x, y, JSON.stringify(q));
+      }
+      // Percentiles: the upper bound of the bucket of the exact nearest-rank value, capped by the maximum.
+      const [exact] = await queryRows<{ p95: number; mx: number }>(
+        db(),
+        sql`SELECT percentile_disc(0.95) WITHIN GROUP (ORDER BY duration_ms)::int AS p95, max(duration_ms)::int AS mx
+            FROM observability_events WHERE event_time >= ${new Date(now - 30 * 86_400_000).toISOString()}::timestamptz`,
+      );
+      const s30 = await observabilitySummary(
+        db(),
+        summaryQuery.parse({ from: new Date(now - 30 * 86_400_000).toISOString() }),
+        {
+          now: new Date(now),
+        },
+      );
+      const p95 = s30.totals.duration_p95_ms as number;
+      assert.ok(
+        p95 >= Number(exact?.p95) && p95 <= Math.max(Number(exact?.p95) * 1.25 + 1, 2),
+        `${p95} vs ${exact?.p95}`,
+      );
+      const [count] = await queryRows<{ n: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n FROM observability_events`,
+      );
+      assert.equal(s30.totals.calls, Number(count?.n));
+    });
+
+    test('the backfill of migration 0002 computes the same rollups as ingest did', async () => {
+      const snapshot = () =>
+        queryJson<unknown[]>(
+          db(),
+          sql`SELECT json_agg(x ORDER BY ${sql.raw(ROLLUP_KEY)}) AS j FROM observability_rollups x`,
+        );
+      const before = await snapshot();
+      const migration = readMigrations().find((m) => m.name === '0002_observability');
+      const backfill = migration?.statements.find((s) => s.includes('INSERT INTO observability_rollups'));
+      assert.ok(backfill);
+      await db().transaction(async (tx) => {
+        await tx.execute(sql`DELETE FROM observability_rollups`);
+        await tx.execute(sql.raw(backfill));
+      });
+      assert.deepEqual(await snapshot(), before);
+    });
+
+    test('summary over HTTP: totals, top lists, percentiles per tool, series; filters endpoint; validation', async () => {
+      const s = data(
+        await get(
+          `/v1/admin/observability/summary?from=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`,
+        ),
+      );
+      const totals = s.totals as Json;
+      const byResult = totals.by_result as Record<string, number>;
+      assert.equal(byResult.allowed! + byResult.denied! + byResult.error!, totals.calls);
+      const top = s.top as Record<string, Json[]>;
+      for (const key of ['tools', 'mcps', 'agents', 'actors', 'models', 'deny_codes', 'rules']) {
+        assert.ok(Array.isArray(top[key]) && top[key]!.length > 0, key);
+        assert.ok(top[key]!.length <= 10);
+      }
+      assert.ok(top.tools!.every((t) => typeof t.duration_p95_ms === 'number' && 'tokens_in' in t));
+      const series = s.series as Json[];
+      assert.equal((s.range as Json).bucket, 'day');
+      assert.equal(
+        series.reduce((n, p) => n + Number(p.calls), 0),
+        totals.calls,
+      );
+      const minute = data(
+        await get(
+          `/v1/admin/observability/summary?bucket=minute&from=${new Date(Date.now() - HOUR).toISOString()}`,
+        ),
+      );
+      assert.equal((minute.source as Json).calls, 'events');
+      assert.ok((minute.series as Json[]).length >= 60);
+      const bySession = data(await get('/v1/admin/observability/summary?session_id=sess-2'));
+      assert.equal((bySession.totals as Json).calls, 1);
+      const tooMany = await get(
+        `/v1/admin/observability/summary?bucket=minute&from=${new Date(Date.now() - 3 * 86_400_000).toISOString()}`,
+      );
+      assert.equal(tooMany.status, 400);
+      assert.match(String(tooMany.body.message), /bucket/);
+      assert.equal((await get('/v1/admin/observability/summary?top=51')).status, 400);
+      assert.equal((await get('/v1/admin/observability/summary?bucket=week')).status, 400);
+      const f = data(await get('/v1/admin/observability/filters'));
+      const values = f.values as Record<string, { values: Json[]; total: number }>;
+      assert.ok(values.mcp!.values.some((v) => v.value === 'shadow-mcp'));
+      assert.ok(values.actor!.values.some((v) => v.value === 'bob@example.test'));
+      assert.ok(values.group!.values.some((v) => v.value === 'data'));
+      assert.deepEqual(values.result!.values.map((v) => v.value).sort(), ['allowed', 'denied', 'error']);
+      const limited = data(await get('/v1/admin/observability/filters?limit=1')).values as Record<
+        string,
+        Json
+      >;
+      assert.equal((limited.mcp!.values as Json[]).length, 1);
+    });
+
+    test('event pages: cursor walk = full list, stable while events arrive, deleted row, tampered cursor', async () => {
+      const all: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      let arrived = false;
+      do {
+        const page = data(
+          await get(`/v1/admin/observability/events?limit=7${cursor ? `&cursor=${cursor}` : ''}`),
+        );
+        all.push(...(page.events as Json[]).map((e) => String(e.id)));
+        cursor = page.next_cursor as string | null;
+        pages++;
+        if (!arrived) {
+          // New events (newest of all) arrive after the first page: the walk neither repeats nor shifts.
+          await ingest(devices[0]!.identity, [ev({ event_time: new Date().toISOString() }), ev()]);
+          arrived = true;
+        }
+      } while (cursor);
+      assert.ok(pages > 2);
+      assert.equal(new Set(all).size, all.length, 'no repeats');
+      const [n] = await queryRows<{ n: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n FROM observability_events`,
+      );
+      assert.equal(all.length, Number(n?.n) - 2, 'every event that existed at the first page, once');
+      // Last page and empty result.
+      const empty = data(await get('/v1/admin/observability/events?tool=nope'));
+      assert.deepEqual([empty.events, empty.next_cursor], [[], null]);
+      // A cursor pointing at a row that was deleted still continues after it.
+      const p1 = data(await get('/v1/admin/observability/events?limit=3'));
+      const ids = (p1.events as Json[]).map((e) => String(e.id));
+      const p2 = data(await get(`/v1/admin/observability/events?limit=3&cursor=${p1.next_cursor}`));
+      await svc.runtime.database.db.execute(
+        sql`DELETE FROM observability_events WHERE id = ${ids[2]}::bigint`,
+      );
+      const again = data(await get(`/v1/admin/observability/events?limit=3&cursor=${p1.next_cursor}`));
+      assert.deepEqual(again.events, p2.events);
+      // Tampered: a flipped character, garbage, a cursor of another list, of other filters.
+      const c = String(p1.next_cursor);
+      const flipped = `${c.slice(0, 20)}${c[20] === 'A' ? 'B' : 'A'}${c.slice(21)}`;
+      const changes = data(await get('/admin/fleet/changes?limit=1')).next_cursor as string;
+      for (const bad of [flipped, 'Zm9v', changes]) {
+        const res = await get(`/v1/admin/observability/events?limit=3&cursor=${bad}`);
+        assert.equal(res.status, 400, bad);
+        assert.equal(res.body.error, 'validation_failed');
+        assert.match(String(res.body.message), /cursor/);
+      }
+      const otherFilters = await get(`/v1/admin/observability/events?limit=3&result=allowed&cursor=${c}`);
+      assert.equal(otherFilters.status, 400);
+    });
+  });
+}

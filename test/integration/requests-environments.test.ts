@@ -1,0 +1,749 @@
+// Request environments and the query proxy, on every database driver under test: the builtin provider (scope
+// enforcement, teardown, expiry), each defence layer on its own, a corpus of hostile statements, and the http
+// provider against a local environment service that errors, hangs and closes connections.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { handler as expireHandler } from '#functions/requests/expire.ts';
+import type { Principal } from '#shared/auth/principal.ts';
+import { queryRows } from '#shared/db/query.ts';
+import {
+  createBuiltinProvider,
+  environmentNames,
+  roleSessionFor,
+} from '#shared/domain/environments/builtin.ts';
+import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { createHttpProvider } from '#shared/domain/environments/http.ts';
+import { runQuery } from '#shared/domain/query-proxy.ts';
+import { approveRequest, findRequest } from '#shared/domain/requests.ts';
+import { provisionEnvironment } from '#shared/domain/requests-lifecycle.ts';
+import { HttpError } from '#shared/http/errors.ts';
+import { driversUnderTest } from '#test/support/databases.ts';
+import { startTestService, type TestService } from '#test/support/service.ts';
+
+type Json = Record<string, unknown>;
+interface RequestData {
+  id: string;
+  status: string;
+  environment_id: string | null;
+  environment_status: string | null;
+  tunnel: {
+    provider: string;
+    status: string;
+    last_error: string;
+    credentials: Array<{
+      username: string;
+      use_count: number;
+      last_used_at: string | null;
+      is_active: boolean;
+    }>;
+  } | null;
+  usage_events: Array<{ action_type: string; ip_address: string; metadata: Json }>;
+}
+interface QueryData {
+  columns: Array<{ name: string; type: string }>;
+  rows: unknown[][];
+  row_count: number;
+  truncated: boolean;
+  duration_ms: number;
+}
+
+const demoScope = {
+  datasources: [
+    {
+      datasets: [
+        {
+          namespace: 'eu_orders',
+          source: { kind: 'postgres', name: 'demo', table: 'orders' },
+          columns: ['id', 'customer_id', 'total', 'status', 'region', 'customers.country'],
+          filters: {
+            logic: 'and',
+            conditions: [
+              { condition: { column: 'region', op: 'eq', value: 'EU' } },
+              {
+                group: {
+                  logic: 'or',
+                  conditions: [
+                    { condition: { column: 'status', op: 'eq', value: 'paid' } },
+                    { condition: { column: 'status', op: 'in', value: ['shipped'] } },
+                  ],
+                },
+              },
+            ],
+          },
+          joins: [
+            {
+              namespace: 'customers',
+              on: 'orders.customer_id = customers.id',
+              source: { kind: 'postgres', name: 'demo', table: 'customers' },
+              type: 'inner',
+            },
+          ],
+        },
+        {
+          namespace: 'products',
+          source: { kind: 'postgres', name: 'demo', table: 'products' },
+          columns: ['id', 'name', 'category'],
+        },
+      ],
+    },
+  ],
+};
+
+/** Statements a requester might send to escape: each must be refused (4xx) or harmless. */
+export const HOSTILE_SQL: string[] = [
+  'DROP TABLE eu_orders',
+  'DELETE FROM eu_orders',
+  "UPDATE eu_orders SET status = 'x'",
+  'INSERT INTO eu_orders (id) VALUES (1)',
+  'TRUNCATE eu_orders',
+  'CREATE TABLE x (a int)',
+  'CREATE TABLE x AS SELECT * FROM eu_orders',
+  'SELECT * INTO x FROM eu_orders',
+  'ALTER TABLE eu_orders ADD COLUMN x int',
+  'GRANT SELECT ON eu_orders TO PUBLIC',
+  'COPY eu_orders TO STDOUT',
+  "COPY (SELECT 1) TO PROGRAM 'id'",
+  "COPY eu_orders FROM '/etc/passwd'",
+  'SET ROLE postgres',
+  'RESET ROLE',
+  'SET SESSION AUTHORIZATION postgres',
+  'SET statement_timeout = 0',
+  'SELECT 1; COMMIT; DROP TABLE eu_orders',
+  'SELECT 1; SELECT 2',
+  'COMMIT',
+  'BEGIN',
+  'ROLLBACK; DELETE FROM demo.orders',
+  'WITH d AS (DELETE FROM eu_orders RETURNING *) SELECT * FROM d',
+  'WITH u AS (UPDATE eu_orders SET total = 0 RETURNING *) SELECT count(*) FROM u',
+  'WITH i AS (INSERT INTO eu_orders (id) VALUES (1) RETURNING *) SELECT * FROM i',
+  'SELECT * FROM demo.orders',
+  'SELECT * FROM demo.customers',
+  'SELECT * FROM public.users',
+  'SELECT * FROM users',
+  'SELECT * FROM audit_logs',
+  'SELECT * FROM pg_catalog.pg_authid',
+  'SELECT * FROM pg_shadow',
+  'SELECT * FROM pg_roles',
+  'SELECT * FROM information_schema.tables',
+  'SELECT * FROM eu_orders o JOIN demo.customers c ON c.id = o.customer_id',
+  'SELECT (SELECT email FROM demo.customers LIMIT 1)',
+  'SELECT * FROM eu_orders WHERE EXISTS (SELECT 1 FROM public.users)',
+  "SELECT pg_read_file('/etc/passwd')",
+  "SELECT pg_read_binary_file('/etc/passwd')",
+  "SELECT pg_ls_dir('.')",
+  "SELECT lo_import('/etc/passwd')",
+  "SELECT * FROM dblink('host=example.com', 'SELECT 1') AS t(a int)",
+  'SELECT pg_sleep(60)',
+  "SELECT set_config('role', 'postgres', false)",
+  "SELECT set_config('statement_timeout', '0', false)",
+  "SELECT current_setting('data_directory')",
+  'SELECT pg_terminate_backend(1)',
+  'SELECT pg_cancel_backend(1)',
+  'SELECT pg_advisory_lock(1)',
+  "SELECT 'pg_authid'::regclass",
+  'SELECT * FROM eu_orders FOR UPDATE',
+  'SELECT * FROM eu_orders FOR SHARE',
+  'SELECT * FROM generate_series(1, 100000000)',
+  "SELECT query_to_xml('SELECT * FROM demo.customers', true, true, '')",
+  "SELECT xmlparse(document '<a/>')",
+  'EXPLAIN ANALYZE SELECT * FROM eu_orders',
+  'VACUUM eu_orders',
+  'LISTEN x',
+  "NOTIFY x, 'y'",
+  'PREPARE p AS SELECT 1',
+  'EXECUTE p',
+  'DO $$ BEGIN PERFORM 1; END $$',
+  'CALL some_proc()',
+  'LOCK TABLE eu_orders',
+  'SELECT * FROM eu_orders WHERE id = 1 UNION SELECT id, customer_id, total, status, region, email FROM demo.customers',
+  'SELECT txid_current()',
+  'SELECT * FROM "demo"."orders"',
+  'SELECT * FROM eu_orders TABLESAMPLE SYSTEM (50)',
+  'SELECT $1',
+  'SELECT version(); DROP SCHEMA demo CASCADE',
+  '',
+  '   ;  ',
+  'SELEC * FROM eu_orders',
+];
+
+for (const driver of driversUnderTest()) {
+  describe(`request environments on ${driver}`, () => {
+    let svc: TestService;
+    let admin: string;
+    let ana: string;
+    let anaId: string;
+    let bob: string;
+    const anaPrincipal = (): Principal => ({
+      subject: anaId,
+      email: 'ana@example.test',
+      name: 'ana',
+      roles: ['user'],
+      tokenUse: 'session',
+    });
+    const adminPrincipal: Principal = {
+      subject: 'another-admin',
+      email: 'other-admin@example.test',
+      name: 'x',
+      roles: ['admin'],
+      tokenUse: 'session',
+    };
+
+    const makeUser = async (email: string) => {
+      const password = 'a long enough password';
+      await svc.call('POST', '/v1/admin/users', {
+        token: admin,
+        body: { email, name: email.split('@')[0], password, roles: ['user'] },
+      });
+      const login = await svc.call('POST', '/v1/auth/login', { body: { email, password } });
+      const data = login.body.data as { access_token: string; user: { id: string } };
+      return { token: data.access_token, id: data.user.id };
+    };
+    const createAs = async (token: string, scope: Json = demoScope) => {
+      const res = await svc.call('POST', '/v1/requests', { token, body: { title: 'demo access', scope } });
+      assert.equal(res.status, 201, res.text);
+      return res.body.data as RequestData;
+    };
+    const activeRequest = async () => {
+      const r = await createAs(ana);
+      const res = await svc.call('POST', `/v1/admin/requests/${r.id}/approve`, { token: admin, body: {} });
+      assert.equal(res.status, 200, res.text);
+      const data = res.body.data as RequestData;
+      assert.equal(data.status, 'active', JSON.stringify(data.tunnel));
+      return data;
+    };
+    const query = (id: string, text: string, token = ana) =>
+      svc.call('POST', `/v1/requests/${id}/query`, { token, body: { sql: text } });
+    const db = () => svc.runtime.database.db;
+    const exists = async (schema: string, role: string) => {
+      const [row] = await queryRows<{ s: number; r: number }>(
+        db(),
+        sql`SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = ${schema})::int AS s,
+                   (SELECT count(*) FROM pg_roles WHERE rolname = ${role})::int AS r`,
+      );
+      return { schema: row?.s === 1, role: row?.r === 1 };
+    };
+
+    before(async () => {
+      svc = await startTestService(driver);
+      admin = await svc.adminToken();
+      await seedDemoDatasource(db());
+      assert.deepEqual(await seedDemoDatasource(db()), { seeded: false }, 'seeding twice adds nothing');
+      ({ token: ana, id: anaId } = await makeUser('ana@example.test'));
+      ({ token: bob } = await makeUser('bob@example.test'));
+    });
+    after(async () => {
+      // Roles are cluster-wide on PostgreSQL: tear down what the tests left active before the database is dropped.
+      const provider = createBuiltinProvider(svc.runtime.database);
+      const left = await queryRows<{ id: string }>(
+        db(),
+        sql`SELECT id::text AS id FROM requests WHERE environment_status = 'ready' AND tunnel ->> 'provider' = 'builtin'`,
+      );
+      for (const { id } of left) {
+        const row = await findRequest(db(), id);
+        if (row) await provider.teardown(row);
+      }
+      await svc?.dispose();
+    });
+
+    test('the demo datasource is in the catalog', async () => {
+      const res = await svc.call('GET', '/v1/catalog?datasource_name=demo', { token: ana });
+      const entries = (res.body.data as { entries: Array<{ target_name: string; target_location: string }> })
+        .entries;
+      assert.deepEqual(
+        entries.map((e) => e.target_name),
+        ['customers', 'orders', 'products'],
+      );
+    });
+
+    test('lifecycle: create → approve → active with a builtin environment → query → usage recorded → revoke tears down', async () => {
+      const r = await activeRequest();
+      const { schema, role } = environmentNames(r.id);
+      assert.equal(r.environment_id, schema);
+      assert.equal(r.environment_status, 'ready');
+      assert.equal(r.tunnel?.provider, 'builtin');
+      assert.equal(r.tunnel?.credentials[0]?.username, role);
+      assert.equal(r.tunnel?.credentials[0]?.use_count, 0);
+      assert.deepEqual(await exists(schema, role), { schema: true, role: true });
+
+      const res = await query(
+        r.id,
+        'SELECT count(*) AS n, min(region) AS lo, max(region) AS hi FROM eu_orders',
+      );
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(Object.keys(res.body), ['data']);
+      const data = res.body.data as QueryData;
+      const [expected] = await queryRows<{ n: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n FROM demo.orders WHERE region = 'EU' AND status IN ('paid', 'shipped')`,
+      );
+      assert.equal(Number(data.rows[0]?.[0]), expected?.n);
+      assert.ok((expected?.n ?? 0) > 10);
+      assert.deepEqual(data.rows[0]?.slice(1), ['EU', 'EU']);
+      assert.deepEqual(
+        data.columns.map((c) => c.name),
+        ['n', 'lo', 'hi'],
+      );
+      assert.equal(data.row_count, 1);
+      assert.equal(data.truncated, false);
+      assert.equal(typeof data.duration_ms, 'number');
+
+      const after1 = await svc.call('GET', `/v1/requests/${r.id}`, { token: ana });
+      const view = after1.body.data as RequestData;
+      assert.equal(view.tunnel?.credentials[0]?.use_count, 1);
+      assert.ok(view.tunnel?.credentials[0]?.last_used_at);
+      const usage = view.usage_events[0];
+      assert.equal(usage?.action_type, 'query');
+      assert.equal(usage?.metadata.actor_email, 'ana@example.test');
+      assert.match(String(usage?.metadata.sql_sha256), /^[0-9a-f]{64}$/);
+      assert.equal(usage?.metadata.row_count, 1);
+
+      const logs = await svc.call('GET', `/v1/admin/audit-logs?resource_id=${r.id}&sort=created_at`, {
+        token: admin,
+      });
+      const actions = (logs.body.data as { logs: Array<{ action_type: string; source: string }> }).logs.map(
+        (l) => `${l.source}:${l.action_type}`,
+      );
+      assert.deepEqual(actions, [
+        'api:request.created',
+        'api:request.approved',
+        'env-svc:environment.provisioned',
+        'env-svc:request.activated',
+      ]);
+
+      const revoked = await svc.call('POST', `/v1/requests/${r.id}/revoke`, {
+        token: ana,
+        body: { reason: 'done' },
+      });
+      assert.equal(revoked.status, 200, revoked.text);
+      const rv = revoked.body.data as RequestData;
+      assert.equal(rv.status, 'revoked');
+      assert.equal(rv.environment_status, 'torn_down');
+      assert.equal(rv.tunnel?.credentials[0]?.is_active, false);
+      assert.deepEqual(await exists(schema, role), { schema: false, role: false });
+      const late = await query(r.id, 'SELECT 1');
+      assert.equal(late.status, 409);
+      assert.equal(late.body.error, 'request_not_active');
+      const verify = await svc.call('GET', '/v1/admin/audit-logs/verify', { token: admin });
+      assert.equal((verify.body.data as { intact: boolean }).intact, true);
+    });
+
+    test('scope enforcement: columns, rows and tables outside the scope are not readable', async () => {
+      const r = await activeRequest();
+      const price = await query(r.id, 'SELECT price FROM products');
+      assert.equal(price.status, 400);
+      assert.equal(price.body.error, 'query_failed');
+      const email = await query(r.id, 'SELECT customers_email FROM eu_orders');
+      assert.equal(email.status, 400);
+      const joined = await query(r.id, 'SELECT customers_country FROM eu_orders LIMIT 1');
+      assert.equal(joined.status, 200, 'declared join columns are readable');
+
+      const rows = await query(
+        r.id,
+        "SELECT count(*) FROM eu_orders WHERE region <> 'EU' OR status NOT IN ('paid', 'shipped')",
+      );
+      assert.equal(rows.status, 200);
+      assert.equal(Number((rows.body.data as QueryData).rows[0]?.[0]), 0);
+
+      for (const text of [
+        'SELECT * FROM demo.customers',
+        'SELECT * FROM customers',
+        'SELECT * FROM demo.orders',
+      ]) {
+        const res = await query(r.id, text);
+        assert.equal(res.status, 400, text);
+        assert.equal(res.body.error, 'sql_refused', text);
+      }
+      const cols = await query(r.id, 'SELECT * FROM products LIMIT 1');
+      assert.deepEqual(
+        (cols.body.data as QueryData).columns.map((c) => c.name),
+        ['id', 'name', 'category'],
+      );
+      // Another request's views are outside this one, by name and by schema.
+      const other = await activeRequest();
+      const cross = await query(r.id, `SELECT * FROM ${environmentNames(other.id).schema}.products`);
+      assert.equal(cross.status, 400);
+      assert.equal(cross.body.error, 'sql_refused');
+    });
+
+    test('who may query: the requester only; pending is 409; another user 404; an admin who is not the requester 403', async () => {
+      const pending = await createAs(ana);
+      const p = await query(pending.id, 'SELECT 1');
+      assert.equal(p.status, 409);
+      const r = await activeRequest();
+      assert.equal((await query(r.id, 'SELECT 1', bob)).status, 404);
+      assert.equal((await query(r.id, 'SELECT 1', admin)).status, 403);
+      assert.equal(
+        (await svc.call('POST', `/v1/requests/${r.id}/query`, { body: { sql: 'SELECT 1' } })).status,
+        401,
+      );
+      const missing = await svc.call('POST', `/v1/requests/${r.id}/query`, { token: ana, body: {} });
+      assert.equal(missing.status, 400);
+    });
+
+    test(`hostile corpus: ${HOSTILE_SQL.length} statements, each refused with 4xx and nothing changed`, async () => {
+      assert.ok(HOSTILE_SQL.length >= 50);
+      const r = await activeRequest();
+      const count = async () =>
+        (
+          await queryRows<{ n: number }>(
+            db(),
+            sql`SELECT (SELECT count(*) FROM demo.orders)::int + (SELECT count(*) FROM demo.customers)::int AS n`,
+          )
+        )[0]?.n;
+      const before = await count();
+      for (const text of HOSTILE_SQL) {
+        const res = await query(r.id, text);
+        assert.ok(res.status >= 400 && res.status < 500, `${text} → ${res.status} ${res.text}`);
+      }
+      assert.equal(await count(), before);
+      const still = await query(r.id, 'SELECT count(*) FROM eu_orders');
+      assert.equal(still.status, 200);
+      const [tables] = await queryRows<{ n: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'x'`,
+      );
+      assert.equal(tables?.n, 0);
+      const view = await svc.call('GET', `/v1/requests/${r.id}`, { token: ana });
+      const refused = (view.body.data as RequestData).usage_events.filter((u) => u.action_type !== 'query');
+      assert.ok(refused.length >= 50, 'refused and failed statements are recorded as usage events');
+    });
+
+    test('defence layers, each on its own (the SQL guard bypassed)', async (t) => {
+      const r = await activeRequest();
+      const { schema, role } = environmentNames(r.id);
+      const session = roleSessionFor(svc.runtime.database);
+      const code = async (p: Promise<unknown>) => {
+        try {
+          await p;
+          return 'ok';
+        } catch (err) {
+          for (let e: unknown = err, d = 0; e && d < 6; d++) {
+            const c = (e as { code?: unknown }).code;
+            if (typeof c === 'string') return c;
+            e = (e as { cause?: unknown }).cause;
+          }
+          return (err as Error).message;
+        }
+      };
+      // Least-privilege role: the base tables and the service's own tables are out of reach.
+      assert.equal(await code(session(role, schema, 'SELECT * FROM demo.customers', 5000)), '42501');
+      assert.equal(await code(session(role, schema, 'SELECT * FROM public.users', 5000)), '42501');
+      assert.equal(await code(session(role, schema, 'SELECT * FROM eu_orders', 5000)), 'ok');
+      // Read-only transaction: even a privileged role cannot write inside it.
+      const [me] = await queryRows<{ u: string }>(db(), sql`SELECT current_user::text AS u`);
+      assert.equal(
+        await code(session(me?.u as string, 'public', 'CREATE TABLE public.layer_test (a int)', 5000)),
+        '25006',
+      );
+      assert.equal(
+        await code(session(me?.u as string, 'public', "UPDATE demo.orders SET status = 'x'", 5000)),
+        '25006',
+      );
+      // Extended protocol: one statement per message, so COMMIT cannot end the read-only transaction.
+      const multi = await code(session(role, schema, 'SELECT 1; COMMIT; CREATE TABLE escaped (a int)', 5000));
+      assert.notEqual(multi, 'ok');
+      const [escaped] = await queryRows<{ n: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'escaped'`,
+      );
+      assert.equal(escaped?.n, 0);
+      // Statement timeout (PGlite runs single-threaded without timers: the guard refuses pg_sleep there).
+      if (driver === 'pglite') {
+        t.diagnostic('statement_timeout is not enforced by PGlite; covered on PostgreSQL');
+      } else {
+        assert.equal(await code(session(role, schema, 'SELECT pg_sleep(2)', 200)), '57014');
+      }
+    });
+
+    test('row cap: results are capped in rows and bytes and flagged truncated', async () => {
+      const r = await activeRequest();
+      const row = await findRequest(db(), r.id);
+      assert.ok(row);
+      const provider = createBuiltinProvider(svc.runtime.database);
+      const capped = await runQuery(
+        db(),
+        provider,
+        { statementTimeoutMs: 5000, maxRows: 5, maxBytes: 1024 * 1024 },
+        r.id,
+        'SELECT * FROM eu_orders ORDER BY id',
+        anaPrincipal(),
+        '127.0.0.1',
+      );
+      assert.equal(capped.row_count, 5);
+      assert.equal(capped.rows.length, 5);
+      assert.equal(capped.truncated, true);
+      const bytes = await runQuery(
+        db(),
+        provider,
+        { statementTimeoutMs: 5000, maxRows: 1000, maxBytes: 100 },
+        r.id,
+        'SELECT * FROM eu_orders',
+        anaPrincipal(),
+        '127.0.0.1',
+      );
+      assert.ok(bytes.row_count >= 1 && bytes.row_count < 4 && bytes.truncated, JSON.stringify(bytes.rows));
+      const exact = await runQuery(
+        db(),
+        provider,
+        { statementTimeoutMs: 5000, maxRows: 3, maxBytes: 1024 * 1024 },
+        r.id,
+        'SELECT id FROM products ORDER BY id LIMIT 3',
+        anaPrincipal(),
+        '127.0.0.1',
+      );
+      assert.equal(exact.truncated, false);
+      assert.deepEqual(exact.rows, [[1], [2], [3]]);
+    });
+
+    test('a failed provisioning is visible and an admin retries it', async () => {
+      const scope = {
+        datasources: [
+          {
+            datasets: [
+              {
+                namespace: 'later',
+                source: { kind: 'postgres', name: 'demo', table: 'later' },
+                columns: ['id'],
+              },
+            ],
+          },
+        ],
+      };
+      const r = await createAs(ana, scope);
+      const retryEarly = await svc.call('POST', `/v1/admin/requests/${r.id}/provision`, { token: admin });
+      assert.equal(retryEarly.status, 409);
+      const res = await svc.call('POST', `/v1/admin/requests/${r.id}/approve`, { token: admin });
+      const failed = res.body.data as RequestData;
+      assert.equal(failed.status, 'approved');
+      assert.equal(failed.environment_status, 'failed');
+      assert.match(String(failed.tunnel?.last_error), /no catalog entry for demo\.later/);
+      assert.equal((await query(r.id, 'SELECT 1')).status, 409);
+
+      const entry = await svc.call('POST', '/v1/admin/catalog', {
+        token: admin,
+        body: {
+          datasource_id: 'demo',
+          datasource_name: 'demo',
+          target_name: 'later',
+          target_location: 'demo.products',
+        },
+      });
+      assert.equal(entry.status, 201);
+      assert.equal(
+        (await svc.call('POST', `/v1/admin/requests/${r.id}/provision`, { token: ana })).status,
+        403,
+      );
+      const retried = await svc.call('POST', `/v1/admin/requests/${r.id}/provision`, { token: admin });
+      assert.equal(retried.status, 200, retried.text);
+      assert.equal((retried.body.data as RequestData).status, 'active');
+      assert.equal((await query(r.id, 'SELECT count(*) FROM later')).status, 200);
+      const logs = await svc.call(
+        'GET',
+        `/v1/admin/audit-logs?resource_id=${r.id}&action_type=environment.provision_failed`,
+        {
+          token: admin,
+        },
+      );
+      const failures = (logs.body.data as { logs: Array<{ source: string; level: string }> }).logs;
+      assert.equal(failures.length, 1);
+      assert.equal(failures[0]?.source, 'env-svc');
+      assert.equal(failures[0]?.level, 'error');
+    });
+
+    test('a catalog entry pointing into the service’s own schema is refused at provisioning', async () => {
+      await svc.call('POST', '/v1/admin/catalog', {
+        token: admin,
+        body: {
+          datasource_id: 'evil',
+          datasource_name: 'evil',
+          target_name: 'users',
+          target_location: 'public.users',
+        },
+      });
+      const r = await createAs(ana, {
+        datasources: [
+          {
+            datasets: [
+              {
+                namespace: 'u',
+                source: { kind: 'postgres', name: 'evil', table: 'users' },
+                columns: ['email'],
+              },
+            ],
+          },
+        ],
+      });
+      const res = await svc.call('POST', `/v1/admin/requests/${r.id}/approve`, { token: admin });
+      const data = res.body.data as RequestData;
+      assert.equal(data.environment_status, 'failed');
+      assert.match(String(data.tunnel?.last_error), /may not read/);
+    });
+
+    test('expiry: past valid_until the scheduled function expires the request and tears its environment down', async () => {
+      const r = await activeRequest();
+      const { schema, role } = environmentNames(r.id);
+      const pending = await createAs(ana);
+      await db().execute(
+        sql`UPDATE requests SET valid_until = now() - interval '1 minute' WHERE id IN (${r.id}::uuid, ${pending.id}::uuid)`,
+      );
+      const result = (await expireHandler()) as { expired: string[]; torn_down: string[] };
+      assert.ok(result.expired.includes(r.id));
+      assert.ok(result.torn_down.includes(r.id));
+      assert.ok(
+        !result.expired.includes(pending.id),
+        'pending requests are not expired (they were never granted)',
+      );
+      const view = await svc.call('GET', `/v1/requests/${r.id}`, { token: ana });
+      const data = view.body.data as RequestData;
+      assert.equal(data.status, 'expired');
+      assert.equal(data.environment_status, 'torn_down');
+      assert.deepEqual(await exists(schema, role), { schema: false, role: false });
+      assert.equal((await query(r.id, 'SELECT 1')).status, 409);
+      const revoke = await svc.call('POST', `/v1/requests/${r.id}/revoke`, { token: ana });
+      assert.equal(revoke.status, 400);
+      const again = (await expireHandler()) as { expired: string[] };
+      assert.ok(!again.expired.includes(r.id));
+      const logs = await svc.call(
+        'GET',
+        `/v1/admin/audit-logs?resource_id=${r.id}&action_type=request.expired`,
+        {
+          token: admin,
+        },
+      );
+      assert.equal((logs.body.data as { total: number }).total, 1);
+    });
+
+    describe('http provider against a local environment service', () => {
+      let server: Server;
+      let url: string;
+      let mode: 'ok' | 'error' | 'hang' | 'close' | 'garbage' = 'ok';
+      const seen: Array<{ method: string; url: string; auth: string }> = [];
+      before(async () => {
+        server = createServer((req, res) => {
+          seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization ?? '' });
+          req.resume();
+          req.on('end', () => {
+            if (mode === 'hang') return;
+            if (mode === 'close') {
+              req.socket.destroy();
+              return;
+            }
+            if (mode === 'error') {
+              res
+                .writeHead(500, { 'content-type': 'application/json' })
+                .end('{"error":"internal stack trace"}');
+              return;
+            }
+            if (mode === 'garbage') {
+              res.writeHead(200).end('<html>');
+              return;
+            }
+            if (req.method === 'POST' && req.url === '/environments') {
+              res.writeHead(201, { 'content-type': 'application/json' }).end(
+                JSON.stringify({
+                  environment_id: 'ext-env-1',
+                  tunnel: {
+                    api_url: 'https://env.example/ext-env-1',
+                    credentials: [{ id: 'c1', type: 'password', username: 'u1', secret_preview: 'ab…' }],
+                  },
+                }),
+              );
+            } else if (req.method === 'POST' && req.url === '/environments/ext-env-1/query') {
+              res.writeHead(200, { 'content-type': 'application/json' }).end(
+                JSON.stringify({
+                  columns: [{ name: 'n', type: 'int8' }],
+                  rows: [[1], [2]],
+                  row_count: 2,
+                  truncated: false,
+                  duration_ms: 3,
+                }),
+              );
+            } else {
+              res.writeHead(204).end();
+            }
+          });
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      });
+      after(async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+      const provider = () => createHttpProvider({ url, token: 'envsvc-token', timeoutMs: 300 });
+      const approved = async () => {
+        const r = await createAs(ana);
+        return approveRequest(db(), r.id, undefined, adminPrincipal, '127.0.0.1');
+      };
+      const statusOf = async (p: Promise<unknown>) => {
+        try {
+          await p;
+          return 0;
+        } catch (err) {
+          assert.ok(err instanceof HttpError, String(err));
+          return err.status;
+        }
+      };
+
+      test('errors are 502, hangs and closed connections 503; the request stays approved with the failure visible', async () => {
+        for (const [m, expected] of [
+          ['error', 502],
+          ['garbage', 502],
+          ['hang', 503],
+          ['close', 503],
+        ] as const) {
+          mode = m;
+          const row = await approved();
+          const started = Date.now();
+          assert.equal(await statusOf(provisionEnvironment(db(), provider(), row)), expected, m);
+          assert.ok(Date.now() - started < 3000, 'the timeout bounds the wait');
+          const after = await findRequest(db(), row.id);
+          assert.equal(after?.status, 'approved', m);
+          assert.equal(after?.environmentStatus, 'failed');
+          const tunnel = after?.tunnel as { last_error: string };
+          assert.ok(tunnel.last_error.length > 0);
+          assert.ok(!tunnel.last_error.includes('stack trace'), 'the service’s error body is not passed on');
+        }
+        const down = createHttpProvider({ url: 'http://127.0.0.1:1', token: 't', timeoutMs: 300 });
+        assert.equal(await statusOf(provisionEnvironment(db(), down, await approved())), 503);
+      });
+
+      test('provision and query through the service; query failures are 502/503 and leave the request active', async () => {
+        mode = 'ok';
+        const row = await approved();
+        const active = await provisionEnvironment(db(), provider(), row);
+        assert.equal(active.status, 'active');
+        assert.equal(active.environmentId, 'ext-env-1');
+        assert.equal(seen.at(-1)?.auth, 'Bearer envsvc-token');
+        const limits = { statementTimeoutMs: 1000, maxRows: 100, maxBytes: 1 << 20 };
+        const result = await runQuery(
+          db(),
+          provider(),
+          limits,
+          row.id,
+          'SELECT count(*) FROM eu_orders',
+          anaPrincipal(),
+          '::1',
+        );
+        assert.deepEqual(result.rows, [[1], [2]]);
+        assert.equal(seen.at(-1)?.url, '/environments/ext-env-1/query');
+        for (const [m, expected] of [
+          ['error', 502],
+          ['hang', 503],
+          ['close', 503],
+        ] as const) {
+          mode = m;
+          assert.equal(
+            await statusOf(runQuery(db(), provider(), limits, row.id, 'SELECT 1', anaPrincipal(), '::1')),
+            expected,
+          );
+          assert.equal((await findRequest(db(), row.id))?.status, 'active');
+        }
+        mode = 'ok';
+      });
+    });
+  });
+}

@@ -1,0 +1,331 @@
+import assert from 'node:assert/strict';
+import { before, beforeEach, describe, test } from 'node:test';
+import { canonicalize } from '#shared/device/canonical-json.ts';
+import {
+  certificateCacheStats,
+  clearCertificateCache,
+  DeviceAuthError,
+  type DeviceAuthErrorCode,
+} from '#shared/device/certificate.ts';
+import { InvalidTimestampError } from '#shared/device/freshness.ts';
+import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
+import {
+  type DeviceIdentity,
+  makeDeviceIdentity,
+  makeForeignSignedIdentity,
+  signBytes,
+  signPayload,
+} from '#test/support/device-keys.ts';
+
+const FIVE_MINUTES = 5 * 60 * 1000;
+const DAY = 24 * 60 * 60 * 1000;
+
+function refused(fn: () => unknown, code: DeviceAuthErrorCode, status = 401): void {
+  assert.throws(fn, (err: unknown) => {
+    assert.ok(err instanceof DeviceAuthError, `expected DeviceAuthError, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.status, status);
+    return true;
+  });
+}
+
+/**
+ * The canonical text of a body, written out by hand as an agent's own JCS would produce it: the test does not
+ * rely on canonicalize() to know what a device signs.
+ */
+function registerBody(id: DeviceIdentity, clientTimestamp: string) {
+  const body = {
+    serialNumber: 'C02XYZ',
+    brand: 'Apple',
+    model: 'MacBook Pro',
+    certificate: id.certificatePem,
+    ownerEmail: 'ana@example.com',
+    clientTimestamp,
+  };
+  const canonical =
+    `{"brand":"Apple","certificate":${JSON.stringify(id.certificatePem)},"clientTimestamp":"${clientTimestamp}",` +
+    '"model":"MacBook Pro","ownerEmail":"ana@example.com","serialNumber":"C02XYZ"}';
+  return { body, canonical: Buffer.from(canonical, 'utf8') };
+}
+
+beforeEach(() => clearCertificateCache());
+
+for (const keyType of ['p256', 'ed25519'] as const) {
+  describe(`signed requests with a ${keyType} device`, () => {
+    let id: DeviceIdentity;
+    let other: DeviceIdentity;
+    const now = new Date('2026-06-01T12:00:00Z');
+    const ts = '2026-06-01T11:59:30Z';
+
+    before(async () => {
+      const notBefore = new Date(now.getTime() - DAY);
+      const notAfter = new Date(now.getTime() + 365 * DAY);
+      [id, other] = await Promise.all([
+        makeDeviceIdentity({ keyType, notBefore, notAfter }),
+        makeDeviceIdentity({ keyType, notBefore, notAfter }),
+      ]);
+    });
+
+    test('register: the signature travels in the body and is left out of the signed bytes', () => {
+      const { body, canonical } = registerBody(id, ts);
+      assert.equal(canonicalize(body), canonical.toString()); // the hand-written canonical text is right
+      const signature = signPayload(id.privateKey, keyType, canonical);
+      // As received: JSON text in another key order, with whitespace, parsed.
+      const wire = JSON.parse(JSON.stringify({ signature, ...body }, null, 2));
+      const out = verifySignedDeviceRequest({
+        body: wire,
+        signature,
+        signatureInBody: true,
+        now,
+        maxSkewMs: FIVE_MINUTES,
+      });
+      assert.deepEqual(out.canonical, canonical);
+      assert.equal(out.certificate.fingerprint, id.fingerprint);
+      assert.equal(out.certificate.keyType, keyType);
+      assert.equal(out.clientTimestamp.toISOString(), '2026-06-01T11:59:30.000Z');
+      assert.ok(out.signatureBytes.length > 0);
+      assert.equal('signature' in wire, true, 'the caller’s body is not modified');
+    });
+
+    test('inventory/events: the signature travels in a header and the whole body is signed', () => {
+      const body = {
+        certificate: id.certificatePem,
+        clientTimestamp: ts,
+        agents: [{ agentType: 'claude-code', displayName: 'Claude Code', mcps: [] }],
+      };
+      const signature = signPayload(id.privateKey, keyType, Buffer.from(canonicalize(body)), 'url');
+      const out = verifySignedDeviceRequest({
+        body,
+        signature,
+        signatureInBody: false,
+        now,
+        maxSkewMs: FIVE_MINUTES,
+      });
+      assert.equal(out.canonical.toString(), canonicalize(body));
+    });
+
+    test('signatureInBody=false keeps a body member named signature in the signed bytes', () => {
+      const body = { certificate: id.certificatePem, clientTimestamp: ts, signature: 'x' };
+      const withoutIt = Buffer.from(canonicalize({ certificate: id.certificatePem, clientTimestamp: ts }));
+      const signature = signPayload(id.privateKey, keyType, withoutIt);
+      refused(
+        () =>
+          verifySignedDeviceRequest({
+            body,
+            signature,
+            signatureInBody: false,
+            now,
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        'invalid_signature',
+      );
+      verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES });
+    });
+
+    test('a body changed after signing is invalid_signature', () => {
+      const { body, canonical } = registerBody(id, ts);
+      const signature = signPayload(id.privateKey, keyType, canonical);
+      for (const tampered of [
+        { ...body, serialNumber: 'C02XYY' },
+        { ...body, ownerEmail: 'mallory@example.com' },
+        { ...body, extra: true },
+        { ...body, model: undefined },
+      ]) {
+        refused(
+          () =>
+            verifySignedDeviceRequest({
+              body: { ...tampered, signature },
+              signature,
+              signatureInBody: true,
+              now,
+              maxSkewMs: FIVE_MINUTES,
+            }),
+          'invalid_signature',
+        );
+      }
+    });
+
+    test('a signature by a key other than the certificate’s is invalid_signature', () => {
+      const { body, canonical } = registerBody(id, ts);
+      const signature = signPayload(other.privateKey, keyType, canonical);
+      refused(
+        () =>
+          verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES }),
+        'invalid_signature',
+      );
+    });
+
+    test('a stale or future clientTimestamp with a valid signature is stale_timestamp', () => {
+      for (const old of ['2026-06-01T11:54:59Z', '2026-06-01T12:05:01Z']) {
+        const { body, canonical } = registerBody(id, old);
+        const signature = signPayload(id.privateKey, keyType, canonical);
+        refused(
+          () =>
+            verifySignedDeviceRequest({
+              body,
+              signature,
+              signatureInBody: true,
+              now,
+              maxSkewMs: FIVE_MINUTES,
+            }),
+          'stale_timestamp',
+        );
+      }
+    });
+
+    test('a stale request that is also tampered is invalid_signature (signature first)', () => {
+      const { body, canonical } = registerBody(id, '2026-06-01T10:00:00Z');
+      const signature = signPayload(id.privateKey, keyType, canonical);
+      refused(
+        () =>
+          verifySignedDeviceRequest({
+            body: { ...body, brand: 'Dell' },
+            signature,
+            signatureInBody: true,
+            now,
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        'invalid_signature',
+      );
+    });
+
+    test('signatureBytes: the decoded signature, the same for every base64 spelling', () => {
+      const { body, canonical } = registerBody(id, ts);
+      const raw = signBytes(id.privateKey, keyType, canonical);
+      const seen = new Set<string>();
+      for (const encoding of ['std', 'unpadded', 'url', 'url-padded'] as const) {
+        const signature = signPayload(id.privateKey, keyType, canonical, encoding);
+        // ECDSA is randomized: re-encode one fixed signature instead of signing anew.
+        const fixed =
+          encoding === 'std'
+            ? raw.toString('base64')
+            : encoding === 'unpadded'
+              ? raw.toString('base64').replace(/=+$/, '')
+              : encoding === 'url'
+                ? raw.toString('base64url')
+                : raw.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+        assert.ok(signature.length > 0);
+        const out = verifySignedDeviceRequest({
+          body,
+          signature: fixed,
+          signatureInBody: true,
+          now,
+          maxSkewMs: FIVE_MINUTES,
+        });
+        seen.add(out.signatureBytes.toString('hex'));
+        if (keyType === 'ed25519') assert.deepEqual(out.signatureBytes, raw);
+      }
+      assert.equal(seen.size, 1);
+    });
+
+    test('the certificate is parsed once for repeated requests', () => {
+      const { body, canonical } = registerBody(id, ts);
+      for (let i = 0; i < 3; i++) {
+        const signature = signPayload(id.privateKey, keyType, canonical);
+        verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES });
+      }
+      assert.equal(certificateCacheStats().parses, 1);
+    });
+  });
+}
+
+describe('refusals that do not depend on the key type', () => {
+  const now = new Date();
+  const ts = () => new Date().toISOString();
+
+  test('missing or bad clientTimestamp: InvalidTimestampError (a 400 validation problem)', async () => {
+    const id = await makeDeviceIdentity({ keyType: 'ed25519' });
+    for (const clientTimestamp of [undefined, '', 'yesterday', '2026-06-01T12:00:00', 1767323045]) {
+      const body = { certificate: id.certificatePem, clientTimestamp };
+      const signature = signPayload(id.privateKey, 'ed25519', Buffer.from(canonicalize(body)));
+      assert.throws(
+        () =>
+          verifySignedDeviceRequest({
+            body,
+            signature,
+            signatureInBody: false,
+            now,
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        InvalidTimestampError,
+      );
+    }
+  });
+
+  test('missing, expired, foreign-signed certificate: invalid_certificate; RSA: 400 unsupported_key', async () => {
+    const expired = await makeDeviceIdentity({
+      keyType: 'p256',
+      notBefore: new Date(Date.now() - 10 * DAY),
+      notAfter: new Date(Date.now() - DAY),
+    });
+    const foreign = await makeForeignSignedIdentity({ keyType: 'p256' });
+    const rsa = await makeDeviceIdentity({ keyType: 'rsa' });
+    const cases: [DeviceIdentity | undefined, DeviceAuthErrorCode, number][] = [
+      [undefined, 'invalid_certificate', 401],
+      [expired, 'invalid_certificate', 401],
+      [foreign, 'invalid_certificate', 401],
+      [rsa, 'unsupported_key', 400],
+    ];
+    for (const [id, code, status] of cases) {
+      const body = { certificate: id?.certificatePem, clientTimestamp: ts() };
+      const signature = id ? signPayload(id.privateKey, id.keyType, Buffer.from(canonicalize(body))) : 'AAAA';
+      refused(
+        () =>
+          verifySignedDeviceRequest({
+            body,
+            signature,
+            signatureInBody: false,
+            now,
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        code,
+        status,
+      );
+    }
+  });
+
+  test('a body that is not an object, bad base64, or no canonical form: invalid_signature', async () => {
+    const id = await makeDeviceIdentity({ keyType: 'p256' });
+    for (const body of [null, [], 'text', 42]) {
+      refused(
+        () =>
+          verifySignedDeviceRequest({
+            body,
+            signature: 'AAAA',
+            signatureInBody: false,
+            now,
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        'invalid_signature',
+      );
+    }
+    const body = { certificate: id.certificatePem, clientTimestamp: ts() };
+    const good = signPayload(id.privateKey, 'p256', Buffer.from(canonicalize(body)));
+    refused(
+      () =>
+        verifySignedDeviceRequest({
+          body,
+          signature: `${good}!`,
+          signatureInBody: false,
+          now,
+          maxSkewMs: FIVE_MINUTES,
+        }),
+      'invalid_signature',
+    );
+    // A lone surrogate (valid JSON text: "\udead") has no canonical form.
+    const lone = JSON.parse(
+      `{"certificate":${JSON.stringify(id.certificatePem)},"clientTimestamp":"${ts()}","name":"\\udead"}`,
+    );
+    refused(
+      () =>
+        verifySignedDeviceRequest({
+          body: lone,
+          signature: good,
+          signatureInBody: false,
+          now,
+          maxSkewMs: FIVE_MINUTES,
+        }),
+      'invalid_signature',
+    );
+  });
+});

@@ -1,0 +1,89 @@
+// Pure parts of the admin observability area: keyset cursors (opaque, checksummed, bound to list and filters) and
+// the duration histogram (bucketing and percentiles).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  decodeCursor,
+  encodeCursor,
+  filterHash,
+  ID_RE,
+  likePattern,
+  TS_RE,
+} from '#shared/domain/observability-cursor.ts';
+import { histBucket, histPercentile, histUpper } from '#shared/domain/observability-rollups.ts';
+import { HttpError } from '#shared/http/errors.ts';
+import { listEventsQuery, summaryQuery } from '#shared/schemas/observability.ts';
+
+const shape = [TS_RE, ID_RE, ID_RE];
+const refused = (fn: () => unknown) =>
+  assert.throws(fn, (e: unknown) => e instanceof HttpError && e.status === 400 && /cursor/.test(e.message));
+
+describe('observability cursors', () => {
+  const f = filterHash({ result: 'denied', limit: 20 });
+  const c = encodeCursor('events', ['2026-11-22T08:00:00.123456Z', '42', '99'], f);
+
+  test('round trip; base64url only; limit does not change the filter hash', () => {
+    assert.match(c, /^[A-Za-z0-9_-]+$/);
+    assert.deepEqual(decodeCursor(c, 'events', f, shape), ['2026-11-22T08:00:00.123456Z', '42', '99']);
+    assert.equal(filterHash({ result: 'denied', limit: 50, cursor: 'x' }), f);
+    assert.notEqual(filterHash({ result: 'allowed' }), f);
+  });
+
+  test('tampered, garbage, other list, other filters, wrong shape: 400 naming cursor', () => {
+    for (let i = 0; i < c.length; i += 7) {
+      const flipped = `${c.slice(0, i)}${c[i] === 'A' ? 'B' : 'A'}${c.slice(i + 1)}`;
+      if (flipped !== c) refused(() => decodeCursor(flipped, 'events', f, shape));
+    }
+    refused(() => decodeCursor('not-json', 'events', f, shape));
+    refused(() => decodeCursor(c, 'session', f, shape));
+    refused(() => decodeCursor(c, 'events', filterHash({}), shape));
+    const forged = Buffer.from(
+      JSON.stringify({ k: 'events', v: ["x' OR 1=1 --", '1', '1'], f, c: 'whatever' }),
+    ).toString('base64url');
+    refused(() => decodeCursor(forged, 'events', f, shape));
+  });
+
+  test('LIKE wildcards in free text match literally', () => {
+    assert.equal(likePattern('50%_off\\'), '%50\\%\\_off\\\\%');
+  });
+
+  test('query validation names the field', () => {
+    const bad = listEventsQuery.safeParse({ result: 'blocked', limit: '0' });
+    assert.equal(bad.success, false);
+    const paths = bad.error?.issues.map((i) => i.path.join('.'));
+    assert.deepEqual(paths?.sort(), ['limit', 'result']);
+    const inverted = summaryQuery.safeParse({ from: '2026-11-22T00:00:00Z', to: '2026-11-21T00:00:00Z' });
+    assert.equal(inverted.error?.issues[0]?.path[0], 'from');
+    const long = summaryQuery.safeParse({ from: '2026-01-01T00:00:00Z', to: '2026-11-21T00:00:00Z' });
+    assert.equal(long.success, false);
+  });
+});
+
+describe('duration histogram', () => {
+  test('buckets: <= 1 ms in 1; each bucket b holds (1.25^(b-2), 1.25^(b-1)]; the last is open', () => {
+    assert.equal(histBucket(0), 1);
+    assert.equal(histBucket(1), 1);
+    for (let ms = 2; ms < 2_000_000; ms = Math.ceil(ms * 1.07)) {
+      const b = histBucket(ms);
+      if (b < 64) {
+        assert.ok(ms <= histUpper(b) && ms > histUpper(b - 1), `${ms} in ${b}`);
+      }
+    }
+    assert.equal(histBucket(86_400_000), 64);
+  });
+
+  test('percentiles: nearest rank, upper bound of its bucket, capped by the maximum, within 25 %', () => {
+    assert.equal(histPercentile(new Array(64).fill(0), 0.5, 0), null);
+    const durations = Array.from({ length: 1000 }, (_, i) => Math.round(1 + (i * i) / 50));
+    const hist = new Array(64).fill(0);
+    for (const d of durations) hist[histBucket(d) - 1]++;
+    const max = Math.max(...durations);
+    const sorted = [...durations].sort((a, b) => a - b);
+    for (const p of [0.5, 0.95, 0.99, 1]) {
+      const exact = sorted[Math.ceil(p * sorted.length) - 1] as number;
+      const approx = histPercentile(hist, p, max) as number;
+      assert.ok(approx >= exact && approx <= Math.max(exact * 1.25 + 1, 2), `p${p}: ${approx} vs ${exact}`);
+    }
+    assert.equal(histPercentile(hist, 1, max), max);
+  });
+});
