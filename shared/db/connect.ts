@@ -27,7 +27,10 @@ export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Datab
       const pool = new pg.Pool({
         connectionString: parsed.url,
         max: config.db.max_open_conns,
-        idleTimeoutMillis: config.db.max_idle_time,
+        // node-postgres keeps an idle connection until it has been idle for idleTimeoutMillis; it has no cap on
+        // idle connections below `max`. So max_idle_conns = 0 means "close idle connections at once", any other
+        // value keeps them for db.max_idle_time (the README says so).
+        idleTimeoutMillis: config.db.max_idle_conns === 0 ? 1 : config.db.max_idle_time,
         connectionTimeoutMillis: 5_000,
         statement_timeout: config.db.statement_timeout,
         options: '-c TimeZone=UTC',

@@ -45,11 +45,25 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
-/** The PostgreSQL SQLSTATE of a failed statement, through drizzle's wrapper, when there is one. */
+// The RDS Data API reports a failed statement as DatabaseErrorException (BadRequestException on Serverless v1)
+// whose message ends in "SQLState: <code>": the SQLSTATE reaches the caller only inside that text.
+const DATA_API_SQLSTATE = /SQLState: ([0-9A-Z]{5})\s*$/;
+const DATA_API_STATEMENT_ERRORS = new Set(['DatabaseErrorException', 'BadRequestException']);
+
+/** The PostgreSQL SQLSTATE of a failed statement, through drizzle's wrapper, on every driver. */
 export function sqlState(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
-    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    const { code, name, message, cause } = e as {
+      code?: unknown;
+      name?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    if (typeof name === 'string' && DATA_API_STATEMENT_ERRORS.has(name) && typeof message === 'string') {
+      const match = DATA_API_SQLSTATE.exec(message);
+      if (match) return match[1];
+    }
     e = cause;
   }
   return undefined;

@@ -10,6 +10,7 @@ import type { Config } from '../config/schema.ts';
 import { corsHeaders, preflightHeaders } from '../http/cors.ts';
 import type { Logger } from '../http/logger.ts';
 import type { RouteSpec } from '../http/route.ts';
+import { DEV_DASHBOARD_LOGIN_PATH, devDashboardLoginPage } from './dev-dashboard.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -186,6 +187,15 @@ export async function startApiGateway(
     try {
       if (method === 'OPTIONS' && req.headers['access-control-request-method']) {
         send(res, 204, { ...preflightHeaders(origins, origin), 'apigw-requestid': requestId });
+        return;
+      }
+      if (method === 'GET' && path === DEV_DASHBOARD_LOGIN_PATH) {
+        send(
+          res,
+          200,
+          { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+          devDashboardLoginPage,
+        );
         return;
       }
       let match: { route: CompiledRoute; params: Record<string, string> } | undefined;

@@ -2,6 +2,9 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 
 const children: ChildProcess[] = [];
@@ -41,7 +44,14 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   const [, email, password] = await svc.waitFor(/admin created: (\S+) \/ (\S+)/);
   assert.equal(email, 'admin@localhost');
   assert.match(svc.output(), /sign-in mode: local/);
-  assert.match(svc.output(), /CLI sign-in is disabled/);
+  // config/local.toml enables the agent sign-in against the local stand-in of the dashboard's login page.
+  assert.match(
+    svc.output(),
+    /CLI sign-in \(\/v1\/auth\/cli\/\*\): enabled, dashboard http:\/\/127\.0\.0\.1:8080\/dev/,
+  );
+  const page = await fetch(`${url}/dev/cli/login?request=x`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /\/v1\/auth\/cli\/approve/);
 
   const health = await fetch(`${url}/v1/healthcheck`);
   assert.equal(health.status, 200);
@@ -85,4 +95,20 @@ test('startup refuses a short JWT secret, naming the key', async () => {
   const [code] = await once(svc.child, 'exit');
   assert.equal(code, 2);
   assert.match(svc.output(), /auth\.jwt_secret/);
+});
+
+test('without a dashboard URL it logs that CLI sign-in is disabled and does not mount /v1/auth/cli/*', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-start-'));
+  const file = join(dir, 'no-dashboard.toml');
+  const local = readFileSync('config/local.toml', 'utf8');
+  writeFileSync(file, local.replace(/^dashboard_url\s*=.*$/m, ''));
+  assert.doesNotMatch(readFileSync(file, 'utf8'), /^dashboard_url/m);
+  const svc = start(['--config', file]);
+  const [, url] = await svc.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  await svc.waitFor(/CLI sign-in is disabled/);
+  const authorize = await fetch(`${url}/v1/auth/cli/authorize?redirect_uri=http://127.0.0.1:1/callback`);
+  assert.equal(authorize.status, 404);
+  svc.child.kill('SIGTERM');
+  const [code] = await once(svc.child, 'exit');
+  assert.equal(code, 0);
 });

@@ -99,6 +99,30 @@ const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
   ],
   ['an unknown key', `[auth]\njwt_secret = "${SECRET}"\ncolour = "blue"\n`, {}, /colour/],
   ['idp without domain', `[auth]\nprovider = "idp"\n`, {}, /auth\.idp_domain/],
+  [
+    'the http environment service without a URL',
+    `[auth]\njwt_secret = "${SECRET}"\n[envsvc]\nprovider = "http"\n`,
+    {},
+    /envsvc\.url/,
+  ],
+  [
+    'an environment service URL that is not absolute',
+    `[auth]\njwt_secret = "${SECRET}"\n[envsvc]\nprovider = "http"\nurl = "envsvc.internal"\n`,
+    {},
+    /envsvc\.url/,
+  ],
+  [
+    'a query timeout not under the statement timeout',
+    `[auth]\njwt_secret = "${SECRET}"\n[db]\nstatement_timeout = "5s"\n[query]\nstatement_timeout = "10s"\n`,
+    {},
+    /query\.statement_timeout/,
+  ],
+  [
+    'a default validity beyond the maximum',
+    `[auth]\njwt_secret = "${SECRET}"\n[requests]\ndefault_validity = "100d"\nmax_validity = "90d"\n`,
+    {},
+    /requests\.default_validity/,
+  ],
 ];
 for (const [what, toml, env, pattern] of refusals) {
   test(`startup refuses ${what}, naming the key`, () => {
@@ -130,5 +154,37 @@ test('durations: examples and a property (sum of parts)', () => {
     fc.property(fc.nat(1000), fc.nat(59), fc.nat(59), (h, m, s) => {
       assert.equal(parseDuration(`${h}h${m}m${s}s`), h * 3_600_000 + m * 60_000 + s * 1000);
     }),
+  );
+});
+
+test('sections of the data-access area: defaults, and the token given directly by SVC_ENVSVC_TOKEN', () => {
+  const path = file(
+    'envsvc.toml',
+    `[auth]\njwt_secret = "${SECRET}"\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\n`,
+  );
+  const cfg = loadConfig({ env: { SVC_CONFIG: path, SVC_ENVSVC_TOKEN: 'from-the-environment' } });
+  assert.deepEqual(cfg.envsvc, {
+    provider: 'http',
+    url: 'https://envsvc.example.com',
+    token: 'from-the-environment',
+    timeout: 10_000,
+  });
+  assert.deepEqual(cfg.query, { statement_timeout: 5_000, max_rows: 1000, max_bytes: 1024 * 1024 });
+  assert.equal(cfg.requests.default_validity, 30 * 86_400_000);
+  assert.equal(cfg.requests.expiry_interval, 60_000);
+});
+
+test('secrets read by ARN fill their keys, below values given directly', () => {
+  const path = file('secrets.toml', `[auth]\njwt_secret = "${SECRET}"\n`);
+  const fromArn = 'y'.repeat(40);
+  assert.equal(
+    loadConfig({ env: { SVC_CONFIG: path }, secrets: { 'auth.jwt_secret': fromArn } }).auth.jwt_secret,
+    fromArn,
+  );
+  const direct = 'z'.repeat(40);
+  assert.equal(
+    loadConfig({ env: { SVC_CONFIG: path, SVC_JWT_SECRET: direct }, secrets: { 'auth.jwt_secret': fromArn } })
+      .auth.jwt_secret,
+    direct,
   );
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isDatabaseResuming } from '#shared/db/data-api-client.ts';
 import { DsnError, describeDsn, parseDsn } from '#shared/db/dsn.ts';
-import { isDatabaseUnavailable } from '#shared/db/errors.ts';
+import { isDatabaseUnavailable, sqlState } from '#shared/db/errors.ts';
 
 test('DSN forms choose the driver', () => {
   assert.deepEqual(parseDsn(''), { kind: 'pglite', dataDir: './.data/pglite' });
@@ -45,4 +45,23 @@ test('connection failures are recognised through wrappers; SQL errors are not', 
   assert.equal(isDatabaseUnavailable(resuming), true);
   const syntax = Object.assign(new Error('syntax error at or near "x"'), { code: '42601' });
   assert.equal(isDatabaseUnavailable(new Error('Failed query', { cause: syntax })), false);
+});
+
+test('the SQLSTATE of a failed statement is found on every driver', () => {
+  // node-postgres and PGlite: a code on the driver error, wrapped by drizzle.
+  assert.equal(
+    sqlState(new Error('Failed query', { cause: Object.assign(new Error('dup'), { code: '23505' }) })),
+    '23505',
+  );
+  // The Data API: only inside the message of DatabaseErrorException (or BadRequestException on v1).
+  const dataApi = Object.assign(
+    new Error(
+      'ERROR: duplicate key value violates unique constraint "users_email_key"\n  Detail: ...; SQLState: 23505',
+    ),
+    { name: 'DatabaseErrorException' },
+  );
+  assert.equal(sqlState(new Error('Failed query', { cause: dataApi })), '23505');
+  // The same text in another error class is not a database answer.
+  assert.equal(sqlState(Object.assign(new Error('SQLState: 23505'), { name: 'TypeError' })), undefined);
+  assert.equal(sqlState(new Error('no state')), undefined);
 });
