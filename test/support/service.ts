@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
 import { createLogger, setLogLevel } from '#shared/http/logger.ts';
@@ -6,10 +7,11 @@ import { type DriverKind, provisionDatabase } from './databases.ts';
 
 export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct horse battery staple' };
 export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!';
+const TEST_CONFIG_FILE = fileURLToPath(new URL('./test-config.toml', import.meta.url));
 
 export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): Config {
   return loadConfig({
-    argv: [],
+    argv: ['--config', TEST_CONFIG_FILE],
     env: {},
     overrides: {
       port: 0,
