@@ -1,7 +1,7 @@
 // What the stack builds from the route table: one function per distinct handler (rows that name the same handler
-// are aliases and share it), one API route per mounted row, one schedule per `schedules` row whose file exists.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+// are aliases and share it), one API route per mounted row, one schedule per `schedules` row.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Config } from '#shared/config/schema.ts';
 import type { RouteKind, RouteSpec } from '#shared/http/route.ts';
 import { routeList, schedules } from '#shared/routes.ts';
@@ -61,9 +61,44 @@ export function constructIdFor(handler: string): string {
     .join('');
 }
 
-/** Handlers that call the environment service; only they get its token's ARN and read access to it. */
-export function usesEnvironmentService(handler: string): boolean {
-  return /^(?:requests\/|admin\/requests-)/.test(handler) || handler === 'health/probe';
+/** The module that calls the external environment service (envsvc.provider = "http"). */
+export const ENVIRONMENT_SERVICE_CLIENT = 'shared/domain/environments/http.ts';
+
+const IMPORT_SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
+
+/** The project's own TypeScript files `entry` imports, directly or not (statically or with `import()`). */
+export function projectImports(entry: string, projectRoot: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !existsSync(file)) return;
+    seen.add(file);
+    // Type-only imports vanish at run time.
+    const code = readFileSync(file, 'utf8').replace(/^\s*(?:import|export)\s+type\b[^;]*;/gm, '');
+    for (const [, specifier] of code.matchAll(IMPORT_SPECIFIER)) {
+      const target = specifier!.startsWith('#shared/')
+        ? join(projectRoot, 'shared', specifier!.slice('#shared/'.length))
+        : specifier!.startsWith('#functions/')
+          ? join(projectRoot, 'functions', specifier!.slice('#functions/'.length))
+          : specifier!.startsWith('.')
+            ? join(dirname(file), specifier!)
+            : undefined;
+      if (target?.endsWith('.ts')) visit(target);
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+/**
+ * Whether a function calls the environment service, and so gets its token's ARN and read access to it: only with
+ * envsvc.provider = "http", and only when its code can reach the HTTP provider. With the builtin provider no function
+ * talks to an environment service, and the stack creates no token.
+ */
+export function usesEnvironmentService(config: Config, entry: string, projectRoot: string): boolean {
+  return (
+    config.envsvc.provider === 'http' &&
+    projectImports(entry, projectRoot).has(join(projectRoot, ENVIRONMENT_SERVICE_CLIENT))
+  );
 }
 
 const isMounted = (route: RouteSpec, config: Config) => !route.mountedWhen || route.mountedWhen(config);
@@ -82,7 +117,7 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
         sizing: SIZING.read,
         routes: [],
         schedules: [],
-        usesEnvironmentService: usesEnvironmentService(handler),
+        usesEnvironmentService: usesEnvironmentService(config, entryOf(handler), projectRoot),
       };
       byHandler.set(handler, planned);
     }

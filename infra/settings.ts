@@ -17,6 +17,7 @@ export const LAMBDA_CONFIG_PATH = '/var/task/config.toml';
 /** Keys that never go into a bundle: secrets (Secrets Manager), the DSN (built by the stack), AWS settings. */
 const STRIPPED_KEYS: ReadonlyArray<readonly string[]> = [
   ['auth', 'jwt_secret'],
+  ['envsvc', 'token'],
   ['db', 'dsn'],
   ['bootstrap'],
   ['aws'],
@@ -150,8 +151,10 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
   const fileAws = isTable(raw.aws) ? raw.aws : {};
   const auth = isTable(raw.auth) ? raw.auth : {};
   const bootstrap = isTable(raw.bootstrap) ? raw.bootstrap : {};
+  const envsvc = isTable(raw.envsvc) ? raw.envsvc : {};
   const secretsInFile: string[] = [];
   if (typeof auth.jwt_secret === 'string' && auth.jwt_secret !== '') secretsInFile.push('auth.jwt_secret');
+  if (typeof envsvc.token === 'string' && envsvc.token !== '') secretsInFile.push('envsvc.token');
   if (typeof bootstrap.admin_password === 'string' && bootstrap.admin_password !== '') {
     secretsInFile.push('bootstrap.admin_password');
   }
@@ -172,7 +175,7 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
   // Validated as the service validates it (bootstrap.admin_email is the stack's too: the first admin).
   const { aws: _aws, ...service } = raw;
   const forValidation = {
-    ...without(service, ['bootstrap', 'admin_password']).table,
+    ...without(without(service, ['bootstrap', 'admin_password']).table, ['envsvc', 'token']).table,
     auth: { ...auth, jwt_secret: SYNTH_PLACEHOLDER_SECRET },
   };
   const parsed = configSchema.safeParse(forValidation);

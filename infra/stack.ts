@@ -36,6 +36,7 @@ import { lambdaBundling } from './bundling.ts';
 import { Monitoring } from './monitoring.ts';
 import { type PlannedFunction, planFunctions } from './plan.ts';
 import { rateExpression } from './rate.ts';
+import { writeRouteTableModule } from './route-tables.ts';
 import { contentHash, type Deployment, LAMBDA_CONFIG_PATH } from './settings.ts';
 
 /** The route whose p99 latency gets its own alarm, when the route table has it. */
@@ -92,7 +93,8 @@ export class ControlPlaneStack extends Stack {
 
     // The config every function reads at cold start: a copy of the TOML without secrets, copied into each bundle.
     // Staged inside the cloud assembly (cdk.out), where the bundling hooks copy it from.
-    const configDir = join(Stage.of(this)?.outdir ?? tmpdir(), 'lambda-config');
+    const stagingDir = Stage.of(this)?.outdir ?? tmpdir();
+    const configDir = join(stagingDir, 'lambda-config');
     mkdirSync(configDir, { recursive: true });
     const lambdaConfigFile = join(configDir, `${contentHash(props.deployment.lambdaConfigToml)}.toml`);
     writeFileSync(lambdaConfigFile, props.deployment.lambdaConfigToml);
@@ -159,12 +161,18 @@ export class ControlPlaneStack extends Stack {
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy: retain,
     });
-    const envServiceToken = new secretsmanager.Secret(this, 'EnvServiceToken', {
-      description:
-        'Bearer token for the external environment service (envsvc); put the token it issued with put-secret-value',
-      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
-      removalPolicy: retain,
-    });
+    // Only with an external environment service (envsvc.provider = "http"): its bearer token, which that service
+    // issues. Generated here as a placeholder, so that the secret exists before the first deploy; put the real token
+    // with put-secret-value. With the builtin provider nothing calls an environment service and there is no token.
+    const envServiceToken =
+      config.envsvc.provider === 'http'
+        ? new secretsmanager.Secret(this, 'EnvServiceToken', {
+            description:
+              'Bearer token for the external environment service (envsvc); put the token it issued with put-secret-value',
+            generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+            removalPolicy: retain,
+          })
+        : undefined;
 
     const dataApiStatements = () => [
       new iam.PolicyStatement({ actions: [...DATA_API_ACTIONS], resources: [cluster.clusterArn] }),
@@ -183,11 +191,18 @@ export class ControlPlaneStack extends Stack {
       for (const statement of dataApiStatements()) role.addToPrincipalPolicy(statement);
       return role;
     };
-    const bundling = (afterBundling: (inputDir: string, outputDir: string) => string[]) =>
+    const bundling = (
+      entry: string,
+      afterBundling: (inputDir: string, outputDir: string) => string[],
+      routeTableModule?: string,
+    ) =>
       lambdaBundling({
+        entry,
+        stagingDir,
         sourceMap: props.sourceMaps ?? true,
         includePostgresDriver: props.samLocal ?? false,
         afterBundling,
+        ...(routeTableModule ? { routeTableModule } : {}),
       });
     const common = {
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -210,6 +225,7 @@ export class ControlPlaneStack extends Stack {
         : undefined;
 
     // ---- Migrations on deploy (before any function of this deployment serves traffic). ----
+    const migrateEntry = join(props.projectRoot, 'infra/functions/migrate.ts');
     const migrateLogs = new logs.LogGroup(this, 'MigrateLogs', {
       retention: logRetention,
       removalPolicy: retain,
@@ -221,7 +237,7 @@ export class ControlPlaneStack extends Stack {
     );
     this.migrateFunction = new NodejsFunction(this, 'Migrate', {
       ...common,
-      entry: join(props.projectRoot, 'infra/functions/migrate.ts'),
+      entry: migrateEntry,
       description: 'Applies migrations/ through the Data API on deploy (CDK Trigger)',
       memorySize: 512,
       timeout: Duration.minutes(5),
@@ -233,10 +249,12 @@ export class ControlPlaneStack extends Stack {
           ? {
               SVC_ADMIN_EMAIL: config.bootstrap.admin_email || 'admin@localhost',
               SVC_ADMIN_PASSWORD_ARN: initialAdminPassword.secretArn,
+              // `sam local` only passes variables the template declares; its env-vars file gives the value.
+              ...(props.samLocal ? { SVC_ADMIN_PASSWORD: '' } : {}),
             }
           : {}),
       },
-      bundling: bundling((inputDir, outputDir) => [
+      bundling: bundling(migrateEntry, (inputDir, outputDir) => [
         `mkdir -p "${outputDir}/migrations"`,
         `cp "${inputDir}"/migrations/*.sql "${outputDir}/migrations/"`,
       ]),
@@ -278,7 +296,7 @@ export class ControlPlaneStack extends Stack {
           resources: [jwtSecret.secretArn],
         }),
       );
-      if (planned.usesEnvironmentService) {
+      if (planned.usesEnvironmentService && envServiceToken) {
         role.addToPrincipalPolicy(
           new iam.PolicyStatement({
             actions: ['secretsmanager:GetSecretValue'],
@@ -298,12 +316,19 @@ export class ControlPlaneStack extends Stack {
           [ENV.config]: LAMBDA_CONFIG_PATH,
           [ENV.dsn]: dsn,
           [ENV.jwtSecretArn]: jwtSecret.secretArn,
-          ...(planned.usesEnvironmentService ? { [ENV.envServiceTokenArn]: envServiceToken.secretArn } : {}),
+          ...(planned.usesEnvironmentService && envServiceToken
+            ? { [ENV.envServiceTokenArn]: envServiceToken.secretArn }
+            : {}),
           ...(props.sourceMapsAtRuntime ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
-          // `sam local` only passes variables the template declares; its env-vars file gives the value.
+          // `sam local` only passes variables the template declares; its env-vars file gives the values.
           ...(props.samLocal ? { SVC_JWT_SECRET: '' } : {}),
+          ...(props.samLocal && planned.usesEnvironmentService ? { SVC_ENVSVC_TOKEN: '' } : {}),
         },
-        bundling: bundling((_inputDir, outputDir) => [copyConfig(outputDir)]),
+        bundling: bundling(
+          planned.entry,
+          (_inputDir, outputDir) => [copyConfig(outputDir)],
+          writeRouteTableModule(planned.handler, planned.entry, join(stagingDir, 'lambda-routes')),
+        ),
       });
       // New code starts serving only once the schema it expects is in place.
       migrations.executeBefore(fn);
@@ -461,7 +486,13 @@ export class ControlPlaneStack extends Stack {
       'SNS topic the alarms notify (subscribe on-call here)',
     );
     output('JwtSecretArn', jwtSecret.secretArn, 'Secrets Manager secret holding auth.jwt_secret');
-    output('EnvServiceTokenSecretArn', envServiceToken.secretArn, 'Secret for the environment service token');
+    if (envServiceToken) {
+      output(
+        'EnvServiceTokenSecretArn',
+        envServiceToken.secretArn,
+        'Secret holding the environment service token (put-secret-value)',
+      );
+    }
     output('DatabaseClusterArn', cluster.clusterArn, 'Aurora cluster (Data API resourceArn)');
     output('DatabaseSecretArn', databaseSecret.secretArn, 'Database credentials (Data API secretArn)');
     output('DatabaseName', aws.database_name, 'Database name (Data API database)');
@@ -481,7 +512,11 @@ export class ControlPlaneStack extends Stack {
     // cluster.secret is the attachment; the generated secret itself is the cluster's child "Secret".
     this.acknowledgeFindings(
       isProd,
-      [jwtSecret, envServiceToken, ...(initialAdminPassword ? [initialAdminPassword] : [])],
+      [
+        jwtSecret,
+        ...(envServiceToken ? [envServiceToken] : []),
+        ...(initialAdminPassword ? [initialAdminPassword] : []),
+      ],
       cluster.node.findChild('Secret'),
     );
   }

@@ -1,4 +1,5 @@
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
+import { isDatabaseResuming } from './errors.ts';
 
 export interface DataApiClientOptions {
   region?: string | undefined;
@@ -7,15 +8,7 @@ export interface DataApiClientOptions {
   resumeBudgetMs?: number;
 }
 
-/** Aurora Serverless v2 at zero capacity answers DatabaseResumingException for ~15 s; the SDK does not retry it. */
-export function isDatabaseResuming(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    const { name, cause } = e as { name?: unknown; cause?: unknown };
-    if (name === 'DatabaseResumingException') return true;
-    e = cause;
-  }
-  return false;
-}
+export { isDatabaseResuming };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

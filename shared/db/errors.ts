@@ -1,4 +1,15 @@
-import { isDatabaseResuming } from './data-api-client.ts';
+/**
+ * Aurora Serverless v2 at zero capacity answers DatabaseResumingException for ~15 s; the SDK does not retry it.
+ * (Here rather than in data-api-client.ts, so that classifying an error never loads the RDS Data API client.)
+ */
+export function isDatabaseResuming(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const { name, cause } = e as { name?: unknown; cause?: unknown };
+    if (name === 'DatabaseResumingException') return true;
+    e = cause;
+  }
+  return false;
+}
 
 // Connection-level failures: the database is down, restarting, unreachable or out of connections.
 const UNAVAILABLE_CODES = new Set([

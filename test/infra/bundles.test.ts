@@ -29,7 +29,7 @@ import { readMigrations } from '#shared/db/migrate.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { routes } from '#shared/routes.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
-import { ESM_REQUIRE_BANNER, RUNTIME_ASSETS } from '../../infra/bundling.ts';
+import { CHUNK_FILE, ENTRY_FILE, ESM_REQUIRE_BANNER, RUNTIME_ASSETS } from '../../infra/bundling.ts';
 import type { PlannedFunction } from '../../infra/plan.ts';
 import { ENV } from '../../infra/stack.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
@@ -433,19 +433,28 @@ after(() => {
 });
 
 describe('bundles as synthesized', () => {
-  test('each function is one minified ESM file, its source map and the config without secrets', () => {
+  test('each function is index.mjs and its chunks (minified ESM, source maps), and the config without secrets', () => {
     for (const { planned, dir } of [...bundles.values(), migrateBundle]) {
-      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
       const files = readdirSync(dir).sort();
+      const chunks = files.filter((file) => CHUNK_FILE.test(file));
+      const code = [ENTRY_FILE, ...chunks].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
       const expectedFiles = [
         ...(planned.handler === 'migrate' ? ['migrations'] : ['config.toml']),
-        'index.mjs',
-        'index.mjs.map',
+        ENTRY_FILE,
+        `${ENTRY_FILE}.map`,
+        ...chunks.flatMap((chunk) => [chunk, `${chunk}.map`]),
         // What the bundle loads from its directory at run time (e.g. the SQL parser's WASM), and only then.
         ...RUNTIME_ASSETS.filter((asset) => code.includes(asset.name)).map((asset) => asset.name),
       ].sort();
       assert.deepEqual(files, expectedFiles, planned.handler);
-      assert.ok(code.startsWith(ESM_REQUIRE_BANNER), `${planned.handler}: banner`);
+      // The runtime (config, secrets, Data API client) is split off: loaded by the first invocation, not the import.
+      if (planned.routes.length > 0) assert.ok(chunks.length > 0, `${planned.handler}: no chunks`);
+      for (const file of [ENTRY_FILE, ...chunks]) {
+        assert.ok(
+          readFileSync(join(dir, file), 'utf8').startsWith(ESM_REQUIRE_BANNER),
+          `${planned.handler}: banner of ${file}`,
+        );
+      }
       // The local drivers stay outside the bundle (imported lazily, never on the Data API path).
       for (const marker of ['pglite.wasm', 'initdb.wasm', 'Client has already been connected']) {
         assert.ok(!code.includes(marker), `${planned.handler} bundles a local driver (${marker})`);
@@ -461,6 +470,8 @@ describe('bundles as synthesized', () => {
       ]) {
         assert.ok(!code.includes(marker), `${planned.handler} bundles ${marker}`);
       }
+      // zod without its locales (infra/bundle/zod.ts): no message of another language.
+      assert.ok(!code.includes('Ungültige Eingabe') && !code.includes('Entrada inválida'), planned.handler);
       if (planned.handler !== 'migrate') {
         const toml = readFileSync(join(dir, 'config.toml'), 'utf8');
         assert.doesNotMatch(toml, /jwt_secret|admin_password|dsn\s*=/);

@@ -1,7 +1,7 @@
 // Template assertions on the synthesized stack. Expectations are computed from the route table and the config,
 // never hard-coded, so rows added by other issues are checked by the same assertions.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -9,6 +9,7 @@ import { Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import type { Config } from '#shared/config/schema.ts';
 import { routeList, schedules } from '#shared/routes.ts';
@@ -37,11 +38,10 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 const config: Config = prod.deployment.config;
 
 const mountedRows = routeList.filter(([, route]) => !route.mountedWhen || route.mountedWhen(config));
-const scheduledHandlers = Object.values(schedules as Record<string, { handler: string }>)
-  .map((row) => row.handler)
-  .filter((handler) => existsSync(join(PROJECT_ROOT, 'functions', `${handler}.ts`)));
+const scheduledHandlers = Object.values(schedules as Record<string, { handler: string }>).map(
+  (row) => row.handler,
+);
 const expectedHandlers = new Set([...mountedRows.map(([, route]) => route.handler), ...scheduledHandlers]);
-if (existsSync(join(PROJECT_ROOT, 'functions/requests/expire.ts'))) expectedHandlers.add('requests/expire');
 
 /** The service's functions (the stack's own, not CDK's providers): they read SVC_CONFIG. */
 const serviceFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => {
@@ -183,6 +183,12 @@ test('a prod config carrying a secret is refused', () => {
   const admin = join(scratch, 'admin.toml');
   writeFileSync(admin, `env = "prod"\n[bootstrap]\nadmin_password = "a long enough password"\n`);
   assert.throws(() => synth({ configFile: admin }), /bootstrap\.admin_password must not be in a prod config/);
+  const envsvc = join(scratch, 'envsvc-token.toml');
+  writeFileSync(
+    envsvc,
+    `env = "prod"\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\ntoken = "issued-token"\n`,
+  );
+  assert.throws(() => synth({ configFile: envsvc }), /envsvc\.token must not be in a prod config/);
 });
 
 test('Aurora PostgreSQL Serverless v2: capacity 0 to max with auto-pause, Data API, encryption, backups', () => {
@@ -256,6 +262,98 @@ test('the probe schedule follows health.probe_interval; change the config, the e
   }
 });
 
+test('the request-expiry schedule follows requests.expiry_interval', () => {
+  const expiryRule = (template: typeof prod.template) =>
+    Object.values(template.findResources('AWS::Events::Rule')).find((rule) =>
+      String((rule as Resource).Properties.Description).startsWith(`${schedules.requestExpiry.handler} `),
+    ) as Resource;
+  assert.equal(
+    expiryRule(prod.template).Properties.ScheduleExpression,
+    rateExpression(config.requests.expiry_interval),
+  );
+  const text = readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8');
+  assert.doesNotMatch(text, /^\[requests\]/m, 'this test appends its own [requests] table');
+  const file = join(scratch, 'expiry-5m.toml');
+  writeFileSync(file, `${text}\n[requests]\nexpiry_interval = "5m"\n`);
+  assert.equal(
+    expiryRule(synth({ configFile: file }).template).Properties.ScheduleExpression,
+    'rate(5 minutes)',
+  );
+});
+
+test('envsvc.provider = "http": a token secret, read only by the functions whose code calls the service', async () => {
+  const text = readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8');
+  assert.doesNotMatch(text, /^\[envsvc\]/m, 'this test appends its own [envsvc] table');
+  const file = join(scratch, 'envsvc-http.toml');
+  writeFileSync(file, `${text}\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\n`);
+  const http = synth({ configFile: file });
+  assert.equal(http.deployment.config.envsvc.provider, 'http');
+  const httpResources = http.template.toJSON().Resources as Record<string, Resource>;
+  const tokens = Object.entries(httpResources).filter(
+    ([, r]) =>
+      r.Type === 'AWS::SecretsManager::Secret' &&
+      String(r.Properties.Description).includes('environment service'),
+  );
+  assert.equal(tokens.length, 1);
+  const [tokenId, token] = tokens[0]!;
+  assert.ok(token.Properties.GenerateSecretString, 'a placeholder is generated, never given');
+  assert.doesNotMatch(
+    http.deployment.lambdaConfigToml,
+    /^\s*token\s*=/m,
+    'the bundled config carries no token',
+  );
+  const outputs = http.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+  assert.equal(refOf(outputs.EnvServiceTokenSecretArn?.Value), tokenId);
+
+  // Who calls the service, found independently of the stack: esbuild's module graph of each handler.
+  const callers = new Set<string>();
+  for (const planned of http.stack.plan) {
+    const result = await build({
+      entryPoints: [planned.entry],
+      absWorkingDir: PROJECT_ROOT,
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      logLevel: 'silent',
+      plugins: [
+        {
+          name: 'packages-external',
+          setup(b) {
+            b.onResolve({ filter: /^[^.#/]/ }, (args) => ({ path: args.path, external: true }));
+          },
+        },
+      ],
+    });
+    if ('shared/domain/environments/http.ts' in result.metafile.inputs) callers.add(planned.handler);
+  }
+  assert.ok(callers.size > 0, 'some function calls the environment service');
+
+  const readers = new Set<string>();
+  const withArn = new Set<string>();
+  for (const planned of http.stack.plan) {
+    const logicalId = http.stack.getLogicalId(
+      http.stack.functions.get(planned.handler)!.node
+        .defaultChild as unknown as import('aws-cdk-lib').CfnElement,
+    );
+    const fn = httpResources[logicalId]!;
+    const roleId = getAttOf(fn.Properties.Role)!;
+    const statements = Object.values(httpResources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) => (p.Properties.Roles as unknown[]).some((r) => refOf(r) === roleId))
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+    if (JSON.stringify(statements).includes(`"Ref":"${tokenId}"`)) readers.add(planned.handler);
+    const variables = (fn.Properties.Environment as { Variables: Json }).Variables;
+    if (ENV.envServiceTokenArn in variables) {
+      assert.equal(refOf(variables[ENV.envServiceTokenArn]), tokenId, planned.handler);
+      withArn.add(planned.handler);
+    }
+  }
+  assert.deepEqual([...readers].sort(), [...callers].sort());
+  assert.deepEqual([...withArn].sort(), [...callers].sort());
+});
+
 test('each schedule target retries and has a dead-letter queue; so does the async invocation', () => {
   const rules = ofType('AWS::Events::Rule');
   const scheduled = prod.stack.plan.filter((p) => p.schedules.length > 0);
@@ -263,11 +361,13 @@ test('each schedule target retries and has a dead-letter queue; so does the asyn
     rules.length,
     scheduled.reduce((n, p) => n + p.schedules.length, 0),
   );
-  assert.equal(
-    rules.some(([, r]) => String(r.Properties.Description).startsWith('requests/expire')),
-    existsSync(join(PROJECT_ROOT, 'functions/requests/expire.ts')),
-    'the request-expiry schedule exists exactly when its function does',
-  );
+  // One rule per row of the schedules table, named after it.
+  for (const [id, row] of Object.entries(schedules as Record<string, { handler: string }>)) {
+    assert.ok(
+      rules.some(([, r]) => String(r.Properties.Description).startsWith(`${row.handler} `)),
+      `no rule for schedules.${id}`,
+    );
+  }
   const queues = new Set(ofType('AWS::SQS::Queue').map(([id]) => id));
   for (const [, rule] of rules) {
     const [target] = rule.Properties.Targets as Json[];
@@ -327,20 +427,20 @@ test('IAM: Data API on the cluster, GetSecretValue on the secrets each function 
       }
     }
   }
-  // Per function: its own role, and the environment-service token only where it is used.
-  const envTokenId = ofType('AWS::SecretsManager::Secret').find(([, s]) =>
-    String(s.Properties.Description).includes('environment service'),
-  )![0];
+  // Per function: its own role; with the builtin environment provider nobody reads an environment-service token.
+  assert.equal(config.envsvc.provider, 'builtin');
+  assert.ok(!('EnvServiceTokenSecretArn' in (prod.template.toJSON().Outputs as Json)));
+  assert.ok(
+    ofType('AWS::SecretsManager::Secret').every(
+      ([, secret]) => !String(secret.Properties.Description).includes('environment service'),
+    ),
+    'no environment-service token with the builtin provider',
+  );
   for (const planned of prod.stack.plan) {
     const { resource } = functionOf(planned.handler);
     const roleId = getAttOf(resource.Properties.Role)!;
-    const roleStatements = policies
-      .filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => refOf(r) === roleId))
-      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
-    const readsEnvToken = JSON.stringify(roleStatements).includes(`"Ref":"${envTokenId}"`);
-    assert.equal(readsEnvToken, planned.usesEnvironmentService, planned.handler);
     const variables = (resource.Properties.Environment as { Variables: Json }).Variables;
-    assert.equal(ENV.envServiceTokenArn in variables, planned.usesEnvironmentService, planned.handler);
+    assert.ok(!(ENV.envServiceTokenArn in variables), planned.handler);
     const others = serviceFunctions.filter(([, r]) => getAttOf(r.Properties.Role) === roleId);
     assert.equal(others.length, 1, `${planned.handler} shares its role`);
     const managed = (resources[roleId]!.Properties.ManagedPolicyArns as unknown[] | undefined) ?? [];
@@ -434,4 +534,30 @@ test('cdk-nag AwsSolutions: no finding left, every acknowledgement has its reaso
   assert.ok(reasons.length > 0);
   for (const reason of reasons)
     assert.ok(reason.length >= 40, `acknowledgement without a real reason: "${reason}"`);
+});
+
+test('sam local: the env-vars file points the functions at a local PostgreSQL and sets only declared variables', () => {
+  const samLocal = synth({ samLocal: true });
+  const envFile = JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra/sam-local.env.json'), 'utf8')) as {
+    Parameters: Record<string, string>;
+  };
+  assert.match(envFile.Parameters.SVC_DB_DSN!, /^postgres:\/\/[^@]+@host\.docker\.internal:5432\/\w+$/);
+  const declared = new Map<string, number>();
+  for (const resource of Object.values(samLocal.template.toJSON().Resources as Record<string, Resource>)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    const variables = (resource.Properties.Environment as { Variables?: Json } | undefined)?.Variables ?? {};
+    for (const name of Object.keys(variables)) declared.set(name, (declared.get(name) ?? 0) + 1);
+  }
+  // sam local passes a variable only when the template declares it: each one the file sets is declared somewhere,
+  // and the direct secret values replace the ARNs (set empty, so that no function calls Secrets Manager).
+  for (const name of Object.keys(envFile.Parameters)) {
+    if (name === 'SVC_ENVSVC_TOKEN' || name === 'SVC_ENVSVC_TOKEN_ARN') continue; // only with envsvc.provider = "http"
+    assert.ok(declared.has(name), `${name} is set by the env-vars file but declared by no function`);
+  }
+  assert.equal(declared.get('SVC_JWT_SECRET'), samLocal.stack.plan.length);
+  for (const name of Object.keys(envFile.Parameters).filter((n) => n.endsWith('_ARN'))) {
+    assert.equal(envFile.Parameters[name], '', name);
+  }
+  // A deployment's template declares none of them.
+  assert.ok(!prod.templateText.includes('"SVC_JWT_SECRET"'));
 });

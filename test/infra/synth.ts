@@ -28,6 +28,8 @@ export interface SynthOptions {
   sourceMaps?: boolean;
   /** Cloud assembly directory (default: a fresh temporary directory). */
   outdir?: string;
+  /** As `-c samLocal=true`: the template `sam local start-api` runs (see infra/stack.ts). */
+  samLocal?: boolean;
 }
 
 export interface Synthesized {
@@ -57,6 +59,7 @@ export function synth(options: SynthOptions = {}): Synthesized {
     deployment,
     projectRoot: PROJECT_ROOT,
     sourceMaps: options.sourceMaps ?? true,
+    ...(options.samLocal ? { samLocal: true } : {}),
   });
   const template = Template.fromStack(stack);
   const assembly = app.synth();
