@@ -1,5 +1,5 @@
 import { deviceAuthenticator } from '#shared/device/authenticate.ts';
-import { ingestEvents } from '#shared/domain/events.ts';
+import { batchSizePrecheck, ingestEvents } from '#shared/domain/events.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { flat } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
@@ -16,5 +16,8 @@ export const handler = httpHandler(
     );
     return flat({ success: true, ...result });
   },
-  { deviceAuth: deviceAuthenticator({ signatureInBody: false, requireEnrolled: true }) },
+  {
+    deviceAuth: deviceAuthenticator({ signatureInBody: false, requireEnrolled: true }),
+    precheck: batchSizePrecheck,
+  },
 );

@@ -2,12 +2,14 @@ import { deviceAuthenticator } from '#shared/device/authenticate.ts';
 import { registerDevice } from '#shared/domain/devices.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { flat } from '#shared/http/reply.ts';
-import { routes } from '#shared/routes.ts';
+import { cliSigninEnabled, routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(
   routes.registerDevice,
-  async ({ body }, { db, device, principal, sourceIp }) => {
-    const result = await registerDevice(db, body, device!, principal!, sourceIp);
+  async ({ body }, { config, db, device, principal, sourceIp }) => {
+    const result = await registerDevice(db, body, device!, principal!, sourceIp, {
+      enrollmentOpen: cliSigninEnabled(config),
+    });
     return flat(
       {
         deviceId: result.deviceId,

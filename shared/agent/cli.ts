@@ -1,10 +1,4 @@
-// The reference endpoint agent: npm run agent -- <command> [options]
-//   login                      sign in through the browser (prints the URL when no browser can be opened)
-//   register [--key p256|ed25519]
-//   inventory --file agents.json
-//   send-events --file events.ndjson
-//   simulate --devices N --events M [--token T | --email E --password P]
-// Common: --url (default http://127.0.0.1:8080 or the saved one), --state DIR (default ~/.acp-agent).
+// The reference endpoint agent: npm run agent -- <command> [options] (see USAGE below, or --help).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -21,28 +15,83 @@ import {
 import { login } from './login.ts';
 import { rng, simulatedEvents, simulatedInventory } from './simulate.ts';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    url: { type: 'string' },
-    state: { type: 'string' },
-    key: { type: 'string', default: 'p256' },
-    file: { type: 'string' },
-    devices: { type: 'string', default: '10' },
-    events: { type: 'string', default: '1000' },
-    token: { type: 'string' },
-    email: { type: 'string' },
-    password: { type: 'string' },
-    seed: { type: 'string', default: '42' },
-    'no-browser': { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run agent -- <command> [options]
 
+commands:
+  login                        sign in through the browser (RFC 8252 + PKCE): prints the sign-in URL, opens it
+                               when a browser can be opened, and waits for the redirect on a loopback port
+  register [--key p256|ed25519]
+                               create the device key and certificate (once) and enroll this device
+  inventory --file agents.json report the installed agents and their MCP servers
+  send-events --file events.ndjson
+                               send tool-call events (one JSON object per line), batched, with event_id
+  simulate [--devices N] [--events M] [--seed S]
+                               enroll N simulated devices and stream M realistic tool-call events in total
+
+options:
+  --url URL                    the service (default: the saved one, else http://127.0.0.1:8080)
+  --state DIR                  where the key, certificate and token are kept (default ~/.acp-agent)
+  --token T                    a user token for register / simulate (instead of login)
+  --email E --password P       local sign-in for register / simulate (auth.provider = local)
+  --no-browser                 login: only print the URL
+  -h, --help                   this text
+
+examples:
+  npm run agent -- login --url http://127.0.0.1:8080
+  npm run agent -- register
+  npm run agent -- inventory --file agents.json
+  npm run agent -- send-events --file events.ndjson
+  npm run agent -- simulate --url http://127.0.0.1:8080 --email admin@localhost --password '<password>' --devices 10 --events 2000`;
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+function parse() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' },
+        state: { type: 'string' },
+        key: { type: 'string', default: 'p256' },
+        file: { type: 'string' },
+        devices: { type: 'string', default: '10' },
+        events: { type: 'string', default: '1000' },
+        token: { type: 'string' },
+        email: { type: 'string' },
+        password: { type: 'string' },
+        seed: { type: 'string', default: '42' },
+        'no-browser': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+
+const { positionals, values } = parse();
+
+function positiveInt(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    process.stderr.write(`error: ${flag} must be a positive integer, not ${JSON.stringify(text)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+if (values.key !== 'p256' && values.key !== 'ed25519') {
+  process.stderr.write(`error: --key must be p256 or ed25519, not ${JSON.stringify(values.key)}\n`);
+  process.exit(2);
+}
+if (values.help || positionals[0] === 'help') {
+  out(USAGE);
+  process.exit(0);
+}
 const command = positionals[0];
 const stateDir = values.state ?? join(homedir(), '.acp-agent');
 const state: AgentState = loadState(stateDir);
 const baseUrl = values.url ?? state.baseUrl ?? 'http://127.0.0.1:8080';
-const out = (line: string) => process.stdout.write(`${line}\n`);
 
 async function userToken(): Promise<string> {
   if (values.token) return values.token;
@@ -115,8 +164,8 @@ async function main() {
     }
     case 'simulate': {
       const token = await userToken();
-      const devices = Number(values.devices);
-      const perDevice = Math.ceil(Number(values.events) / Math.max(devices, 1));
+      const devices = positiveInt(values.devices, '--devices');
+      const perDevice = Math.ceil(positiveInt(values.events, '--events') / devices);
       const r = rng(Number(values.seed));
       const to = new Date();
       const from = new Date(to.getTime() - 24 * 3_600_000);
@@ -155,9 +204,8 @@ async function main() {
       return;
     }
     default:
-      out(
-        'usage: npm run agent -- <login|register|inventory --file F|send-events --file F|simulate --devices N --events M> [--url URL]',
-      );
+      if (command) process.stderr.write(`error: unknown command ${JSON.stringify(command)}\n\n`);
+      (command ? process.stderr : process.stdout).write(`${USAGE}\n`);
       process.exitCode = command ? 2 : 0;
   }
 }

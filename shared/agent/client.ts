@@ -49,16 +49,19 @@ export class ApiError extends Error {
   }
 }
 
-/** Signature over the RFC 8785 canonical JSON of `body`: DER ECDSA P-256/SHA-256 or Ed25519, standard base64. */
-export function signBody(identity: DeviceIdentity, body: unknown): string {
+/** Signature over `bytes`: DER ECDSA P-256/SHA-256 or Ed25519, standard base64 (padded). */
+export function signBytes(identity: DeviceIdentity, bytes: Buffer): string {
   const key = privateKeyOf(identity);
-  const data = canonicalBytes(body);
   const signature =
     identity.keyType === 'ed25519'
-      ? sign(null, data, key)
-      : sign('sha256', data, { key, dsaEncoding: 'der' });
+      ? sign(null, bytes, key)
+      : sign('sha256', bytes, { key, dsaEncoding: 'der' });
   return signature.toString('base64');
 }
+
+/** Signature over the RFC 8785 canonical JSON of `body`. */
+export const signBody = (identity: DeviceIdentity, body: unknown): string =>
+  signBytes(identity, canonicalBytes(body));
 
 const RETRYABLE_CODES = new Set(['replayed_request', 'stale_timestamp', 'database_unavailable']);
 const MAX_BATCH_BYTES = 900 * 1024;
@@ -93,9 +96,13 @@ export class DeviceClient {
         clientTimestamp: new Date().toISOString(),
       };
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      let payload: Record<string, unknown> = body;
-      if (mode.header) headers['x-device-signature'] = signBody(identity, body);
-      else payload = { ...body, signature: signBody(identity, body) };
+      // The body goes out as the very canonical bytes that were signed: the service checks those first and need
+      // not canonicalize it again (the fast path). Register carries the signature inside the body instead.
+      const canonical = canonicalBytes(body);
+      const signature = signBytes(identity, canonical);
+      let payload: string | Buffer = canonical;
+      if (mode.header) headers['x-device-signature'] = signature;
+      else payload = JSON.stringify({ ...body, signature });
       if (mode.token) headers.authorization = `Bearer ${mode.token}`;
       this.options.onRequest?.(path, attempt);
       let res: Response | undefined;
@@ -103,7 +110,7 @@ export class DeviceClient {
         res = await this.options.fetch(`${baseUrl.replace(/\/+$/, '')}${path}`, {
           method: 'POST',
           headers,
-          body: JSON.stringify(payload),
+          body: payload,
         });
       } catch (err) {
         if (attempt >= retries) throw err;

@@ -13,7 +13,7 @@ export interface LoginResult {
 
 export interface LoginOptions {
   baseUrl: string;
-  /** Opens the URL in a browser; returns false when it could not (the URL is then printed for the person). */
+  /** Opens the URL in a browser; returns false when it could not. The URL is printed either way. */
   openBrowser?: (url: string) => Promise<boolean>;
   print?: (line: string) => void;
   timeoutMs?: number;
@@ -40,8 +40,26 @@ export function openInSystemBrowser(url: string): Promise<boolean> {
 const PAGE = (title: string, text: string) =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3rem"><h1>${title}</h1><p>${text}</p></body>`;
 
+/** Fails fast, with the reason, when the service cannot be reached or has CLI sign-in disabled. */
+async function checkSigninEnabled(baseUrl: string): Promise<void> {
+  let health: { cli_signin?: string } | undefined;
+  try {
+    const res = await fetch(new URL('/v1/healthcheck', baseUrl));
+    health = (await res.json()) as { cli_signin?: string };
+  } catch (err) {
+    throw new Error(`cannot reach the service at ${baseUrl}: ${(err as Error).message}`);
+  }
+  if (health?.cli_signin === 'disabled') {
+    throw new Error(
+      `CLI sign-in is disabled on ${baseUrl}: the service has no dashboard URL (start it with --dashboard-url or ` +
+        'SVC_DASHBOARD_URL). Without it no new device can register.',
+    );
+  }
+}
+
 export async function login(options: LoginOptions): Promise<LoginResult> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  await checkSigninEnabled(options.baseUrl);
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const state = randomBytes(16).toString('base64url');
@@ -79,12 +97,11 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
     code_challenge_method: 'S256',
   }).toString();
 
+  // Printed before trying the browser and whatever comes of it: an opener that "succeeds" may still show
+  // nothing (no display, a browser on another machine), and the person can always copy the URL.
+  print(`Sign in at this URL (open it in a browser if none opens):\n  ${authorize}`);
   const opened = await (options.openBrowser ?? openInSystemBrowser)(authorize.toString());
-  print(
-    opened
-      ? 'Opened the browser to sign in. Waiting…'
-      : `Open this URL in a browser to sign in:\n  ${authorize}`,
-  );
+  print(opened ? 'Opened the browser. Waiting for the sign-in…' : 'Waiting for the sign-in…');
   const timer = setTimeout(
     () => settle?.reject(new Error('sign-in timed out; run login again')),
     options.timeoutMs ?? 10 * 60_000,

@@ -1,7 +1,17 @@
-// Tables of the admin observability area (issue 4), declared for drizzle; created by migrations/0002_observability.sql
-// (hand-written: it also defines the histogram aggregate obs_hist and obs_hist_sum).
+// Tables of the admin observability area (issue 4), declared for drizzle (typed queries; not part of the drizzle-kit
+// schema): created by the hand-written migrations/0002_observability.sql (which also defines the SQL function
+// obs_duration_bucket, the histogram bucket of a duration) and migrations/0003_observability_series.sql.
 import { sql } from 'drizzle-orm';
-import { bigint, check, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  check,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /** h1..h64: counts of durations in (1.25^(b-2), 1.25^(b-1)] ms (h1: <= 1 ms), see obs_duration_bucket; 0 is NULL. */
 const histColumns = Object.fromEntries(
@@ -9,9 +19,10 @@ const histColumns = Object.fromEntries(
 );
 
 /**
- * Hourly and daily rollups of observability_events, maintained by the ingest statement. kind 'call' rows (hourly,
- * daily, weekly) are keyed by agent, MCP, tool, event type, result, deny code, rule and model and carry a 64-bucket duration
- * histogram; kind 'actor' rows (daily and weekly) are keyed by actor and group. Absent values are ''.
+ * Hourly, 6-hourly, daily and weekly (ISO) rollups of observability_events, maintained by the ingest statement.
+ * kind 'call' rows (all four grains) are keyed by agent, MCP, tool, event type, result, deny code, rule and model and carry
+ * a 64-bucket duration histogram; kind 'actor' rows (daily and weekly) are keyed by actor and group. Absent values
+ * are ''.
  */
 export const observabilityRollups = pgTable(
   'observability_rollups',
@@ -54,7 +65,30 @@ export const observabilityRollups = pgTable(
       t.actorEmail,
       t.groupName,
     ),
-    check('observability_rollups_grain_check', sql`${t.grain} in ('hour', 'day', 'week')`),
+    check('observability_rollups_grain_check', sql`${t.grain} in ('hour', '6h', 'day', 'week')`),
     check('observability_rollups_kind_check', sql`${t.kind} in ('call', 'actor')`),
+  ],
+);
+
+/**
+ * Calls, denies, errors and tokens per minute, hour and day, keyed by event type and result: the summary's time
+ * series. Maintained by the ingest statement with observability_rollups.
+ */
+export const observabilitySeries = pgTable(
+  'observability_series',
+  {
+    grain: text('grain').notNull(),
+    bucket: timestamp('bucket', { withTimezone: true, mode: 'date' }).notNull(),
+    eventType: text('event_type').notNull(),
+    result: text('result').notNull(),
+    calls: bigint('calls', { mode: 'number' }).notNull().default(0),
+    denied: bigint('denied', { mode: 'number' }).notNull().default(0),
+    errors: bigint('errors', { mode: 'number' }).notNull().default(0),
+    tokensIn: bigint('tokens_in', { mode: 'number' }).notNull().default(0),
+    tokensOut: bigint('tokens_out', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ name: 'observability_series_pkey', columns: [t.grain, t.bucket, t.eventType, t.result] }),
+    check('observability_series_grain_check', sql`${t.grain} in ('minute', 'hour', 'day')`),
   ],
 );

@@ -17,7 +17,7 @@ function toHttp(err: unknown): unknown {
 
 /**
  * The device side of the middy stack (device-protocol.md): verifies the certificate and the signature over the
- * RFC 8785 canonical body, checks freshness, and — for every route but register — finds the enrolled device the
+ * RFC 8785 canonical body (first over the body bytes as received: see verifySignedDeviceRequest), checks freshness, and — for every route but register — finds the enrolled device the
  * certificate belongs to (401 unknown_device, also for a rotated-away certificate). Replay refusal happens in the
  * write itself, so that a request that fails stores nothing, not even its signature.
  */
@@ -42,6 +42,7 @@ export function deviceAuthenticator(options: {
     try {
       verified = verifySignedDeviceRequest({
         body: rawBody,
+        rawBody: ctx.rawBody,
         signature,
         signatureInBody: options.signatureInBody,
         now,

@@ -159,6 +159,9 @@ function checkValidity(cert: DeviceCertificate, now: Date): void {
 
 let cacheCapacity = 1000;
 const cache = new Map<string, DeviceCertificate>();
+// The PEM text as received → its fingerprint, so that a known certificate costs one map lookup instead of PEM
+// decoding and SHA-256 on every request (same capacity; the text is the key, so a hit is an exact match).
+const fingerprints = new Map<string, string>();
 let parses = 0;
 
 /** Sizes and counters of the certificate cache, for tests and metrics. */
@@ -169,6 +172,7 @@ export function certificateCacheStats(): { size: number; capacity: number; parse
 /** Empties the certificate cache and resets its parse counter. */
 export function clearCertificateCache(): void {
   cache.clear();
+  fingerprints.clear();
   parses = 0;
 }
 
@@ -186,6 +190,9 @@ function evict(): void {
     const oldest = cache.keys().next().value as string;
     cache.delete(oldest);
   }
+  while (fingerprints.size > cacheCapacity) {
+    fingerprints.delete(fingerprints.keys().next().value as string);
+  }
 }
 
 /**
@@ -195,17 +202,23 @@ function evict(): void {
  * skips parsing and the signature check but not the validity check.
  */
 export function parseDeviceCertificate(pem: string, now: Date): DeviceCertificate {
-  const der = pemToDer(pem);
-  const fingerprint = sha256Hex(der);
-  let parsed = cache.get(fingerprint);
+  const known = typeof pem === 'string' ? fingerprints.get(pem) : undefined;
+  let parsed = known === undefined ? undefined : cache.get(known);
   if (parsed) {
-    cache.delete(fingerprint);
-    cache.set(fingerprint, parsed);
+    cache.delete(parsed.fingerprint);
+    cache.set(parsed.fingerprint, parsed);
   } else {
-    parses++;
-    parsed = parseDer(der, fingerprint);
+    const der = pemToDer(pem);
+    const fingerprint = sha256Hex(der);
+    parsed = cache.get(fingerprint);
+    if (!parsed) {
+      parses++;
+      parsed = parseDer(der, fingerprint);
+    }
     if (cacheCapacity > 0) {
+      cache.delete(fingerprint);
       cache.set(fingerprint, parsed);
+      fingerprints.set(pem, fingerprint);
       evict();
     }
   }

@@ -82,7 +82,11 @@ export function parseRfc3339(text: string): Date {
  * inside). Unparseable: InvalidTimestampError. Outside the window: 401 `stale_timestamp`. Returns the instant.
  */
 export function checkClientTimestamp(clientTimestamp: string, now: Date, maxSkewMs: number): Date {
-  const at = parseRfc3339(clientTimestamp);
+  return checkFreshness(parseRfc3339(clientTimestamp), now, maxSkewMs);
+}
+
+/** The window check of checkClientTimestamp on an instant already parsed: `at` itself, or 401 `stale_timestamp`. */
+export function checkFreshness(at: Date, now: Date, maxSkewMs: number): Date {
   const skew = at.getTime() - now.getTime();
   if (Math.abs(skew) > maxSkewMs) {
     const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;

@@ -6,7 +6,7 @@ import { sqlState } from '../db/errors.ts';
 import { queryRows } from '../db/query.ts';
 import { textParam, tsParam, uuidParam } from '../db/sql-values.ts';
 import { replayedRequest } from '../device/authenticate.ts';
-import { unauthorized } from '../http/errors.ts';
+import { HttpError, unauthorized } from '../http/errors.ts';
 import type { VerifiedDeviceRequest } from '../http/handler.ts';
 import { auditInsertSql } from './audit.ts';
 
@@ -15,6 +15,23 @@ export interface RegisterInput {
   brand: string;
   model: string;
 }
+
+export interface RegisterOptions {
+  /**
+   * Whether a new device (a certificate not enrolled yet: a first registration or a rotation) may register. It may
+   * only while CLI sign-in is mounted, i.e. the service has a dashboard URL (device-protocol.md, last section);
+   * an enrolled certificate registering again is always answered.
+   */
+  enrollmentOpen: boolean;
+}
+
+export const enrollmentDisabled = () =>
+  new HttpError(
+    403,
+    'enrollment_disabled',
+    'New devices cannot register: CLI sign-in is disabled because the service has no dashboard URL. Set ' +
+      '--dashboard-url / SVC_DASHBOARD_URL (dashboard_url in the config file); enrolled devices keep reporting.',
+  );
 
 export interface RegisterResult {
   created: boolean;
@@ -40,7 +57,9 @@ export const signatureInsert = (device: VerifiedDeviceRequest) =>
 /**
  * POST /v1/devices/register (device-protocol.md): the owner is the token's subject. A new certificate creates the
  * device (201); the same certificate again returns the same device (200, owner set to the caller); a known
- * serialNumber + brand with a new certificate rotates it (the old one stops working at once), audited.
+ * serialNumber + brand with a new certificate rotates it (the old one stops working at once), audited. Without a
+ * dashboard URL (`options.enrollmentOpen` false) only the same certificate again is accepted: a new device and a
+ * rotation are 403 enrollment_disabled, and nothing is written.
  * Two database calls: one lookup, then one statement that does the whole write (replay record included), so the
  * write is atomic on every driver without a transaction's extra round trips on the Data API.
  */
@@ -50,10 +69,11 @@ export async function registerDevice(
   device: VerifiedDeviceRequest,
   owner: Principal,
   sourceIp: string,
+  options: RegisterOptions,
 ): Promise<RegisterResult> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await registerOnce(db, input, device, owner, sourceIp);
+      return await registerOnce(db, input, device, owner, sourceIp, options);
     } catch (err) {
       // Two first registrations of one device raced; the loser finds the winner's row on the next pass.
       if (sqlState(err) === '23505' && attempt === 0) continue;
@@ -68,6 +88,7 @@ async function registerOnce(
   device: VerifiedDeviceRequest,
   owner: Principal,
   sourceIp: string,
+  options: RegisterOptions,
 ): Promise<RegisterResult> {
   const found = await queryRows<Existing>(
     db,
@@ -86,6 +107,7 @@ async function registerOnce(
       'invalid_certificate',
     );
   }
+  if (!sameCert && !options.enrollmentOpen) throw enrollmentDisabled();
   const now = new Date();
   const actor = { id: owner.subject, email: owner.email, ipAddress: sourceIp };
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;

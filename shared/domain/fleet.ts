@@ -1,12 +1,11 @@
 // Fleet views for admins (issue 4): devices (list, detail), agents and MCP servers across the fleet (with configured
 // vs called), the fleet summary and the inventory change feed. Inventory tables are small (one row per device x
 // agent / MCP), so these aggregate them directly; call counts come from the event rollups (observability.ts).
-// Every list is keyset-paginated (observability-cursor.ts) and bounded to 100 rows; each JSON document is built
-// by one statement (queryJson), so values read the same on every driver.
+// Every list is keyset-paginated (observability-cursor.ts) and bounded to 100 rows and PAGE_BYTES; each JSON
+// document is built by one statement (queryDoc), so values read the same on every driver.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
-import { queryJson } from '../db/query.ts';
 import { tsParam, uuidParam } from '../db/sql-values.ts';
 import { notFound } from '../http/errors.ts';
 import type {
@@ -16,6 +15,14 @@ import type {
   ListMcpsQuery,
 } from '../schemas/observability.ts';
 import { rangeOf } from './observability.ts';
+import {
+  type Bounded,
+  boundedArray,
+  LIST_BYTES,
+  PAGE_BYTES,
+  pageOf,
+  queryDoc,
+} from './observability-bounds.ts';
 import {
   ANY_RE,
   decodeCursor,
@@ -50,11 +57,6 @@ const deviceJson = (
   'created_at', ${iso(sql`d.created_at`)}, 'updated_at', ${iso(sql`d.updated_at`)},
   'agents', (SELECT count(*) FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL)::int,
   'mcps', (SELECT count(*) FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL)::int)`;
-
-interface Page<T> {
-  items: T[];
-  next: string | null;
-}
 
 export async function listDevices(db: Db, config: Config, query: ListDevicesQuery, now = new Date()) {
   const t = threshold(config, now);
@@ -94,14 +96,17 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
     );
   }
   const dir = sql.raw(desc ? 'DESC' : 'ASC');
-  const rows = await queryJson<{ j: unknown; k: string; id: string }[] | null>(
+  const rows = await queryDoc<Bounded<{ j: unknown; k: string; id: string }>>(
     db,
-    sql`SELECT json_agg(json_build_object('j', x.j, 'k', x.k, 'id', x.id) ORDER BY x.n) AS j FROM (
-      SELECT ${deviceJson(t.since)} AS j, ${keyText} AS k, d.id::text AS id,
-        row_number() OVER (ORDER BY ${key} ${dir}, d.id ${dir}) AS n
-      FROM devices d WHERE ${and(where)} ORDER BY ${key} ${dir}, d.id ${dir} LIMIT ${query.limit + 1}) x`,
+    sql`SELECT ${boundedArray(
+      sql`SELECT json_build_object('j', ${deviceJson(t.since)}, 'k', ${keyText}, 'id', d.id::text) AS o,
+        row_number() OVER (ORDER BY ${key} ${dir}, d.id ${dir}) AS rn
+      FROM (SELECT * FROM devices d WHERE ${and(where)} ORDER BY ${key} ${dir}, d.id ${dir}
+        LIMIT ${query.limit + 1}) d`,
+      PAGE_BYTES,
+    )} AS j`,
   );
-  const page = paginate(rows ?? [], query.limit, (r) => encodeCursor('devices', [r.k, r.id], fh));
+  const page = paginate(rows, query.limit, (r) => encodeCursor('devices', [r.k, r.id], fh));
   return {
     devices: page.items.map((r) => r.j),
     next_cursor: page.next,
@@ -111,16 +116,29 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
   };
 }
 
-function paginate<T>(rows: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
-  const items = rows.slice(0, limit);
+function paginate<T>(rows: Bounded<T> | null, limit: number, cursorOf: (last: T) => string) {
+  const { items, more } = pageOf(rows, limit);
   const last = items[items.length - 1];
-  return { items, next: rows.length > limit && last ? cursorOf(last) : null };
+  return { items, next: more && last ? cursorOf(last) : null };
 }
 
-/** One device: certificate, owner, current agents and MCPs with first / last seen, and its 20 latest events. */
+/** Current agents and MCPs a device detail lists at most (and their byte budgets); `*_total` counts them all. */
+const DEVICE_AGENTS_MAX = 200;
+const DEVICE_MCPS_MAX = 500;
+
+/**
+ * One device: certificate, owner, current agents and MCPs with first / last seen (at most 200 agents and 500 MCPs,
+ * within 128 / 256 KiB, with their totals and a truncated flag), and its 20 latest events.
+ */
 export async function getDevice(db: Db, config: Config, id: string, now = new Date()) {
   const t = threshold(config, now);
-  const doc = await queryJson<Record<string, unknown> | null>(
+  const doc = await queryDoc<{
+    agents: Bounded<unknown>;
+    mcps: Bounded<unknown>;
+    agents_total: number;
+    mcps_total: number;
+    [key: string]: unknown;
+  } | null>(
     db,
     sql`SELECT json_build_object(
       'device', ${deviceJson(t.since)},
@@ -128,27 +146,46 @@ export async function getDevice(db: Db, config: Config, id: string, now = new Da
         'not_before', ${iso(sql`d.cert_not_before`)}, 'not_after', ${iso(sql`d.cert_not_after`)},
         'valid_now', d.cert_not_before <= ${tsParam(now)} AND d.cert_not_after > ${tsParam(now)}),
       'owner', json_build_object('subject', d.owner_subject, 'email', d.owner_email),
-      'agents', (SELECT coalesce(json_agg(json_build_object('agent_type', a.agent_type,
-          'display_name', a.display_name, 'first_seen_at', ${iso(sql`a.first_seen_at`)},
-          'last_seen_at', ${iso(sql`a.last_seen_at`)}) ORDER BY a.agent_type), '[]'::json)
-        FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL),
-      'mcps', (SELECT coalesce(json_agg(json_build_object('agent_type', m.agent_type, 'name', m.name,
-          'enabled', m.enabled, 'transport', m.transport, 'first_seen_at', ${iso(sql`m.first_seen_at`)},
-          'last_seen_at', ${iso(sql`m.last_seen_at`)}) ORDER BY m.agent_type, m.name), '[]'::json)
-        FROM (SELECT * FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL
-              ORDER BY m.agent_type, m.name LIMIT 500) m),
+      'agents', ${boundedArray(
+        sql`SELECT json_build_object('agent_type', a.agent_type, 'display_name', a.display_name,
+            'first_seen_at', ${iso(sql`a.first_seen_at`)}, 'last_seen_at', ${iso(sql`a.last_seen_at`)}) AS o,
+            row_number() OVER (ORDER BY a.agent_type) AS rn
+          FROM (SELECT * FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL
+            ORDER BY a.agent_type LIMIT ${DEVICE_AGENTS_MAX}) a`,
+        4 * LIST_BYTES,
+      )},
+      'agents_total', (SELECT count(*) FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL)::int,
+      'mcps', ${boundedArray(
+        sql`SELECT json_build_object('agent_type', m.agent_type, 'name', m.name, 'enabled', m.enabled,
+            'transport', m.transport, 'first_seen_at', ${iso(sql`m.first_seen_at`)},
+            'last_seen_at', ${iso(sql`m.last_seen_at`)}) AS o,
+            row_number() OVER (ORDER BY m.agent_type, m.name) AS rn
+          FROM (SELECT * FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL
+            ORDER BY m.agent_type, m.name LIMIT ${DEVICE_MCPS_MAX}) m`,
+        8 * LIST_BYTES,
+      )},
+      'mcps_total', (SELECT count(*) FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL)::int,
       'recent_events', (SELECT coalesce(json_agg(json_build_object('id', e.id::text,
           'event_time', ${iso(sql`e.event_time`)}, 'agent_type', e.agent_type, 'mcp_name', e.mcp_name,
           'tool', e.tool, 'event_type', e.event_type, 'result', e.result, 'deny_code', e.deny_code,
           'duration_ms', e.duration_ms) ORDER BY e.event_time DESC, e.id DESC), '[]'::json)
         FROM (SELECT * FROM observability_events e WHERE e.device_id = d.id
-              ORDER BY e.event_time DESC, e.id DESC LIMIT 20) e),
+              ORDER BY e.event_time DESC NULLS LAST, e.id DESC NULLS LAST LIMIT 20) e),
       'online_threshold_seconds', ${t.seconds}::int,
       'as_of', ${now.toISOString()}::text) AS j
     FROM devices d WHERE d.id = ${uuidParam(id)}`,
   );
   if (!doc) throw notFound('No device with this id.');
-  return doc;
+  const { agents, mcps, agents_total, mcps_total, ...rest } = doc;
+  return {
+    ...rest,
+    agents: agents.items,
+    agents_total,
+    agents_truncated: agents.items.length < agents_total,
+    mcps: mcps.items,
+    mcps_total,
+    mcps_truncated: mcps.items.length < mcps_total,
+  };
 }
 
 /** The call window of agents / MCPs: `from`..`to`, default the last 7 days. */
@@ -182,7 +219,7 @@ export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date(
     const [name] = decodeCursor(query.cursor, 'agents', fh, [ANY_RE]);
     where.push(sql`a.agent_type > ${name}`);
   }
-  const rows = await queryJson<{ agent_type: string }[] | null>(
+  const rows = await queryDoc<Bounded<{ agent_type: string }>>(
     db,
     sql`WITH calls AS (${callsCte('agent_type', w.from, w.to)}),
       ag AS (SELECT a.agent_type, count(DISTINCT a.device_id)::int AS devices,
@@ -195,17 +232,20 @@ export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date(
           json_agg(DISTINCT m.transport) AS transports
         FROM inventory_mcps m WHERE m.removed_at IS NULL AND m.agent_type IN (SELECT agent_type FROM ag)
         GROUP BY m.agent_type)
-    SELECT json_agg(json_build_object('agent_type', ag.agent_type, 'devices', ag.devices,
-        'mcps', json_build_object('distinct', coalesce(mc.distinct_mcps, 0), 'enabled', coalesce(mc.enabled, 0),
-          'disabled', coalesce(mc.disabled, 0)),
-        'transports', coalesce(mc.transports, '[]'::json),
-        'first_seen_at', ${iso(sql`ag.first_seen_at`)}, 'last_seen_at', ${iso(sql`ag.last_seen_at`)},
-        'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
-        'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0))
-      ORDER BY ag.agent_type) AS j
-    FROM ag LEFT JOIN mc USING (agent_type) LEFT JOIN calls c ON c.name = ag.agent_type`,
+    SELECT ${boundedArray(
+      sql`SELECT json_build_object('agent_type', ag.agent_type, 'devices', ag.devices,
+          'mcps', json_build_object('distinct', coalesce(mc.distinct_mcps, 0), 'enabled', coalesce(mc.enabled, 0),
+            'disabled', coalesce(mc.disabled, 0)),
+          'transports', coalesce(mc.transports, '[]'::json),
+          'first_seen_at', ${iso(sql`ag.first_seen_at`)}, 'last_seen_at', ${iso(sql`ag.last_seen_at`)},
+          'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
+          'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0)) AS o,
+          row_number() OVER (ORDER BY ag.agent_type) AS rn
+        FROM ag LEFT JOIN mc USING (agent_type) LEFT JOIN calls c ON c.name = ag.agent_type`,
+      PAGE_BYTES,
+    )} AS j`,
   );
-  const page = paginate(rows ?? [], query.limit, (r) => encodeCursor('agents', [r.agent_type], fh));
+  const page = paginate(rows, query.limit, (r) => encodeCursor('agents', [r.agent_type], fh));
   return {
     agents: page.items,
     next_cursor: page.next,
@@ -215,12 +255,14 @@ export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date(
 }
 
 const SIDE_LIST_MAX = 100;
+/** Agent types listed per MCP (agent_types_total counts them all). */
+const MCP_AGENT_TYPES_MAX = 20;
 
 /**
  * One row per MCP server name: devices where it is configured (enabled / disabled), transports, agent types,
  * first / last seen, and calls in the window (configured vs called). Also, over the whole fleet: `shadow` (called
  * in the window but configured on no device) and `configured_never_called` (configured, no call in the window),
- * each at most 100 names.
+ * each at most 100 names and 64 KiB (`*_total` counts them all).
  */
 export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
   const fh = filterHash(query);
@@ -236,10 +278,10 @@ export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
   const having = query.updated_since
     ? sql`HAVING max(m.last_seen_at) >= ${query.updated_since}::timestamptz`
     : sql``;
-  const doc = await queryJson<{
-    mcps: { name: string }[] | null;
-    shadow: unknown[];
-    unused: unknown[];
+  const doc = await queryDoc<{
+    mcps: Bounded<{ name: string }>;
+    shadow: Bounded<unknown>;
+    unused: Bounded<unknown>;
     shadow_total: number;
     unused_total: number;
   }>(
@@ -249,7 +291,9 @@ export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
       mp AS (SELECT m.name, count(DISTINCT m.device_id)::int AS devices,
           count(DISTINCT m.device_id) FILTER (WHERE m.enabled)::int AS enabled_devices,
           count(DISTINCT m.device_id) FILTER (WHERE NOT m.enabled)::int AS disabled_devices,
-          json_agg(DISTINCT m.transport) AS transports, json_agg(DISTINCT m.agent_type) AS agent_types,
+          json_agg(DISTINCT m.transport) AS transports, count(DISTINCT m.agent_type)::int AS agent_types_total,
+          (array_agg(DISTINCT m.agent_type ORDER BY m.agent_type))[1:${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
+            AS agent_types,
           min(m.first_seen_at) AS first_seen_at, max(m.last_seen_at) AS last_seen_at
         FROM inventory_mcps m WHERE ${and([...where, ...pageWhere])} GROUP BY m.name ${having}
         ORDER BY m.name LIMIT ${query.limit + 1}),
@@ -257,33 +301,44 @@ export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
       unused AS (SELECT cf.name FROM configured cf
         WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.name = cf.name AND c.calls > 0))
     SELECT json_build_object(
-      'mcps', (SELECT json_agg(json_build_object('name', mp.name, 'devices', mp.devices,
-          'enabled_devices', mp.enabled_devices, 'disabled_devices', mp.disabled_devices,
-          'transports', mp.transports, 'agent_types', mp.agent_types,
-          'first_seen_at', ${iso(sql`mp.first_seen_at`)}, 'last_seen_at', ${iso(sql`mp.last_seen_at`)},
-          'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
-          'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0),
-          'usage', CASE WHEN coalesce(c.calls, 0) > 0 THEN 'configured_and_called' ELSE 'configured_never_called' END)
-        ORDER BY mp.name) FROM mp LEFT JOIN calls c ON c.name = mp.name),
-      'shadow', (SELECT coalesce(json_agg(json_build_object('name', s.name, 'calls', s.calls, 'denied',
-          coalesce(s.denied, 0), 'errors', coalesce(s.errors, 0)) ORDER BY s.calls DESC, s.name), '[]'::json)
-        FROM (SELECT * FROM shadow ORDER BY calls DESC, name LIMIT ${SIDE_LIST_MAX}) s),
+      'mcps', ${boundedArray(
+        sql`SELECT json_build_object('name', mp.name, 'devices', mp.devices,
+            'enabled_devices', mp.enabled_devices, 'disabled_devices', mp.disabled_devices,
+            'transports', mp.transports, 'agent_types', to_json(mp.agent_types),
+            'agent_types_total', mp.agent_types_total,
+            'first_seen_at', ${iso(sql`mp.first_seen_at`)}, 'last_seen_at', ${iso(sql`mp.last_seen_at`)},
+            'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
+            'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0),
+            'usage', CASE WHEN coalesce(c.calls, 0) > 0 THEN 'configured_and_called' ELSE 'configured_never_called' END)
+            AS o, row_number() OVER (ORDER BY mp.name) AS rn
+          FROM mp LEFT JOIN calls c ON c.name = mp.name`,
+        PAGE_BYTES,
+      )},
+      'shadow', ${boundedArray(
+        sql`SELECT json_build_object('name', s.name, 'calls', s.calls, 'denied', coalesce(s.denied, 0),
+            'errors', coalesce(s.errors, 0)) AS o, row_number() OVER (ORDER BY s.calls DESC, s.name) AS rn
+          FROM (SELECT * FROM shadow ORDER BY calls DESC, name LIMIT ${SIDE_LIST_MAX}) s`,
+        2 * LIST_BYTES,
+      )},
       'shadow_total', (SELECT count(*) FROM shadow)::int,
-      'unused', (SELECT coalesce(json_agg(json_build_object('name', u.name, 'devices',
-          (SELECT count(DISTINCT device_id) FROM inventory_mcps WHERE name = u.name AND removed_at IS NULL)::int)
-          ORDER BY u.name), '[]'::json)
-        FROM (SELECT * FROM unused ORDER BY name LIMIT ${SIDE_LIST_MAX}) u),
+      'unused', ${boundedArray(
+        sql`SELECT json_build_object('name', u.name, 'devices', (SELECT count(DISTINCT device_id)
+            FROM inventory_mcps WHERE name = u.name AND removed_at IS NULL)::int) AS o,
+            row_number() OVER (ORDER BY u.name) AS rn
+          FROM (SELECT * FROM unused ORDER BY name LIMIT ${SIDE_LIST_MAX}) u`,
+        2 * LIST_BYTES,
+      )},
       'unused_total', (SELECT count(*) FROM unused)::int) AS j`,
   );
-  const page = paginate(doc.mcps ?? [], query.limit, (r) => encodeCursor('mcps', [r.name], fh));
+  const page = paginate(doc.mcps, query.limit, (r) => encodeCursor('mcps', [r.name], fh));
   return {
     mcps: page.items,
     next_cursor: page.next,
     limit: query.limit,
     window: { from: w.from.toISOString(), to: w.to.toISOString() },
-    shadow: doc.shadow,
+    shadow: doc.shadow.items,
     shadow_total: doc.shadow_total,
-    configured_never_called: doc.unused,
+    configured_never_called: doc.unused.items,
     configured_never_called_total: doc.unused_total,
   };
 }
@@ -293,7 +348,7 @@ export async function fleetSummary(db: Db, config: Config, now = new Date()) {
   const t = threshold(config, now);
   const dayAgo = new Date(now.getTime() - 86_400_000);
   const r = rangeOf(dayAgo, now, 'hour');
-  const doc = await queryJson<Record<string, unknown>>(
+  const doc = await queryDoc<Record<string, unknown>>(
     db,
     sql`WITH d AS (SELECT ${statusSql(t.since)} AS status, d.created_at FROM devices d),
       ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
@@ -338,15 +393,19 @@ export async function fleetChanges(db: Db, query: FleetChangesQuery) {
     const [at, id] = decodeCursor(query.cursor, 'changes', fh, [TS_RE, ID_RE]);
     where.push(sql`(c.at, c.id) < (${at}::timestamptz, ${id}::bigint)`);
   }
-  const rows = await queryJson<{ id: string; k: string }[] | null>(
+  const rows = await queryDoc<Bounded<{ id: string; k: string }>>(
     db,
-    sql`SELECT json_agg(json_build_object('id', c.id::text, 'k', ${isoUs(sql`c.at`)}, 'at', ${iso(sql`c.at`)},
-        'kind', c.kind, 'device_id', c.device_id::text, 'serial_number', d.serial_number,
-        'agent_type', c.agent_type, 'mcp_name', c.mcp_name) ORDER BY c.at DESC, c.id DESC) AS j
-      FROM (SELECT * FROM inventory_changes c WHERE ${and(where)} ORDER BY c.at DESC, c.id DESC
-            LIMIT ${query.limit + 1}) c JOIN devices d ON d.id = c.device_id`,
+    sql`SELECT ${boundedArray(
+      sql`SELECT json_build_object('id', c.id::text, 'k', ${isoUs(sql`c.at`)}, 'at', ${iso(sql`c.at`)},
+          'kind', c.kind, 'device_id', c.device_id::text, 'serial_number', d.serial_number,
+          'agent_type', c.agent_type, 'mcp_name', c.mcp_name) AS o,
+          row_number() OVER (ORDER BY c.at DESC, c.id DESC) AS rn
+        FROM (SELECT * FROM inventory_changes c WHERE ${and(where)} ORDER BY c.at DESC, c.id DESC
+          LIMIT ${query.limit + 1}) c JOIN devices d ON d.id = c.device_id`,
+      PAGE_BYTES,
+    )} AS j`,
   );
-  const page = paginate(rows ?? [], query.limit, (r) => encodeCursor('changes', [r.k, r.id], fh));
+  const page = paginate(rows, query.limit, (r) => encodeCursor('changes', [r.k, r.id], fh));
   return {
     changes: page.items.map(({ k: _k, ...rest }) => rest),
     next_cursor: page.next,

@@ -57,6 +57,8 @@ export const observabilityRoutes = {
     auth: 'admin',
     tags: ['observability'],
     summary: 'One device: certificate, owner, current agents and MCPs with first/last seen, recent events',
+    description:
+      'At most 200 agents and 500 MCPs (and 128 / 256 KiB of them): agents_total / mcps_total count them all, agents_truncated / mcps_truncated say when the lists are shorter. The 20 latest events. online_threshold_seconds is the threshold the status used.',
     params: deviceIdParams,
     response: deviceDetailResponse,
     errors: [404],
@@ -162,6 +164,8 @@ export const observabilityRoutes = {
     tags: ['observability'],
     summary:
       'MCP tool-call events, newest first, filtered, keyset (cursor) pagination stable while events arrive',
+    description:
+      'A page holds `limit` events, or fewer when they would pass 512 KiB (next_cursor then continues after the last one). List items shorten deny_reason and error_message to 200 characters and skills to 10 names of 100 characters, name the shortened fields in `truncated`, carry a 200-character prompt_preview and no metadata: GET /v1/admin/observability/events/{id} returns the stored values. The first page pins the newest event id into the cursor: events arriving later never shift the walk. A cursor is bound to the filters it was issued for.',
     query: listEventsQuery,
     response: eventListResponse,
   }),
@@ -204,6 +208,8 @@ export const observabilityRoutes = {
     auth: 'admin',
     tags: ['observability'],
     summary: "A session's calls in order with its totals",
+    description:
+      'Events oldest first, as the event list shows them (shortened text, pages of at most 512 KiB); the session header lists at most 20 devices, agent types, actors and models, with *_total counts.',
     params: sessionParams,
     query: sessionQuery,
     response: sessionResponse,
@@ -229,6 +235,8 @@ export const observabilityRoutes = {
     tags: ['observability'],
     summary:
       'Totals, deny rate, top N, tokens, duration percentiles and a time series over a range, with the event filters',
+    description:
+      'Default range: the last 24 hours. The range is widened to whole hours (whole UTC days for bucket=day, the default above 2 days) and the actor section to whole UTC days; `range` and `actor_range` state them. Percentiles come from a log histogram: at most 25 % above the exact value. `source` says what each part was computed from: rollups, the series table, or the events (filters on device, serial, session, skill or free text, and actor / group for the call figures, read the events of the range). A series has at most 1,500 points. Each top list is cut at 32 KiB (named in top_truncated).',
     query: summaryQuery,
     response: summaryResponse,
   }),
@@ -249,6 +257,8 @@ export const observabilityRoutes = {
     auth: 'admin',
     tags: ['observability'],
     summary: 'The values each event filter can take in a range, with call counts',
+    description:
+      "Default range: the last 7 days. Each list is {values, total, truncated}, at most `limit` (1..100, default 50) values and 32 KiB. agent_type, mcp, tool, event_type, result, deny_code, rule, model (hourly / daily rollups) and actor, group (daily rollups): every value with its calls, most calls first, total = how many there are. device and serial: the devices with events in the range, most recently active first (no count). session and skill: the values carried by the range's 5,000 latest events (sessions most recent first, skills by calls in that sample), total null: no rollup holds these high-cardinality values.",
     query: filtersQuery,
     response: filtersResponse,
   }),

@@ -5,10 +5,12 @@ import { z } from 'zod';
 import { DEFAULT_LIMIT, envelope, isoTimestamp, MAX_LIMIT } from './common.ts';
 
 const limit = z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT);
+// A cursor holds the last row's sort key as JSON: a 400-character name of control characters is 2,400 characters
+// escaped, 3,300 in base64url.
 const cursor = z
   .string()
   .min(1)
-  .max(1024)
+  .max(4096)
   .regex(/^[A-Za-z0-9_-]+$/, { message: 'must be a cursor returned by this endpoint' })
   .optional();
 const text = (max = 320) => z.string().trim().min(1).max(max).optional();
@@ -130,7 +132,11 @@ export const summaryQuery = z
 export type SummaryQuery = z.output<typeof summaryQuery>;
 
 export const filtersQuery = z
-  .object({ from: timestamp, to: timestamp, limit: z.coerce.number().int().min(1).max(500).default(100) })
+  .object({
+    from: timestamp,
+    to: timestamp,
+    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
+  })
   .superRefine(rangeCheck);
 export type FiltersQuery = z.output<typeof filtersQuery>;
 

@@ -14,7 +14,9 @@ describe('concurrent ingest on postgres', () => {
   if (!testDatabaseUrl()) return; // needs a server with real concurrency; CI sets TEST_DATABASE_URL
   let svc: TestService;
   before(async () => {
-    svc = await startTestService('postgres');
+    // Registering needs a dashboard URL (without one no new device can register): set it here whatever the
+    // config file says.
+    svc = await startTestService('postgres', { dashboard_url: 'http://dashboard.test' });
   });
   after(async () => svc?.dispose());
 

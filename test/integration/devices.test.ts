@@ -1,10 +1,11 @@
 // The device wire contract (../shared/docs/device-protocol.md), tested from its text on every driver.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { createDeviceIdentity } from '#shared/agent/identity.ts';
+import { login } from '#shared/agent/login.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { setLogSink } from '#shared/http/logger.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
@@ -15,8 +16,15 @@ import {
   issuedIdentity,
   p384Identity,
   prepare,
+  rawSign,
   send,
 } from '#test/support/device-requests.ts';
+import {
+  loginToken,
+  persistentDatabase,
+  spawnServiceProcess,
+  startOnDatabase,
+} from '#test/support/device-service.ts';
 import { startTestService, TEST_JWT_SECRET, type TestService } from '#test/support/service.ts';
 
 const DASHBOARD = 'http://dashboard.test';
@@ -32,6 +40,14 @@ for (const driver of driversUnderTest()) {
       );
       return Number(row?.n);
     };
+    const counts = async () => ({
+      devices: await count('devices'),
+      certificates: await count('device_certificates'),
+      signatures: await count('device_signatures'),
+      events: await count('observability_events'),
+      agents: await count('inventory_agents'),
+      audit: await count('audit_logs'),
+    });
     const enroll = async (keyType: 'p256' | 'ed25519' = 'p256', serial?: string) => {
       const identity = await createDeviceIdentity(keyType);
       const res = await send(svc.url, prepare('/v1/devices/register', identity, hardware(serial), { token }));
@@ -231,10 +247,106 @@ for (const driver of driversUnderTest()) {
     });
 
     test('unknown certificate: 401 unknown_device, nothing stored', async () => {
+      const before = await counts();
       const stranger = await createDeviceIdentity();
       const res = await send(svc.url, prepare('/v1/devices/events', stranger, { events: [event()] }));
       assert.deepEqual([res.status, res.body.error], [401, 'unknown_device']);
-      assert.equal((await count('device_signatures')) >= 0, true);
+      const inv = await send(svc.url, prepare('/v1/devices/inventory', stranger, { agents: [] }));
+      assert.deepEqual([inv.status, inv.body.error], [401, 'unknown_device']);
+      assert.deepEqual(await counts(), before);
+    });
+
+    test('order: the signature and the enrollment are checked before the body; the batch bound before each event', async () => {
+      const { identity } = await enroll();
+      const before = await counts();
+      const bogus = { events: [{ bogus: true }] };
+      // Not signed at all, with a body that would not validate: 401, not the validation details.
+      const unsigned = await svc.call('POST', '/v1/devices/events', {
+        body: { ...bogus, certificate: identity.certificatePem, clientTimestamp: new Date().toISOString() },
+      });
+      assert.deepEqual([unsigned.status, unsigned.body.error], [401, 'invalid_signature']);
+      const other = await createDeviceIdentity();
+      const wrongKey = await send(svc.url, prepare('/v1/devices/events', identity, bogus, { signer: other }));
+      assert.deepEqual([wrongKey.status, wrongKey.body.error], [401, 'invalid_signature']);
+      const badInventory = await send(
+        svc.url,
+        prepare('/v1/devices/inventory', identity, { agents: 'nope' }, { signer: other }),
+      );
+      assert.deepEqual([badInventory.status, badInventory.body.error], [401, 'invalid_signature']);
+      const badTime = await send(
+        svc.url,
+        prepare('/v1/devices/events', identity, bogus, { signer: other, clientTimestamp: 'yesterday' }),
+      );
+      assert.deepEqual([badTime.status, badTime.body.error], [401, 'invalid_signature']);
+      const signedBadTime = await send(
+        svc.url,
+        prepare('/v1/devices/events', identity, { events: [event()] }, { clientTimestamp: 'yesterday' }),
+      );
+      assert.deepEqual([signedBadTime.status, signedBadTime.body.error], [400, 'validation_failed']);
+      const stranger = await send(svc.url, prepare('/v1/devices/events', other, bogus));
+      assert.deepEqual([stranger.status, stranger.body.error], [401, 'unknown_device']);
+      const register = await svc.call('POST', '/v1/devices/register', {
+        token,
+        body: { certificate: identity.certificatePem, clientTimestamp: new Date().toISOString() },
+      });
+      assert.deepEqual([register.status, register.body.error], [401, 'invalid_signature']);
+      // Signed and enrolled, one event more than events.max_batch (50 here) and one of them invalid: 413.
+      const many = Array.from({ length: 51 }, () => event());
+      many[7] = event({ result: 'denied' });
+      const tooMany = await send(svc.url, prepare('/v1/devices/events', identity, { events: many }));
+      assert.deepEqual([tooMany.status, tooMany.body.error], [413, 'batch_too_large']);
+      // Signed, enrolled, within the bound: now the body is validated.
+      const invalid = await send(svc.url, prepare('/v1/devices/events', identity, bogus));
+      assert.deepEqual([invalid.status, invalid.body.error], [400, 'validation_failed']);
+      assert.deepEqual(await counts(), before);
+    });
+
+    test('wire forms: canonical bytes, another key order, pretty-printed: all verify; forbidden keys are 400', async () => {
+      const { identity, deviceId } = await enroll();
+      for (const wire of ['canonical', 'json', 'pretty'] as const) {
+        const res = await send(
+          svc.url,
+          prepare('/v1/devices/events', identity, { events: [event()] }, { wire }),
+        );
+        assert.equal(res.status, 200, `${wire}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.accepted, 1);
+      }
+      // A signature over the exact bytes sent, although they are not the canonical form: accepted (the
+      // verification fast path; see the README's device choices).
+      const body = {
+        events: [event()],
+        certificate: identity.certificatePem,
+        clientTimestamp: new Date().toISOString(),
+      };
+      const text = JSON.stringify(body, null, 1);
+      const exact = await send(svc.url, {
+        path: '/v1/devices/events',
+        headers: {
+          'content-type': 'application/json',
+          'x-device-signature': rawSign(identity, Buffer.from(text, 'utf8')),
+        },
+        body: text,
+      });
+      assert.equal(exact.status, 200, JSON.stringify(exact.body));
+      // A word that could be a forbidden key, as a value: parsed and stored.
+      const word = await send(
+        svc.url,
+        prepare('/v1/devices/events', identity, { events: [event({ prompt: 'add a constructor' })] }),
+      );
+      assert.equal(word.status, 200);
+      const before = await counts();
+      for (const key of ['__proto__', '\\u005f_proto__']) {
+        const request = prepare('/v1/devices/events', identity, { events: [event()] }, { wire: 'canonical' });
+        request.body = request.body.replace('"events":[{', `"events":[{"${key}":{"x":1},`);
+        const res = await send(svc.url, request);
+        assert.deepEqual([res.status, res.body.error], [400, 'invalid_json'], key);
+      }
+      assert.deepEqual(await counts(), before);
+      const [stored] = await queryRows<{ n: number }>(
+        svc.runtime.database.db,
+        sql`SELECT count(*)::int AS n FROM observability_events WHERE device_id = ${deviceId}::uuid`,
+      );
+      assert.equal(stored?.n, 5);
     });
 
     test('inventory: replaces the snapshot, keeps first seen, records changes; MCP command/args/env never stored or logged', async () => {
@@ -495,6 +607,335 @@ for (const driver of driversUnderTest()) {
         body: { request: id2 },
       });
       assert.equal(approveWithCli.status, 403);
+    });
+
+    test('agent login prints the URL even when a browser opens, and ends with a token that registers', async () => {
+      const printed: string[] = [];
+      let opened = '';
+      const done = login({
+        baseUrl: svc.url,
+        print: (line) => printed.push(line),
+        openBrowser: async (url) => {
+          opened = url;
+          return true;
+        },
+        timeoutMs: 20_000,
+      });
+      while (!opened) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(printed.join('\n').includes(opened), `the URL is printed: ${printed.join(' | ')}`);
+      // The person's browser: authorize (302 to the dashboard), the dashboard approves, then the loopback redirect.
+      const start = await fetch(opened, { redirect: 'manual' });
+      assert.equal(start.status, 302);
+      const requestId = new URL(start.headers.get('location') as string).searchParams.get('request');
+      const approved = await svc.call('POST', '/v1/auth/cli/approve', {
+        token,
+        body: { request: requestId },
+      });
+      const callback = await fetch((approved.body.data as { redirect_to: string }).redirect_to);
+      assert.equal(callback.status, 200);
+      const issued = await done;
+      assert.equal(issued.token_type, 'Bearer');
+      const reg = await send(
+        svc.url,
+        prepare('/v1/devices/register', await createDeviceIdentity(), hardware(), {
+          token: issued.access_token,
+        }),
+      );
+      assert.equal(reg.status, 201);
+    });
+
+    describe('CLI sign-in rules', () => {
+      const verifier = `${randomUUID()}${randomUUID()}`;
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const authorize = (redirectUri: string) =>
+        fetch(
+          `${svc.url}/v1/auth/cli/authorize?${new URLSearchParams({
+            redirect_uri: redirectUri,
+            state: 'st',
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+          })}`,
+          { redirect: 'manual' },
+        );
+      const start = async (redirectUri: string) => {
+        const res = await authorize(redirectUri);
+        assert.equal(res.status, 302, redirectUri);
+        return new URL(res.headers.get('location') as string).searchParams.get('request') as string;
+      };
+      const approve = async (requestId: string) => {
+        const res = await svc.call('POST', '/v1/auth/cli/approve', { token, body: { request: requestId } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return new URL((res.body.data as { redirect_to: string }).redirect_to);
+      };
+      const exchange = (code: string, redirectUri: string) =>
+        svc.call('POST', '/v1/auth/cli/token', {
+          body: { code, code_verifier: verifier, redirect_uri: redirectUri },
+        });
+
+      test('redirect URIs: http on 127.0.0.1, [::1] and localhost (any port) only; anything else is 400', async () => {
+        for (const uri of [
+          'http://127.0.0.1:5000/callback',
+          'http://[::1]:5000/callback',
+          'http://localhost:5000/callback',
+          'http://localhost/callback',
+        ]) {
+          const back = await approve(await start(uri));
+          assert.equal(`${back.origin}${back.pathname}`, uri);
+        }
+        for (const uri of [
+          'https://127.0.0.1:5000/callback',
+          'http://127.0.0.2:5000/callback',
+          'http://[::2]:5000/callback',
+          'http://localhost.evil.test:5000/callback',
+          'http://127.0.0.1.nip.io/callback',
+          'http://user:pw@127.0.0.1:5000/callback',
+          'http://127.0.0.1:5000/callback#fragment',
+          'ftp://127.0.0.1/callback',
+          'not a url',
+        ]) {
+          const res = await authorize(uri);
+          assert.equal(res.status, 400, uri);
+          assert.equal(((await res.json()) as { error: string }).error, 'invalid_redirect_uri', uri);
+        }
+      });
+
+      test('/token: redirect_uri must be the authorize one; a code works once', async () => {
+        const redirect = 'http://127.0.0.1:5001/callback';
+        const code = (await approve(await start(redirect))).searchParams.get('code') as string;
+        const mismatch = await exchange(code, 'http://127.0.0.1:5002/callback');
+        assert.deepEqual([mismatch.status, mismatch.body.error], [400, 'invalid_grant']);
+        const code2 = (await approve(await start(redirect))).searchParams.get('code') as string;
+        const first = await exchange(code2, redirect);
+        assert.equal(first.status, 200);
+        const second = await exchange(code2, redirect);
+        assert.deepEqual([second.status, second.body.error], [400, 'invalid_grant']);
+      });
+
+      test('a sign-in request lives 10 minutes, a code 60 seconds', async () => {
+        const db = svc.runtime.database.db;
+        const redirect = 'http://127.0.0.1:5003/callback';
+        const requestId = await start(redirect);
+        const [life] = await queryRows<{ s: number }>(
+          db,
+          sql`SELECT extract(epoch FROM expires_at - created_at)::float8 AS s FROM cli_signins WHERE id = ${requestId}::uuid`,
+        );
+        assert.ok(Math.abs(Number(life?.s) - 600) < 2, `request lives ${life?.s} s`);
+        // Past its 10 minutes, the request cannot be approved.
+        await db.execute(
+          sql`UPDATE cli_signins SET expires_at = now() - interval '1 second' WHERE id = ${requestId}::uuid`,
+        );
+        const late = await svc.call('POST', '/v1/auth/cli/approve', { token, body: { request: requestId } });
+        assert.deepEqual([late.status, late.body.error], [404, 'not_found']);
+        // A code, within its 60 seconds, works; past them, it does not.
+        const id2 = await start(redirect);
+        const code = (await approve(id2)).searchParams.get('code') as string;
+        const [codeLife] = await queryRows<{ s: number }>(
+          db,
+          sql`SELECT extract(epoch FROM code_expires_at - now())::float8 AS s FROM cli_signins WHERE id = ${id2}::uuid`,
+        );
+        assert.ok(Number(codeLife?.s) > 50 && Number(codeLife?.s) <= 60, `code lives ${codeLife?.s} s`);
+        await db.execute(
+          sql`UPDATE cli_signins SET code_expires_at = now() - interval '1 second' WHERE id = ${id2}::uuid`,
+        );
+        const expired = await exchange(code, redirect);
+        assert.deepEqual([expired.status, expired.body.error], [400, 'invalid_grant']);
+      });
+    });
+
+    test('pruning: the probe deletes replay records past their window and expired sign-ins, and nothing else', async () => {
+      const db = svc.runtime.database.db;
+      const { identity } = await enroll();
+      const skew = svc.runtime.config.device.max_clock_skew;
+      // Signed at the very edge of the freshness window: its replay record expires two seconds from now.
+      const edge = prepare(
+        '/v1/devices/inventory',
+        identity,
+        { agents: [] },
+        { clientTimestamp: new Date(Date.now() - skew + 2000).toISOString() },
+      );
+      assert.equal((await send(svc.url, edge)).status, 200);
+      const fresh = prepare('/v1/devices/inventory', identity, { agents: [] });
+      assert.equal((await send(svc.url, fresh)).status, 200);
+      const signin = async () => {
+        const res = await fetch(
+          `${svc.url}/v1/auth/cli/authorize?${new URLSearchParams({
+            redirect_uri: 'http://127.0.0.1:5004/callback',
+            state: 's',
+            code_challenge: 'x'.repeat(43),
+            code_challenge_method: 'S256',
+          })}`,
+          { redirect: 'manual' },
+        );
+        return new URL(res.headers.get('location') as string).searchParams.get('request') as string;
+      };
+      const oldSignin = await signin();
+      const newSignin = await signin();
+      await db.execute(
+        sql`UPDATE cli_signins SET expires_at = now() - interval '1 second' WHERE id = ${oldSignin}::uuid`,
+      );
+      const rows = async () => ({
+        signatures: await count('device_signatures'),
+        expiredSignatures: Number(
+          (
+            await queryRows<{ n: number }>(
+              db,
+              sql`SELECT count(*)::int AS n FROM device_signatures WHERE expires_at < now()`,
+            )
+          )[0]?.n,
+        ),
+        signins: (
+          await queryRows<{ id: string }>(
+            db,
+            sql`SELECT id::text AS id FROM cli_signins WHERE id IN (${oldSignin}::uuid, ${newSignin}::uuid)`,
+          )
+        )
+          .map((r) => r.id)
+          .sort(),
+      });
+      while ((await rows()).expiredSignatures === 0) await new Promise((r) => setTimeout(r, 200));
+      const before = await rows();
+      await svc.runSchedule('healthProbe');
+      const after = await rows();
+      assert.equal(after.expiredSignatures, 0);
+      assert.equal(after.signatures, before.signatures - before.expiredSignatures);
+      assert.ok(after.signatures >= 1, 'the fresh record is kept');
+      assert.deepEqual(after.signins, [newSignin]);
+      // The pruned record's request is past its window: sending it again is stale, not accepted.
+      const again = await send(svc.url, edge);
+      assert.deepEqual([again.status, again.body.error], [401, 'stale_timestamp']);
+      const replay = await send(svc.url, fresh);
+      assert.deepEqual([replay.status, replay.body.error], [401, 'replayed_request']);
+    });
+
+    if (driver !== 'pglite') {
+      test('replay is refused across two service instances on one database', async () => {
+        const { identity } = await enroll();
+        const other = await spawnServiceProcess(svc.runtime.config.db.dsn);
+        try {
+          const request = prepare('/v1/devices/events', identity, { events: [event()] });
+          assert.equal((await send(svc.url, request)).status, 200);
+          const there = await send(other.url, request);
+          assert.deepEqual([there.status, there.body.error], [401, 'replayed_request']);
+          // The same signed request to both at once: exactly one is accepted.
+          const both = prepare('/v1/devices/inventory', identity, { agents: [] });
+          const answers = await Promise.all([send(svc.url, both), send(other.url, both)]);
+          assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401]);
+          assert.equal(answers.find((a) => a.status === 401)?.body.error, 'replayed_request');
+        } finally {
+          await other.stop();
+        }
+      });
+    }
+  });
+
+  describe(`without a dashboard URL on ${driver}`, () => {
+    test('sign-in unmounted without a dashboard URL while enrolled devices keep reporting', async () => {
+      const database = await persistentDatabase(driver);
+      let service = await startOnDatabase(database.dsn, DASHBOARD);
+      try {
+        const identity = await createDeviceIdentity();
+        const serial = `KEEP-${randomUUID().slice(0, 6)}`;
+        const enrolled = await send(
+          service.url,
+          prepare('/v1/devices/register', identity, hardware(serial), {
+            token: await loginToken(service.url),
+          }),
+        );
+        assert.equal(enrolled.status, 201);
+        await service.stop();
+
+        const lines: string[] = [];
+        const prev = setLogSink((l) => lines.push(l));
+        try {
+          service = await startOnDatabase(database.dsn, undefined);
+        } finally {
+          setLogSink(prev);
+        }
+        assert.ok(
+          lines.some((l) => l.includes('CLI sign-in is disabled')),
+          'the disabled sign-in is logged',
+        );
+        const url = service.url;
+        const token = await loginToken(url);
+        const authorize = await fetch(
+          `${url}/v1/auth/cli/authorize?${new URLSearchParams({
+            redirect_uri: 'http://127.0.0.1:5005/callback',
+            state: 's',
+            code_challenge: 'x'.repeat(43),
+            code_challenge_method: 'S256',
+          })}`,
+          { redirect: 'manual' },
+        );
+        assert.equal(authorize.status, 404);
+        const post = (path: string, body: unknown) =>
+          fetch(`${url}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body: JSON.stringify(body),
+          });
+        assert.equal((await post('/v1/auth/cli/approve', { request: randomUUID() })).status, 404);
+        const tokenRes = await post('/v1/auth/cli/token', {
+          code: 'c',
+          code_verifier: 'v'.repeat(43),
+          redirect_uri: 'http://127.0.0.1:5005/callback',
+        });
+        assert.equal(tokenRes.status, 404);
+        // The agent's login says so at once instead of waiting for a sign-in that cannot happen.
+        await assert.rejects(
+          login({ baseUrl: url, print: () => {}, openBrowser: async () => false }),
+          /disabled/,
+        );
+
+        const db = service.runtime.database.db;
+        const tally = async () =>
+          (
+            await queryRows<{ t: string }>(
+              db,
+              sql`SELECT concat_ws(',', (SELECT count(*) FROM devices), (SELECT count(*) FROM device_certificates),
+                    (SELECT count(*) FROM device_signatures), (SELECT count(*) FROM audit_logs)) AS t`,
+            )
+          )[0]?.t;
+        const before = await tally();
+        const newcomer = await send(
+          url,
+          prepare('/v1/devices/register', await createDeviceIdentity(), hardware(), { token }),
+        );
+        assert.deepEqual([newcomer.status, newcomer.body.error], [403, 'enrollment_disabled']);
+        assert.match(String(newcomer.body.message), /--dashboard-url/);
+        assert.match(String(newcomer.body.message), /SVC_DASHBOARD_URL/);
+        const rotation = await send(
+          url,
+          prepare('/v1/devices/register', await createDeviceIdentity('ed25519'), hardware(serial), { token }),
+        );
+        assert.deepEqual([rotation.status, rotation.body.error], [403, 'enrollment_disabled']);
+        assert.equal(await tally(), before, 'nothing stored');
+
+        const again = await send(url, prepare('/v1/devices/register', identity, hardware(serial), { token }));
+        assert.equal(again.status, 200);
+        assert.equal(again.body.deviceId, enrolled.body.deviceId);
+        const inventory = await send(url, prepare('/v1/devices/inventory', identity, { agents: [] }));
+        assert.equal(inventory.status, 200);
+        const events = await send(
+          url,
+          prepare('/v1/devices/events', identity, {
+            events: [
+              {
+                event_id: randomUUID(),
+                event_time: new Date().toISOString(),
+                agent_type: 'claude-code',
+                mcp_name: 'github',
+                tool: 'search_code',
+                event_type: 'invocation',
+                result: 'allowed',
+              },
+            ],
+          }),
+        );
+        assert.deepEqual([events.status, events.body.accepted], [200, 1]);
+      } finally {
+        await service.stop();
+        await database.cleanup();
+      }
     });
   });
 }

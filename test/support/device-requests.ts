@@ -38,6 +38,12 @@ export interface SignedOptions {
   clientTimestamp?: string;
   /** Changes the body after signing (tampering). */
   tamper?: (body: Record<string, unknown>) => void;
+  /**
+   * How the body goes on the wire: `json` = JSON.stringify of the fields in insertion order (not the canonical
+   * form: the service must canonicalize), `canonical` = the very RFC 8785 bytes that were signed (what the
+   * reference agent sends), `pretty` = indented JSON.
+   */
+  wire?: 'json' | 'canonical' | 'pretty';
 }
 
 export interface PreparedRequest {
@@ -67,7 +73,13 @@ export function prepare(
   else headers['x-device-signature'] = signature;
   options.tamper?.(body);
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  return { path, headers, body: JSON.stringify(body) };
+  const wire =
+    options.wire === 'canonical'
+      ? canonicalize(body)
+      : options.wire === 'pretty'
+        ? JSON.stringify(body, null, 2)
+        : JSON.stringify(body);
+  return { path, headers, body: wire };
 }
 
 export async function send(baseUrl: string, request: PreparedRequest) {

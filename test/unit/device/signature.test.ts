@@ -205,6 +205,18 @@ describe('ECDSA P-256 specifics', () => {
     }
   });
 
+  test('lowSEcdsaSignature at the edges: s around n/2, tiny s, s with leading zero bytes, short r', () => {
+    const half = P256_N / 2n;
+    const rs = [1n, 0x80n, 2n ** 200n + 12345n, P256_N - 1n];
+    const ss = [1n, 0x7fn, 0x80n, 2n ** 247n, half - 1n, half, half + 1n, P256_N - 1n, P256_N - 2n ** 250n];
+    for (const r of rs) {
+      for (const value of ss) {
+        const expected = ecdsaDer(r, value > half ? P256_N - value : value);
+        assert.deepEqual(lowSEcdsaSignature(ecdsaDer(r, value)), expected, `r=${r} s=${value}`);
+      }
+    }
+  });
+
   test('lowSEcdsaSignature leaves anything that is not an ECDSA DER signature alone', () => {
     for (const bytes of [Buffer.alloc(0), Buffer.from([0x30, 0x00]), Buffer.alloc(64, 0xff)]) {
       assert.deepEqual(lowSEcdsaSignature(bytes), bytes);

@@ -80,6 +80,7 @@ for (const keyType of ['p256', 'ed25519'] as const) {
         maxSkewMs: FIVE_MINUTES,
       });
       assert.deepEqual(out.canonical, canonical);
+      assert.equal(out.via, 'canonical');
       assert.equal(out.certificate.fingerprint, id.fingerprint);
       assert.equal(out.certificate.keyType, keyType);
       assert.equal(out.clientTimestamp.toISOString(), '2026-06-01T11:59:30.000Z');
@@ -101,7 +102,111 @@ for (const keyType of ['p256', 'ed25519'] as const) {
         now,
         maxSkewMs: FIVE_MINUTES,
       });
-      assert.equal(out.canonical.toString(), canonicalize(body));
+      assert.equal(out.canonical?.toString(), canonicalize(body));
+      assert.equal(out.via, 'canonical');
+    });
+
+    test('fast path: the signature is checked over the body bytes as received, canonicalized only when that fails', () => {
+      const body = {
+        certificate: id.certificatePem,
+        clientTimestamp: ts,
+        events: [{ tool: 'search', n: 1.5, note: 'é\u2028' }],
+      };
+      // What a protocol-following agent sends: the very canonical bytes it signed, written out by hand here.
+      const canonical =
+        `{"certificate":${JSON.stringify(id.certificatePem)},"clientTimestamp":"${ts}",` +
+        '"events":[{"n":1.5,"note":"é\u2028","tool":"search"}]}';
+      assert.equal(canonicalize(body), canonical); // the hand-written canonical text is right
+      const signature = signPayload(id.privateKey, keyType, Buffer.from(canonical, 'utf8'));
+      const verify = (raw: string | Buffer | undefined, signatureInBody = false) =>
+        verifySignedDeviceRequest({
+          body: JSON.parse(raw === undefined ? canonical : raw.toString()),
+          rawBody: raw,
+          signature,
+          signatureInBody,
+          now,
+          maxSkewMs: FIVE_MINUTES,
+        });
+      for (const raw of [canonical, Buffer.from(canonical, 'utf8')]) {
+        const out = verify(raw);
+        assert.equal(out.via, 'raw');
+        assert.equal(out.canonical, undefined, 'not canonicalized');
+      }
+      // The same body sent pretty-printed: the bytes differ from what was signed, so the canonical form decides.
+      const pretty = JSON.stringify(JSON.parse(canonical), null, 2);
+      const slow = verify(pretty);
+      assert.equal(slow.via, 'canonical');
+      assert.equal(slow.canonical?.toString('utf8'), canonical);
+      assert.deepEqual(slow.signatureBytes, verify(canonical).signatureBytes, 'one replay key either way');
+      // Without the raw body (or with the signature in the body) only the canonical form is tried.
+      assert.equal(verify(undefined).via, 'canonical');
+      // Raw bytes that were not signed and a canonical form that was not either: refused.
+      refused(() => verify(pretty.replace('search', 'delete')), 'invalid_signature');
+      // A fresh timestamp is still required on the fast path.
+      refused(
+        () =>
+          verifySignedDeviceRequest({
+            body: JSON.parse(canonical),
+            rawBody: canonical,
+            signature,
+            signatureInBody: false,
+            now: new Date(now.getTime() + 10 * 60_000),
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        'stale_timestamp',
+      );
+    });
+
+    test('fast path: raw bodies of any size and alphabet, one after another, each verify over their own bytes', () => {
+      const sizes = [200_000, 10, 1_500_000, 3_000, 70_000];
+      const signed = sizes.map((n, i) => {
+        // Multi-byte text (é: 2 bytes, 😀: a surrogate pair, 4 bytes) so that the UTF-8 length differs from the
+        // UTF-16 one; 1.5 million characters exceed the scratch buffer the verifier reuses.
+        const note = `${i}é😀`.repeat(Math.ceil(n / 4)).slice(0, n);
+        const text = `{"certificate":${JSON.stringify(id.certificatePem)},"clientTimestamp":"${ts}","note":"${note}"}`;
+        return { text, signature: signPayload(id.privateKey, keyType, Buffer.from(text, 'utf8')) };
+      });
+      for (const { text, signature } of [...signed, ...signed.slice().reverse()]) {
+        const out = verifySignedDeviceRequest({
+          body: JSON.parse(text),
+          rawBody: text,
+          signature,
+          signatureInBody: false,
+          now,
+          maxSkewMs: FIVE_MINUTES,
+        });
+        assert.equal(out.via, 'raw');
+      }
+      // The signature of the larger body that used the buffer before does not verify a smaller one after it.
+      const [first, second] = signed as [(typeof signed)[0], (typeof signed)[0]];
+      refused(
+        () =>
+          verifySignedDeviceRequest({
+            body: JSON.parse(second.text),
+            rawBody: second.text,
+            signature: first.signature,
+            signatureInBody: false,
+            now,
+            maxSkewMs: FIVE_MINUTES,
+          }),
+        'invalid_signature',
+      );
+    });
+
+    test('fast path does not apply to register: the raw body carries the signature member', () => {
+      const { body, canonical } = registerBody(id, ts);
+      const signature = signPayload(id.privateKey, keyType, canonical);
+      const raw = JSON.stringify({ ...body, signature });
+      const out = verifySignedDeviceRequest({
+        body: JSON.parse(raw),
+        rawBody: raw,
+        signature,
+        signatureInBody: true,
+        now,
+        maxSkewMs: FIVE_MINUTES,
+      });
+      assert.equal(out.via, 'canonical');
+      assert.deepEqual(out.canonical, canonical);
     });
 
     test('signatureInBody=false keeps a body member named signature in the signed bytes', () => {

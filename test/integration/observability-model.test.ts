@@ -1,0 +1,508 @@
+// Admin observability (issue 4) against a model, on every driver: random batches (fast-check, several seeds) go
+// through the ingest path; after each, the stored rollups and series equal a raw recomputation from the events, and
+// the summary — on the rollups where they apply and forced onto the raw scan — equals figures computed in JS from the
+// events the test ingested, for a matrix of filters (call-key, device, serial, session, actor, group, skill, free
+// text), ranges and buckets. On PostgreSQL and the Data API, batches are also ingested in parallel.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { type SQL, sql } from 'drizzle-orm';
+import fc from 'fast-check';
+import { connectDatabase } from '#shared/db/connect.ts';
+import type { Database, Db } from '#shared/db/database.ts';
+import { migrate } from '#shared/db/migrate.ts';
+import { queryJson, queryRows } from '#shared/db/query.ts';
+import { ingestEvents } from '#shared/domain/events.ts';
+import { observabilitySummary } from '#shared/domain/observability.ts';
+import {
+  CALL_GRAINS,
+  histBucket,
+  histPercentile,
+  ROLLUP_COLUMNS,
+  rollupSelectSql,
+  SERIES_COLUMNS,
+  seriesSelectSql,
+} from '#shared/domain/observability-rollups.ts';
+import { type ObservabilityEventInput, observabilityEvent } from '#shared/schemas/devices.ts';
+import { summaryQuery } from '#shared/schemas/observability.ts';
+import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
+import { testConfig } from '#test/support/service.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = Math.floor(Date.now() / 60_000) * 60_000 - 17_000; // not on a bucket boundary
+
+// Small domains so that filters match something; lowercase alphanumerics sort alike in every collation.
+const AGENTS = ['claude', 'cursor', 'copilot'] as const;
+const MCPS = ['github', 'files', 'pg'] as const;
+const TOOLS = ['a1', 'b2', 'c3'] as const;
+const MODELS = ['m1', 'm2'] as const;
+const ACTORS = ['p@x.test', 'q@x.test', 'r@x.test'] as const;
+const GROUPS = ['g1', 'g2'] as const;
+const DENIES = [
+  { deny_code: 'x1', rule_applied: 'r1', deny_reason: 'blocked by policy ALPHA' },
+  { deny_code: 'y2', rule_applied: 'r2', deny_reason: 'over the 50% quota' },
+] as const;
+const ERRORS = ['timeout talking to beta', 'ECONNRESET'] as const;
+const SKILLS = ['review', 'sql', 'deploy'] as const;
+const SESSIONS = ['s1', 's2', 's3', 's4'] as const;
+
+interface Stored {
+  device: number;
+  e: ObservabilityEventInput;
+  t: number;
+}
+
+const eventArb = fc
+  .record({
+    ago: fc.integer({ min: 0, max: 3 * DAY }),
+    agent: fc.constantFrom(...AGENTS),
+    mcp: fc.constantFrom(...MCPS),
+    tool: fc.constantFrom(...TOOLS),
+    kind: fc.constantFrom('allowed', 'allowed', 'allowed', 'denied', 'error'),
+    type: fc.constantFrom('invocation', 'result'),
+    deny: fc.constantFrom(...DENIES),
+    error: fc.constantFrom(...ERRORS),
+    model: fc.option(fc.constantFrom(...MODELS), { nil: undefined }),
+    actor: fc.option(fc.constantFrom(...ACTORS), { freq: 5, nil: undefined }),
+    group: fc.option(fc.constantFrom(...GROUPS), { freq: 5, nil: undefined }),
+    session: fc.option(fc.constantFrom(...SESSIONS), { nil: undefined }),
+    skills: fc.subarray([...SKILLS], { maxLength: 2 }),
+    tokensIn: fc.integer({ min: 0, max: 5000 }),
+    tokensOut: fc.integer({ min: 0, max: 500 }),
+    duration: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 60_000 })),
+  })
+  .map((r) =>
+    observabilityEvent.parse({
+      event_id: randomUUID(),
+      event_time: new Date(NOW - r.ago).toISOString(),
+      agent_type: r.agent,
+      mcp_name: r.mcp,
+      tool: r.tool,
+      event_type: r.kind === 'error' ? 'error' : r.type,
+      result: r.kind,
+      ...(r.kind === 'denied' ? r.deny : {}),
+      ...(r.kind === 'error' ? { error_message: r.error } : {}),
+      model: r.model,
+      actor_email: r.actor,
+      group: r.group,
+      session_id: r.session,
+      skills: r.skills,
+      tokens_in: r.tokensIn,
+      tokens_out: r.tokensOut,
+      duration_ms: r.duration,
+    }),
+  );
+
+/** Batches of events for random devices; some events repeat (same event_id) inside and across batches. */
+const batchesArb = fc.array(
+  fc.record({
+    device: fc.integer({ min: 0, max: 2 }),
+    events: fc.array(eventArb, { minLength: 1, maxLength: 30 }),
+    repeatFirst: fc.boolean(),
+  }),
+  { minLength: 1, maxLength: 3 },
+);
+
+// ---- the model: the summary's figures computed in JS from the ingested events ----
+
+type Filters = Record<string, string | undefined>;
+type Query = Filters & { from?: string; to?: string; bucket?: 'minute' | 'hour' | 'day'; top?: string };
+
+const STEP = { minute: 60_000, hour: HOUR, day: DAY } as const;
+const floorTo = (t: number, s: number) => Math.floor(t / s) * s;
+const ceilTo = (t: number, s: number) => Math.ceil(t / s) * s;
+const alignTo = (from: number, to: number, s: number) => {
+  const f = floorTo(from, s);
+  return { from: f, to: Math.max(ceilTo(to, s), f + s) };
+};
+
+function matches(s: Stored, f: Filters, serials: string[], ids: string[]): boolean {
+  const e = s.e;
+  const eq = (v: string | undefined, want: string | undefined) => want === undefined || v === want;
+  const q = f.q?.toLowerCase();
+  return (
+    eq(e.agent_type, f.agent_type) &&
+    eq(e.mcp_name, f.mcp) &&
+    eq(e.tool, f.tool) &&
+    eq(e.event_type, f.event_type) &&
+    eq(e.result, f.result) &&
+    eq(e.deny_code, f.deny_code) &&
+    eq(e.rule_applied, f.rule) &&
+    eq(e.model, f.model) &&
+    eq(e.actor_email, f.actor) &&
+    eq(e.group, f.group) &&
+    eq(e.session_id, f.session_id) &&
+    eq(ids[s.device], f.device_id) &&
+    eq(serials[s.device], f.serial) &&
+    (f.skill === undefined || e.skills.includes(f.skill)) &&
+    (q === undefined ||
+      Boolean(e.deny_reason?.toLowerCase().includes(q) || e.error_message?.toLowerCase().includes(q)))
+  );
+}
+
+interface Agg {
+  calls: number;
+  denied: number;
+  errors: number;
+  tokens_in: number;
+  tokens_out: number;
+  sum: number;
+  max: number;
+  hist: number[];
+}
+const emptyAgg = (): Agg => ({
+  calls: 0,
+  denied: 0,
+  errors: 0,
+  tokens_in: 0,
+  tokens_out: 0,
+  sum: 0,
+  max: 0,
+  hist: new Array(64).fill(0),
+});
+function add(a: Agg, e: ObservabilityEventInput) {
+  a.calls++;
+  if (e.result === 'denied') a.denied++;
+  if (e.result === 'error') a.errors++;
+  a.tokens_in += e.tokens_in;
+  a.tokens_out += e.tokens_out;
+  a.sum += e.duration_ms;
+  a.max = Math.max(a.max, e.duration_ms);
+  const b = histBucket(e.duration_ms) - 1;
+  a.hist[b] = (a.hist[b] ?? 0) + 1;
+}
+const rate = (n: number, d: number) => (d ? Number((n / d).toFixed(4)) : 0);
+
+function topList(
+  events: ObservabilityEventInput[],
+  keys: Record<string, (e: ObservabilityEventInput) => string>,
+  n: number,
+  percentiles = false,
+) {
+  const groups = new Map<string, { key: Record<string, string>; agg: Agg }>();
+  for (const e of events) {
+    const key = Object.fromEntries(Object.entries(keys).map(([k, f]) => [k, f(e)]));
+    if (Object.values(key).some((v) => v === '')) continue;
+    const id = JSON.stringify(Object.values(key));
+    const g = groups.get(id) ?? { key, agg: emptyAgg() };
+    add(g.agg, e);
+    groups.set(id, g);
+  }
+  return [...groups.values()]
+    .sort((x, y) => {
+      if (x.agg.calls !== y.agg.calls) return y.agg.calls - x.agg.calls;
+      for (const k of Object.keys(keys)) {
+        const a = x.key[k] as string;
+        const b = y.key[k] as string;
+        if (a !== b) return a < b ? -1 : 1;
+      }
+      return 0;
+    })
+    .slice(0, n)
+    .map(({ key, agg }) => ({
+      ...key,
+      calls: agg.calls,
+      denied: agg.denied,
+      errors: agg.errors,
+      tokens_in: agg.tokens_in,
+      tokens_out: agg.tokens_out,
+      deny_rate: rate(agg.denied, agg.calls),
+      duration_avg_ms: agg.calls ? Math.round(agg.sum / agg.calls) : null,
+      duration_max_ms: agg.max,
+      ...(percentiles
+        ? {
+            duration_p50_ms: histPercentile(agg.hist, 0.5, agg.max),
+            duration_p95_ms: histPercentile(agg.hist, 0.95, agg.max),
+            duration_p99_ms: histPercentile(agg.hist, 0.99, agg.max),
+          }
+        : {}),
+    }));
+}
+
+function expectedSummary(stored: Stored[], query: Query, serials: string[], ids: string[]) {
+  const to = query.to ? Date.parse(query.to) : NOW;
+  const from = query.from ? Date.parse(query.from) : to - DAY;
+  const bucket = query.bucket ?? (to - from <= 2 * DAY ? 'hour' : 'day');
+  const range = alignTo(from, to, bucket === 'day' ? DAY : HOUR);
+  const actorRange = alignTo(from, to, DAY);
+  const top = Number(query.top ?? 10);
+  const { from: _f, to: _t, bucket: _b, top: _n, ...filters } = query;
+  const selected = stored.filter((s) => matches(s, filters, serials, ids));
+  const inRange = selected.filter((s) => s.t >= range.from && s.t < range.to).map((s) => s.e);
+  const inActorRange = selected.filter((s) => s.t >= actorRange.from && s.t < actorRange.to).map((s) => s.e);
+  const total = emptyAgg();
+  for (const e of inRange) add(total, e);
+  const count = (f: (e: ObservabilityEventInput) => boolean) => inRange.filter(f).length;
+  const series = [];
+  for (let b = range.from; b < range.to; b += STEP[bucket]) {
+    const point = inRange.filter((e) => {
+      const t = Date.parse(e.event_time);
+      return t >= b && t < b + STEP[bucket];
+    });
+    series.push({
+      bucket: new Date(b).toISOString().replace('.000Z', 'Z'),
+      calls: point.length,
+      denied: point.filter((e) => e.result === 'denied').length,
+      errors: point.filter((e) => e.result === 'error').length,
+      tokens_in: point.reduce((n, e) => n + e.tokens_in, 0),
+      tokens_out: point.reduce((n, e) => n + e.tokens_out, 0),
+    });
+  }
+  const denied = inRange.filter((e) => e.result === 'denied');
+  return {
+    range: { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString(), bucket },
+    actor_range: { from: new Date(actorRange.from).toISOString(), to: new Date(actorRange.to).toISOString() },
+    filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
+    totals: {
+      calls: total.calls,
+      by_result: {
+        allowed: count((e) => e.result === 'allowed'),
+        denied: count((e) => e.result === 'denied'),
+        error: count((e) => e.result === 'error'),
+      },
+      by_event_type: {
+        invocation: count((e) => e.event_type === 'invocation'),
+        result: count((e) => e.event_type === 'result'),
+        error: count((e) => e.event_type === 'error'),
+      },
+      denied: total.denied,
+      errors: total.errors,
+      deny_rate: rate(total.denied, total.calls),
+      error_rate: rate(total.errors, total.calls),
+      tokens_in: total.tokens_in,
+      tokens_out: total.tokens_out,
+      duration_avg_ms: total.calls ? Math.round(total.sum / total.calls) : null,
+      duration_p50_ms: histPercentile(total.hist, 0.5, total.max),
+      duration_p95_ms: histPercentile(total.hist, 0.95, total.max),
+      duration_p99_ms: histPercentile(total.hist, 0.99, total.max),
+      duration_max_ms: total.max,
+    },
+    top: {
+      tools: topList(inRange, { mcp_name: (e) => e.mcp_name, tool: (e) => e.tool }, top, true),
+      mcps: topList(inRange, { mcp_name: (e) => e.mcp_name }, top),
+      agents: topList(inRange, { agent_type: (e) => e.agent_type }, top),
+      actors: topList(inActorRange, { actor_email: (e) => e.actor_email ?? '' }, top),
+      models: topList(inRange, { model: (e) => e.model ?? '' }, top),
+      deny_codes: topList(
+        denied,
+        { deny_code: (e) => e.deny_code ?? '', rule_applied: (e) => e.rule_applied ?? '' },
+        top,
+      ),
+      rules: topList(denied, { rule_applied: (e) => e.rule_applied ?? '' }, top),
+    },
+    top_truncated: [],
+    series,
+  };
+}
+
+/** The filter matrix: each filter alone (a value that matches), a few pairs, over several ranges and buckets. */
+function queries(ids: string[], serials: string[]): Query[] {
+  const iso = (t: number) => new Date(t).toISOString();
+  const filters: Filters[] = [
+    {},
+    { agent_type: 'cursor' },
+    { mcp: 'github', tool: 'b2' },
+    { event_type: 'result' },
+    { result: 'denied' },
+    { event_type: 'error', result: 'error' },
+    { deny_code: 'x1' },
+    { rule: 'r2' },
+    { model: 'm1', result: 'allowed' },
+    { device_id: ids[1] },
+    { serial: serials[2] },
+    { session_id: 's2' },
+    { actor: 'q@x.test' },
+    { group: 'g2' },
+    { actor: 'p@x.test', group: 'g1' },
+    { skill: 'sql' },
+    { q: 'alpha' },
+    { q: '50%' },
+    { agent_type: 'claude', actor: 'r@x.test' },
+    { tool: 'nothing-matches' },
+  ];
+  const ranges: Query[] = [
+    {},
+    { from: iso(NOW - 3 * DAY - HOUR), bucket: 'day' },
+    { from: iso(NOW - 2 * DAY), to: iso(NOW - 5 * HOUR), bucket: 'hour' },
+    { from: iso(NOW - 3 * HOUR), bucket: 'minute' },
+  ];
+  const out: Query[] = [];
+  filters.forEach((f, i) => {
+    // Every filter over the default range; the others cycle through the remaining ranges.
+    out.push({ ...f });
+    out.push({ ...f, ...ranges[1 + (i % 3)] });
+  });
+  out.push({ top: '2', from: iso(NOW - 3 * DAY - HOUR) });
+  return out;
+}
+
+for (const driver of driversUnderTest()) {
+  describe(`observability model on ${driver}`, () => {
+    let provisioned: ProvisionedDatabase;
+    let database: Database;
+    let db: Db;
+    const config = testConfig({ events: { max_batch: 1000, prompt_max_chars: 64 } });
+    const ids: string[] = [];
+    const serials = ['MODEL-0', 'MODEL-1', 'MODEL-2'];
+    const stored: Stored[] = [];
+    const seen = new Set<string>();
+
+    before(async () => {
+      provisioned = await provisionDatabase(driver);
+      database = await connectDatabase(testConfig({ db: { dsn: provisioned.dsn } }));
+      db = database.db;
+      await migrate(db);
+      for (const serial of serials) {
+        const [row] = await queryRows<{ id: string }>(
+          db,
+          sql`INSERT INTO devices (serial_number, brand, model, owner_subject, owner_email, certificate_fingerprint,
+              certificate_pem, key_type, cert_not_before, cert_not_after)
+            VALUES (${serial}, 'B', 'M', 'sub', 'o@x.test', ${`fp-${serial}`}, 'pem', 'p256', now(),
+              now() + interval '1 day')
+            RETURNING id::text AS id`,
+        );
+        ids.push(String(row?.id));
+      }
+    });
+    after(async () => {
+      await database?.close();
+      await provisioned?.cleanup();
+    });
+
+    /** Ingests through ingestEvents (one statement per batch) and records in the model what it stores. */
+    const ingest = async (device: number, events: ObservabilityEventInput[]) => {
+      const res = await ingestEvents(
+        db,
+        config,
+        {
+          fingerprint: `fp-${serials[device]}`,
+          keyType: 'p256',
+          certificatePem: 'pem',
+          notBefore: new Date(),
+          notAfter: new Date(),
+          signatureHash: randomUUID(),
+          replayUntil: new Date(Date.now() + 600_000),
+          deviceId: ids[device] as string,
+          serialNumber: serials[device] as string,
+        },
+        events,
+        '10.0.0.1',
+      );
+      let accepted = 0;
+      for (const e of events) {
+        const key = `${device}/${e.event_id}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        stored.push({ device, e, t: Date.parse(e.event_time) });
+        accepted++;
+      }
+      assert.equal(res.accepted, accepted, 'accepted = events not seen before for the device');
+    };
+
+    /** Rows of `table` and of `recomputed` that are not in the other (EXCEPT ALL both ways), computed in SQL. */
+    const difference = async (table: string, recomputed: SQL) => {
+      const doc = await queryJson<{ n: number; rows: unknown[] | null }>(
+        db,
+        sql`WITH s AS (SELECT * FROM ${sql.raw(table)}), r AS (${recomputed}),
+          d AS ((SELECT 'stored' AS side, a.* FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM r) a)
+            UNION ALL (SELECT 'recomputed' AS side, b.* FROM (SELECT * FROM r EXCEPT ALL SELECT * FROM s) b))
+        SELECT json_build_object('n', (SELECT count(*) FROM d), 'rows', (SELECT json_agg(x) FROM (SELECT * FROM d
+          LIMIT 6) x), 'stored', (SELECT count(*) FROM s)) AS j`,
+      );
+      return doc;
+    };
+
+    const assertRollupsEqualRecomputation = async () => {
+      const rollups = await difference(
+        'observability_rollups',
+        sql`SELECT * FROM (${rollupSelectSql(sql`observability_events`, CALL_GRAINS)}) AS x(${sql.raw(ROLLUP_COLUMNS)})`,
+      );
+      assert.equal(rollups.n, 0, `observability_rollups = recomputation: ${JSON.stringify(rollups.rows)}`);
+      const series = await difference(
+        'observability_series',
+        sql`SELECT * FROM (${seriesSelectSql(sql`observability_events`)}) AS x(${sql.raw(SERIES_COLUMNS)})`,
+      );
+      assert.equal(series.n, 0, `observability_series = recomputation: ${JSON.stringify(series.rows)}`);
+    };
+
+    const assertSummariesEqualModel = async () => {
+      for (const q of queries(ids, serials)) {
+        const parsed = summaryQuery.parse(q);
+        const expected = expectedSummary(stored, q, serials, ids);
+        for (const source of ['auto', 'raw'] as const) {
+          const { source: used, ...got } = await observabilitySummary(db, parsed, {
+            now: new Date(NOW),
+            source,
+          });
+          assert.deepEqual(got, expected, `${source} ${JSON.stringify(q)} (${JSON.stringify(used)})`);
+          if (source === 'raw')
+            assert.deepEqual(used, { calls: 'events', series: 'events', actors: 'events' });
+        }
+      }
+    };
+
+    test('random batches: rollups = recomputation and every summary = the model, rollup and raw paths (several seeds)', async () => {
+      for (const seed of [11, 22, 33]) {
+        await fc.assert(
+          fc.asyncProperty(batchesArb, async (batches) => {
+            for (const b of batches) {
+              const events = b.repeatFirst
+                ? [...b.events, { ...(b.events[0] as ObservabilityEventInput) }]
+                : b.events;
+              await ingest(b.device, events);
+              // A batch repeating an event already stored: counted as a duplicate, nothing changes.
+              await ingest(b.device, [b.events[0] as ObservabilityEventInput]);
+            }
+            await assertRollupsEqualRecomputation();
+            await assertSummariesEqualModel();
+          }),
+          { seed, numRuns: 2, endOnFailure: true },
+        );
+      }
+      assert.ok(stored.length > 20);
+    });
+
+    test('the rollup path serves call-key filters, the series table event type / result, the raw path the rest', async () => {
+      const source = async (q: Query) =>
+        (await observabilitySummary(db, summaryQuery.parse(q), { now: new Date(NOW) })).source;
+      assert.deepEqual(await source({}), { calls: 'rollups', series: 'series', actors: 'rollups' });
+      assert.deepEqual(await source({ result: 'denied', bucket: 'minute' }), {
+        calls: 'rollups',
+        series: 'series',
+        actors: 'events',
+      });
+      assert.deepEqual(await source({ agent_type: 'cursor' }), {
+        calls: 'rollups',
+        series: 'rollups',
+        actors: 'events',
+      });
+      assert.deepEqual(await source({ agent_type: 'cursor', bucket: 'minute' }), {
+        calls: 'rollups',
+        series: 'events',
+        actors: 'events',
+      });
+      assert.deepEqual(await source({ actor: 'p@x.test' }), {
+        calls: 'events',
+        series: 'events',
+        actors: 'rollups',
+      });
+      for (const f of [{ device_id: ids[0] }, { serial: serials[0] }, { skill: 'sql' }, { q: 'x' }]) {
+        assert.deepEqual(await source(f), { calls: 'events', series: 'events', actors: 'events' });
+      }
+    });
+
+    // On PostgreSQL and the Data API these are concurrent transactions upserting the same rollup rows; PGlite runs
+    // them one after another.
+    test('batches ingested in parallel keep rollups = recomputation and summaries = the model', async () => {
+      const batches = fc.sample(fc.array(eventArb, { minLength: 20, maxLength: 60 }), {
+        seed: 5,
+        numRuns: 8,
+      });
+      // Several batches per device and every device at once: the same rollup keys are upserted concurrently.
+      await Promise.all(batches.map((events, i) => ingest(i % 3, events)));
+      await assertRollupsEqualRecomputation();
+      await assertSummariesEqualModel();
+    });
+  });
+}
