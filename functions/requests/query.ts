@@ -10,6 +10,14 @@ export const handler = httpHandler(routes.queryRequest, async ({ params, body },
   const provider = providerFor(ctx.runtime.database, ctx.config);
   const limits = environmentSettings(ctx.config).query;
   return flat({
-    data: await runQuery(ctx.db, provider, limits, params.id, body.sql, ctx.principal!, ctx.sourceIp),
+    data: await runQuery(
+      ctx.runtime.database,
+      provider,
+      limits,
+      params.id,
+      body.sql,
+      ctx.principal!,
+      ctx.sourceIp,
+    ),
   });
 });

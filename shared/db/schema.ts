@@ -239,6 +239,7 @@ export const requests = pgTable(
     scope: jsonb('scope').$type<Record<string, unknown>>().notNull().default({}),
     tunnel: jsonb('tunnel').$type<Record<string, unknown> | null>(),
     idempotencyKey: text('idempotency_key'),
+    idempotencyBodySha256: text('idempotency_body_sha256'),
   },
   (t) => [
     index('requests_created_at_idx').on(t.createdAt, t.id),

@@ -120,14 +120,31 @@ export async function recordAudit(tx: Db, input: AuditInput): Promise<void> {
   await tx.execute(auditInsertSql(input));
 }
 
+interface ChainPoint {
+  seq: number;
+  hash: string;
+  created_at: string;
+}
+const pointOf = (row: { seq: number; hash: string; createdAt: Date }): ChainPoint => ({
+  seq: row.seq,
+  hash: row.hash,
+  created_at: row.createdAt.toISOString(),
+});
+
 /**
- * Walks the chain in seq order, recomputing each content hash and link. Reports the first broken record, if any.
- * Reads in pages so that memory stays flat however long the log is.
+ * Walks the chain in seq order, recomputing each content hash and link. Reports the first broken record, if any, and
+ * the head: the last record of the intact chain (before the break, when there is one), whose seq and hash an auditor
+ * keeps outside the service; `atSeq` also reports the record at that seq, to compare with a kept anchor. Reads in
+ * pages so that memory stays flat however long the log is.
  */
-export async function verifyAuditChain(db: Db, pageSize = 1000) {
+export async function verifyAuditChain(db: Db, options: { pageSize?: number; atSeq?: number } = {}) {
+  const pageSize = options.pageSize ?? 1000;
   let prev = '';
   let checked = 0;
   let lastSeq = 0;
+  let head: ChainPoint | null = null;
+  let at: ChainPoint | null = null;
+  const extra = () => (options.atSeq === undefined ? {} : { at });
   for (;;) {
     const rows = await db
       .select()
@@ -142,13 +159,17 @@ export async function verifyAuditChain(db: Db, pageSize = 1000) {
           intact: false,
           checked,
           broken_at: { id: row.id, seq: row.seq, timestamp: row.timestamp.toISOString() },
+          head,
+          ...extra(),
         };
       }
       prev = row.hash;
       checked++;
       lastSeq = row.seq;
+      head = pointOf(row);
+      if (row.seq === options.atSeq) at = head;
     }
-    if (rows.length < pageSize) return { intact: true, checked, broken_at: null };
+    if (rows.length < pageSize) return { intact: true, checked, broken_at: null, head, ...extra() };
   }
 }
 

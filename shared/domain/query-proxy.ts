@@ -1,28 +1,63 @@
 // POST /v1/requests/{id}/query: the requester's SQL against the request's environment. Checks in order: visible to
 // the caller (else 404), the caller is the requester (an admin who is not: 403), the request is active (else 409),
 // the SQL guard (400), then the provider runs it as the request's credential. Every executed or failed query records
-// a usage event (who, when, IP, SHA-256 of the SQL, rows, duration); an executed one also bumps the credential's
-// use_count and last_used_at.
+// a usage event (who, when, IP, SHA-256 of the SQL, rows, duration); the credential's use_count and last_used_at are
+// read from those events (shared/domain/requests.ts), so a query writes one row and never rewrites the request.
+//
+// Round trips: the request's requester and scope never change after it is created, so they are kept in a small
+// per-process cache; its status does change, and the builtin provider checks it in the very transaction that runs
+// the statement (a revoke is effective for the next query, on every instance). Providers that cannot (http) get a
+// fresh read of the request every time. The statement itself runs in one pipelined round trip on PostgreSQL (see
+// environments/builtin.ts), and the usage event is one INSERT.
 import { createHash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { isAdmin, type Principal } from '../auth/principal.ts';
-import type { Db } from '../db/database.ts';
-import { sqlState } from '../db/errors.ts';
+import type { Database, Db } from '../db/database.ts';
 import { requests } from '../db/schema.ts';
 import { jsonParam, uuidParam } from '../db/sql-values.ts';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
 import type { Scope } from '../schemas/requests.ts';
-import { environmentNames } from './environments/builtin.ts';
-import type { EnvironmentProvider, QueryLimits, QueryResult } from './environments/types.ts';
-import { checkStatement, loadSqlParser } from './query-proxy-guard.ts';
+import {
+  databaseError,
+  environmentNames,
+  isRowTooLarge,
+  rawExecutor,
+  viewName,
+} from './environments/builtin.ts';
+import {
+  EnvironmentInactiveError,
+  type EnvironmentProvider,
+  type QueryLimits,
+  type QueryResult,
+  type QueryTarget,
+} from './environments/types.ts';
+import { type CheckedStatement, checkStatement, loadSqlParser } from './query-proxy-guard.ts';
 import { isUuid, type RequestRow } from './requests.ts';
 
 export const sqlHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-type QueryRow = Pick<RequestRow, 'id' | 'requesterId' | 'status' | 'scope' | 'environmentId'>;
+/** What the query path needs of a request; everything but `status` is fixed once the request is active. */
+export type QueryRow = Pick<RequestRow, 'id' | 'requesterId' | 'status' | 'scope' | 'environmentId'>;
+
+interface Fixed {
+  requesterId: string;
+  environmentId: string | null;
+  views: Set<string>;
+}
+/** Requester, environment and views of active requests (immutable from then on), per process, bounded. */
+const fixedParts = new Map<string, Fixed>();
+const FIXED_PARTS_MAX = 1000;
+
+function remember(row: QueryRow): Fixed {
+  const fixed = { requesterId: row.requesterId, environmentId: row.environmentId, views: viewsOf(row) };
+  if (row.status !== 'active') return fixed;
+  if (fixedParts.size >= FIXED_PARTS_MAX) fixedParts.delete(fixedParts.keys().next().value as string);
+  fixedParts.set(row.id, fixed);
+  return fixed;
+}
 
 /** Only what the query path needs (the full row, with its usage events, costs more than the query itself). */
-async function queryRow(db: Db, id: string, principal: Principal): Promise<QueryRow> {
+export async function queryRow(db: Db, id: string, principal: Principal): Promise<QueryRow> {
   const [row] = isUuid(id)
     ? await db
         .select({
@@ -44,63 +79,81 @@ async function queryRow(db: Db, id: string, principal: Principal): Promise<Query
 
 export function viewsOf(row: Pick<RequestRow, 'scope'>): Set<string> {
   const scope = row.scope as Scope;
-  return new Set(scope.datasources.flatMap((ds) => ds.datasets.map((d) => d.namespace.toLowerCase())));
+  return new Set(scope.datasources.flatMap((ds) => ds.datasets.map(viewName)));
 }
 
-async function recordUsage(
-  db: Db,
-  row: QueryRow,
+const notActive = (status: string) =>
+  conflict('request_not_active', `Queries run only while the request is active; this one is ${status}.`);
+
+/** The caller must be the requester: anyone else who is not an admin does not see the request at all. */
+function checkCaller(requesterId: string, principal: Principal): void {
+  if (requesterId === principal.subject) return;
+  if (!isAdmin(principal)) throw notFound('No request with this id.');
+  throw forbidden('Only the requester runs queries in a request environment.');
+}
+
+// Its commit does not wait for the WAL flush (synchronous_commit off for this transaction only): a crash can lose the
+// last fraction of a second of usage events, never corrupt them; the flush was most of the write's cost.
+const USAGE_INSERT = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true) AS v)
+  INSERT INTO request_usage_events (request_id, action_type, ip_address, metadata)`;
+
+/** Records one usage event of a request (the proxy's only write per query). */
+export async function recordUsage(
+  database: Database,
+  requestId: string,
   principal: Principal,
   ipAddress: string,
   actionType: 'query' | 'query_failed' | 'query_refused',
   metadata: Record<string, unknown>,
 ): Promise<void> {
-  const at = new Date().toISOString();
-  const event = sql`INSERT INTO request_usage_events (request_id, action_type, ip_address, metadata)
-    VALUES (${uuidParam(row.id)}, ${actionType}, ${ipAddress}, ${jsonParam({
-      actor_id: principal.subject,
-      actor_email: principal.email,
-      ...metadata,
-    })})`;
-  if (actionType !== 'query') {
-    await db.execute(event);
+  const meta = { actor_id: principal.subject, actor_email: principal.email, ...metadata };
+  const raw = rawExecutor(database);
+  if (raw) {
+    await raw(`${USAGE_INSERT} SELECT $1::uuid, $2::text, $3::text, $4::jsonb FROM cfg`, [
+      requestId,
+      actionType,
+      ipAddress,
+      JSON.stringify(meta),
+    ]);
     return;
   }
-  // One statement: the event and the credential's counters, together. Its commit does not wait for the WAL flush
-  // (synchronous_commit off for this transaction only): a crash can lose the last fraction of a second of usage
-  // events, never corrupt them, and the flush was most of the proxy's overhead (see bench:query).
-  await db.execute(sql`WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
-    ev AS (${event} RETURNING 1)
-    UPDATE requests SET tunnel = jsonb_set(jsonb_set(tunnel, '{credentials,0,use_count}',
-        to_jsonb(coalesce((tunnel #>> '{credentials,0,use_count}')::int, 0) + 1)),
-        '{credentials,0,last_used_at}', to_jsonb(${at}::text))
-    WHERE id = ${uuidParam(row.id)} AND jsonb_array_length(coalesce(tunnel -> 'credentials', '[]'::jsonb)) > 0
-      AND EXISTS (SELECT 1 FROM ev) AND EXISTS (SELECT 1 FROM cfg)`);
+  await database.db.execute(
+    sql`${sql.raw(USAGE_INSERT)} SELECT ${uuidParam(requestId)}, ${actionType}, ${ipAddress}, ${jsonParam(meta)} FROM cfg`,
+  );
 }
+
+/** The Data API refuses answers over 1 MiB (BadRequestException, no SQLSTATE). */
+const RESPONSE_SIZE = /more than the allowed response size limit/i;
+
+const causes = (err: unknown): unknown[] => {
+  const out: unknown[] = [];
+  for (let e: unknown = err, d = 0; e && d < 6; d++, e = (e as { cause?: unknown }).cause) out.push(e);
+  return out;
+};
 
 function queryError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
-  const code = sqlState(err);
-  const message = (() => {
-    for (let e: unknown = err, d = 0; e && d < 6; d++) {
-      const c = (e as { code?: unknown }).code;
-      if (typeof c === 'string' && /^[0-9A-Z]{5}$/.test(c))
-        return String((e as { message?: unknown }).message ?? '');
-      e = (e as { cause?: unknown }).cause;
-    }
-    return '';
-  })();
+  if (isRowTooLarge(err)) {
+    return badRequest(
+      'result_row_too_large',
+      'A row of the result is larger than query.max_bytes; select fewer or narrower columns.',
+    );
+  }
+  const { code, message } = databaseError(err);
+  if (!code && causes(err).some((e) => RESPONSE_SIZE.test(String((e as Error).message ?? '')))) {
+    return badRequest('result_too_large', 'The result is too large to return; select fewer rows or columns.');
+  }
   if (code === '57014')
     return badRequest('query_timeout', 'The statement ran longer than the statement timeout.');
   if (code === '42501' || code === '25006')
     return badRequest('query_refused', `The database refused it: ${message}.`);
-  if (code && /^(42|22|21|0A|2B)/.test(code))
+  if (code && /^(42|22|21|0A|2B|54)/.test(code))
     return badRequest('query_failed', `The statement failed: ${message}.`);
   throw err;
 }
 
 export async function runQuery(
-  db: Db,
+  database: Database,
   provider: EnvironmentProvider,
   limits: QueryLimits,
   id: string,
@@ -108,23 +161,34 @@ export async function runQuery(
   principal: Principal,
   ipAddress: string,
 ): Promise<QueryResult> {
-  const row = await queryRow(db, id, principal);
-  if (row.requesterId !== principal.subject) {
-    throw forbidden('Only the requester runs queries in a request environment.');
+  const db = database.db;
+  let fixed = provider.checksActive ? fixedParts.get(id) : undefined;
+  const cached = fixed !== undefined;
+  if (fixed) {
+    checkCaller(fixed.requesterId, principal);
+  } else {
+    const row = await queryRow(db, id, principal);
+    checkCaller(row.requesterId, principal);
+    if (row.status !== 'active') throw notActive(row.status);
+    fixed = remember(row);
   }
-  if (row.status !== 'active') {
-    throw conflict(
-      'request_not_active',
-      `Queries run only while the request is active; this one is ${row.status}.`,
-    );
-  }
+  const target: QueryTarget = { id, environmentId: fixed.environmentId };
   const hash = sqlHash(text);
   await loadSqlParser();
-  let statement: string;
+  let statement: CheckedStatement;
   try {
-    statement = checkStatement(text, { schema: environmentNames(row.id).schema, views: viewsOf(row) });
+    statement = checkStatement(text, {
+      schema: environmentNames(id).schema,
+      views: fixed.views,
+      withoutTimeout: provider.withoutTimeout,
+    });
   } catch (err) {
-    await recordUsage(db, row, principal, ipAddress, 'query_refused', {
+    if (cached) {
+      // The status was not read on this path; a request that is no longer active answers 409 first.
+      const row = await queryRow(db, id, principal);
+      if (row.status !== 'active') throw notActive(row.status);
+    }
+    await recordUsage(database, id, principal, ipAddress, 'query_refused', {
       sql_sha256: hash,
       error: (err as HttpError).code,
     });
@@ -132,8 +196,8 @@ export async function runQuery(
   }
   const started = performance.now();
   try {
-    const result = await provider.query(row, statement, limits);
-    await recordUsage(db, row, principal, ipAddress, 'query', {
+    const result = await provider.query(target, statement, limits);
+    await recordUsage(database, id, principal, ipAddress, 'query', {
       sql_sha256: hash,
       row_count: result.row_count,
       truncated: result.truncated,
@@ -141,8 +205,13 @@ export async function runQuery(
     });
     return result;
   } catch (err) {
+    if (err instanceof EnvironmentInactiveError) {
+      // Revoked or expired since it was read: nothing ran. Answer from a fresh read of the request.
+      const row = await queryRow(db, id, principal);
+      throw notActive(row.status === 'active' ? 'not ready' : row.status);
+    }
     const httpError = queryError(err);
-    await recordUsage(db, row, principal, ipAddress, 'query_failed', {
+    await recordUsage(database, id, principal, ipAddress, 'query_failed', {
       sql_sha256: hash,
       error: httpError.code,
       duration_ms: Math.round(performance.now() - started),

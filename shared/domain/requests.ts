@@ -1,13 +1,15 @@
 // Data-access requests: create (idempotent with Idempotency-Key), read (owner or admin; anyone else 404), lists, and
 // the moves of the state machine (shared/domain/requests-state.ts), each one guarded UPDATE plus its audit record in
 // one transaction.
-import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import { and, asc, count, desc, eq, inArray, lte, max, type SQL, sql } from 'drizzle-orm';
 import type { Principal } from '../auth/principal.ts';
 import { isAdmin } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { requests, requestUsageEvents } from '../db/schema.ts';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors.ts';
+import { canonicalize } from '../device/canonical-json.ts';
+import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
 import type {
   CreateRequestBody,
   ListRequestsQuery,
@@ -33,7 +35,38 @@ export const actorOf = (principal: Principal, ipAddress: string): AuditActor => 
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
-export function toRequestView(row: RequestRow, usage: UsageRow[] = []): RequestView {
+/** A request's usage as its view shows it: the latest events, and the count and time of its executed queries. */
+export interface Usage {
+  events: UsageRow[];
+  queries: number;
+  lastQueryAt: Date | null;
+}
+const NO_USAGE: Usage = { events: [], queries: 0, lastQueryAt: null };
+
+/**
+ * The tunnel as shown: a credential's use_count and last_used_at count the queries run through the proxy (its usage
+ * events of type `query`) on top of what the provider reported when it made the credential. The proxy writes only
+ * the event, so concurrent queries never contend on the request's row.
+ */
+function tunnelWithUsage(tunnel: TunnelView | null, usage: Usage): TunnelView | null {
+  if (!tunnel || tunnel.credentials.length === 0 || usage.queries === 0) return tunnel;
+  const [first, ...rest] = tunnel.credentials;
+  if (!first) return tunnel;
+  const last = usage.lastQueryAt?.toISOString() ?? null;
+  return {
+    ...tunnel,
+    credentials: [
+      {
+        ...first,
+        use_count: first.use_count + usage.queries,
+        last_used_at: last && (!first.last_used_at || last > first.last_used_at) ? last : first.last_used_at,
+      },
+      ...rest,
+    ],
+  };
+}
+
+export function toRequestView(row: RequestRow, usage: Usage = NO_USAGE): RequestView {
   return {
     id: row.id,
     title: row.title,
@@ -57,8 +90,8 @@ export function toRequestView(row: RequestRow, usage: UsageRow[] = []): RequestV
     request_template: row.requestTemplate ?? null,
     requester: { id: row.requesterId, name: row.requesterName, email: row.requesterEmail },
     scope: row.scope as Scope,
-    tunnel: (row.tunnel as TunnelView | null) ?? null,
-    usage_events: usage.map((u) => ({
+    tunnel: tunnelWithUsage((row.tunnel as TunnelView | null) ?? null, usage),
+    usage_events: usage.events.map((u) => ({
       id: u.id,
       action_type: u.actionType,
       ip_address: u.ipAddress ?? '',
@@ -68,18 +101,60 @@ export function toRequestView(row: RequestRow, usage: UsageRow[] = []): RequestV
   };
 }
 
-async function usageFor(db: Db, ids: string[], perRequest: number): Promise<Map<string, UsageRow[]>> {
-  const byRequest = new Map<string, UsageRow[]>();
+/** The latest `perRequest` usage events of each request, and the count and last time of its executed queries. */
+async function usageFor(db: Db, ids: string[], perRequest: number): Promise<Map<string, Usage>> {
+  const byRequest = new Map<string, Usage>();
   if (ids.length === 0) return byRequest;
-  const rows = await db
-    .select()
-    .from(requestUsageEvents)
-    .where(inArray(requestUsageEvents.requestId, ids))
-    .orderBy(desc(requestUsageEvents.timestamp), desc(requestUsageEvents.id));
-  for (const row of rows) {
-    const list = byRequest.get(row.requestId) ?? [];
-    if (list.length < perRequest) list.push(row);
-    byRequest.set(row.requestId, list);
+  const e = requestUsageEvents;
+  const ranked = db
+    .select({
+      id: e.id,
+      requestId: e.requestId,
+      actionType: e.actionType,
+      ipAddress: e.ipAddress,
+      timestamp: e.timestamp,
+      metadata: e.metadata,
+      rank: sql<number>`row_number() over (partition by ${e.requestId} order by ${e.timestamp} desc, ${e.id} desc)`.as(
+        'rank',
+      ),
+    })
+    .from(e)
+    .where(inArray(e.requestId, ids))
+    .as('ranked');
+  const [events, counts] = await Promise.all([
+    perRequest > 0
+      ? db
+          .select({
+            id: ranked.id,
+            requestId: ranked.requestId,
+            actionType: ranked.actionType,
+            ipAddress: ranked.ipAddress,
+            timestamp: ranked.timestamp,
+            metadata: ranked.metadata,
+          })
+          .from(ranked)
+          .where(lte(ranked.rank, perRequest))
+          .orderBy(desc(ranked.timestamp), desc(ranked.id))
+      : Promise.resolve([]),
+    db
+      .select({ requestId: e.requestId, n: count(), last: max(e.timestamp) })
+      .from(e)
+      .where(and(inArray(e.requestId, ids), eq(e.actionType, 'query')))
+      .groupBy(e.requestId),
+  ]);
+  const entry = (id: string) => {
+    let usage = byRequest.get(id);
+    if (!usage) {
+      usage = { events: [], queries: 0, lastQueryAt: null };
+      byRequest.set(id, usage);
+    }
+    return usage;
+  };
+  for (const row of events) entry(row.requestId).events.push(row);
+  for (const c of counts) {
+    const usage = entry(c.requestId);
+    usage.queries = Number(c.n);
+    usage.lastQueryAt = c.last ? new Date(c.last) : null;
   }
   return byRequest;
 }
@@ -131,9 +206,26 @@ export function validUntilOf(body: CreateRequestBody, settings: Config['requests
   return at;
 }
 
+/** The fingerprint of a create body: SHA-256 of its validated form (defaults applied) as RFC 8785 canonical JSON. */
+export const bodyFingerprint = (body: CreateRequestBody): string =>
+  createHash('sha256').update(canonicalize(body), 'utf8').digest('hex');
+
+/**
+ * A key is a promise that the retry is the same request: reusing it for another body is the client's bug, answered
+ * 422 (draft-ietf-httpapi-idempotency-key-header: "Idempotency-Key is already being used for a different request
+ * payload") rather than silently returning a request the caller did not send.
+ */
+const keyReused = () =>
+  new HttpError(
+    422,
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used for a different request body; use a new key for a new request.',
+  );
+
 /**
  * POST /v1/requests: a new pending request and its audit record. With an Idempotency-Key, a retry (same caller, same
- * key) returns the request the first call created — also when the two calls race — and `replayed` is true.
+ * key, same body) returns the request the first call created — also when the two calls race — and `replayed` is
+ * true; the same key with another body is 422 idempotency_key_reused and changes nothing.
  */
 export async function createRequest(
   db: Db,
@@ -152,8 +244,14 @@ export async function createRequest(
       .limit(1);
     return row;
   };
+  const fingerprint = idempotencyKey ? bodyFingerprint(body) : null;
+  const replay = async (row: RequestRow) => {
+    // Rows from before fingerprints were kept (NULL) replay as they always did.
+    if (row.idempotencyBodySha256 && row.idempotencyBodySha256 !== fingerprint) throw keyReused();
+    return { request: await viewOf(db, row, config), replayed: true };
+  };
   const existing = await findByKey();
-  if (existing) return { request: await viewOf(db, existing, config), replayed: true };
+  if (existing) return replay(existing);
 
   const now = new Date();
   const validUntil = validUntilOf(body, config.requests, now);
@@ -181,6 +279,7 @@ export async function createRequest(
         scope: body.scope as unknown as Record<string, unknown>,
         tunnel: null,
         idempotencyKey: idempotencyKey ?? null,
+        idempotencyBodySha256: fingerprint,
       })
       .onConflictDoNothing()
       .returning();
@@ -197,7 +296,7 @@ export async function createRequest(
   if (inserted) return { request: toRequestView(inserted), replayed: false };
   const winner = await findByKey();
   if (!winner) throw new Error('idempotent create: conflicting row not found');
-  return { request: await viewOf(db, winner, config), replayed: true };
+  return replay(winner);
 }
 
 function orderOf(sort: string) {

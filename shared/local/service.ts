@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import { migrate } from '../db/migrate.ts';
+import { seedDemoDatasource } from '../domain/environments/demo.ts';
 import { ensureBootstrapAdmin } from '../domain/users.ts';
 import { createLogger, type Logger } from '../http/logger.ts';
 import { routeList, type ScheduleId, schedules } from '../routes.ts';
@@ -21,6 +22,11 @@ export interface StartOptions {
   log?: Logger;
   /** Run scheduled functions on their intervals (npm start does; tests call runSchedule instead). */
   schedules?: boolean;
+  /**
+   * Seed the demo datasource (schema `demo` and its catalog entries; idempotent) when environments are builtin.
+   * Defaults to `schedules`, i.e. on for npm start, off for tests, which seed it themselves when they need it.
+   */
+  demoData?: boolean;
   host?: string;
 }
 
@@ -40,6 +46,13 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     allowGenerated: config.env === 'local' && config.auth.provider === 'local',
   });
   setRuntime(runtime);
+  const demo =
+    (options.demoData ?? options.schedules === true) &&
+    config.envsvc.provider === 'builtin' &&
+    !process.env.AWS_LAMBDA_FUNCTION_NAME;
+  if (demo && (await seedDemoDatasource(runtime.database.db)).seeded) {
+    log.info('demo datasource seeded: schema demo (customers, products, orders) and its catalog entries');
+  }
   if (!config.dashboard_url) {
     log.warn(
       'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',

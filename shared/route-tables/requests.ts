@@ -11,6 +11,7 @@ import {
 import { envelope } from '../schemas/common.ts';
 import {
   approveBody,
+  auditVerifyQuery,
   auditVerifyResponse,
   createRequestBody,
   denyBody,
@@ -37,10 +38,11 @@ export const requestRoutes = {
     summary:
       'Ask for access to datasets (status pending); Idempotency-Key makes a retry return the first result',
     description:
-      'With an Idempotency-Key header (1..200 visible ASCII characters), a retry by the same caller with the same key returns the request the first call created (201, header idempotent-replayed: true) instead of creating a second one.',
+      'With an Idempotency-Key header (1..200 visible ASCII characters), a retry by the same caller with the same key and the same body returns the request the first call created (201, header idempotent-replayed: true) instead of creating a second one. The same key with a different body is 422 idempotency_key_reused and creates nothing (draft-ietf-httpapi-idempotency-key-header). Keys are per caller.',
     body: createRequestBody,
     response: requestResponse,
     successStatus: 201,
+    errors: [422],
     maxBody: { bytes: 256 * 1024, code: 'payload_too_large' },
   }),
   listOwnRequests: defineRoute({
@@ -86,7 +88,7 @@ export const requestRoutes = {
     tags: ['requests'],
     summary: 'Run one read-only SELECT against the active request environment, as the request’s role',
     description:
-      'Only the requester. 409 unless the request is active. The statement is parsed with the PostgreSQL parser and refused (400 sql_refused) unless it is a single SELECT over the request’s views using allowlisted functions; it then runs as the request’s role in a read-only transaction with a statement timeout, capped in rows and bytes (truncated: true). 502/503 when an external environment service fails or is unreachable.',
+      'Only the requester (another user: 404; an admin who is not the requester: 403). 409 request_not_active unless the request is active (checked again inside the query’s own transaction). The statement is parsed with the PostgreSQL parser and refused (400 sql_refused) unless it is a single SELECT over the request’s views (and CTEs in scope) using allowlisted functions, the size-multiplying ones (lpad, rpad, replace, regexp_replace) only with small constant arguments; it then runs as the request’s role, search_path = its schema, in a read-only transaction with a statement timeout (400 query_timeout), capped in rows (query.max_rows) and bytes (query.max_bytes) while it is fetched (truncated: true); a single row larger than max_bytes is 400 result_row_too_large. On the embedded PGlite (no statement timeout) statements that combine relations are planned first and refused above a cost (400 query_too_expensive), and WITH RECURSIVE and regular expressions are refused. 502/503 when an external environment service fails or is unreachable.',
     params: requestIdParam,
     body: queryBody,
     response: queryResponse,
@@ -207,7 +209,11 @@ export const requestRoutes = {
     handler: 'admin/audit-logs-verify',
     auth: 'admin',
     tags: ['audit'],
-    summary: 'Walk the audit hash chain; reports whether it is intact and the first broken record',
+    summary:
+      'Walk the audit hash chain; reports whether it is intact, the first broken record, and the head to anchor externally',
+    description:
+      "Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.",
+    query: auditVerifyQuery,
     response: auditVerifyResponse,
   }),
   ingestAuditLogs: defineRoute({

@@ -11,6 +11,15 @@ const identifier = z.string().regex(IDENTIFIER, {
 });
 /** A column: `name`, or `qualifier.name` for a column of a declared join (qualifier = its namespace or table). */
 export const COLUMN = /^(?:([A-Za-z_][A-Za-z0-9_]{0,62})\.)?([A-Za-z_][A-Za-z0-9_]{0,62})$/;
+/**
+ * The name of a column in a request's view: `name`, or `qualifier_name` for a column of a declared join, in lower case
+ * (what PostgreSQL folds unquoted identifiers to, so that plain SQL reads it).
+ */
+export function viewColumnName(column: string): string {
+  const m = COLUMN.exec(column);
+  if (!m) return column.toLowerCase();
+  return (m[1] ? `${m[1]}_${m[2]}` : (m[2] as string)).toLowerCase();
+}
 const column = z.string().regex(COLUMN, {
   message: 'must be a plain column name, or qualifier.column for a column of a declared join',
 });
@@ -117,7 +126,22 @@ export const dataset = z
     filters: filterGroup.optional(),
     joins: z.array(join).max(10).default([]),
   })
-  .strict();
+  .strict()
+  .superRefine((d, ctx) => {
+    // Each column becomes one view column, named in lower case (`qualifier_name` for a join's column).
+    const seen = new Set<string>();
+    d.columns.forEach((c, i) => {
+      const name = viewColumnName(c);
+      if (seen.has(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['columns', i],
+          message: `names the same view column as another one (${name}; names are not case-sensitive)`,
+        });
+      }
+      seen.add(name);
+    });
+  });
 export type Dataset = z.output<typeof dataset>;
 
 export const scope = z
@@ -312,10 +336,18 @@ export type IngestAuditBody = z.output<typeof ingestAuditBody>;
 export const ingestAuditResponse = envelope(
   z.object({ accepted: z.number().int(), ids: z.array(z.string()) }),
 );
+export const auditVerifyQuery = z
+  .object({ at_seq: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional() })
+  .strict();
+const chainPoint = z.object({ seq: z.number().int(), hash: z.string(), created_at: isoTimestamp });
 export const auditVerifyResponse = envelope(
   z.object({
     intact: z.boolean(),
     checked: z.number().int(),
     broken_at: z.object({ id: z.string(), seq: z.number().int(), timestamp: isoTimestamp }).nullable(),
+    /** The last record of the verified chain (when broken: the last one before the break); null for an empty log. */
+    head: chainPoint.nullable(),
+    /** With ?at_seq: that record as the verified chain has it now (null if it is past the head or absent). */
+    at: chainPoint.nullable().optional(),
   }),
 );

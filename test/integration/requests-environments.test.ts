@@ -2,6 +2,7 @@
 // enforcement, teardown, expiry), each defence layer on its own, a corpus of hostile statements, and the http
 // provider against a local environment service that errors, hangs and closes connections.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -11,11 +12,13 @@ import type { Principal } from '#shared/auth/principal.ts';
 import { queryRows } from '#shared/db/query.ts';
 import {
   createBuiltinProvider,
+  databaseError,
   environmentNames,
   roleSessionFor,
 } from '#shared/domain/environments/builtin.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { createHttpProvider } from '#shared/domain/environments/http.ts';
+import { EnvironmentInactiveError } from '#shared/domain/environments/types.ts';
 import { runQuery } from '#shared/domain/query-proxy.ts';
 import { approveRequest, findRequest } from '#shared/domain/requests.ts';
 import { provisionEnvironment } from '#shared/domain/requests-lifecycle.ts';
@@ -167,6 +170,26 @@ export const HOSTILE_SQL: string[] = [
   '',
   '   ;  ',
   'SELEC * FROM eu_orders',
+  // CTE names are scoped to their query level: reusing one elsewhere must not reach the catalog relation it names.
+  'SELECT * FROM (WITH pg_views AS (SELECT 1) SELECT 1) a, pg_views',
+  'SELECT a.*, v.definition FROM (WITH pg_views AS (SELECT 1) SELECT 1) a, pg_views v',
+  'SELECT * FROM (WITH pg_roles AS (SELECT 1) SELECT 1) a, pg_roles',
+  'SELECT * FROM (WITH pg_settings AS (SELECT 1) SELECT 1) a, pg_settings',
+  'SELECT * FROM (WITH users AS (SELECT 1) SELECT 1) a, users',
+  'WITH a AS (SELECT * FROM pg_settings), pg_settings AS (SELECT 1) SELECT * FROM a',
+  'SELECT * FROM eu_orders WHERE EXISTS (WITH pg_authid AS (SELECT 1) SELECT 1) AND id IN (SELECT 1 FROM pg_authid)',
+  '(WITH pg_views AS (SELECT 1) SELECT * FROM pg_views) UNION ALL SELECT definition::int FROM pg_views',
+  // Catalog relations, qualified or not.
+  'SELECT definition FROM pg_views',
+  "SELECT viewname, definition FROM pg_catalog.pg_views WHERE schemaname LIKE 'req_%'",
+  'SELECT * FROM information_schema.views',
+  'SELECT * FROM PG_SETTINGS',
+  'SELECT rolname FROM "pg_catalog"."pg_roles"',
+  // Results that would be enormous.
+  'SELECT lpad(status, 100000000) FROM eu_orders',
+  "SELECT rpad('x', 2000000000)",
+  "SELECT replace(replace(replace(status, 'a', 'aaaaaaaa'), 'a', 'aaaaaaaa'), 'a', 'aaaaaaaa') FROM eu_orders",
+  "SELECT repeat('x', 1000000000)",
 ];
 
 for (const driver of driversUnderTest()) {
@@ -279,7 +302,7 @@ for (const driver of driversUnderTest()) {
         db(),
         sql`SELECT count(*)::int AS n FROM demo.orders WHERE region = 'EU' AND status IN ('paid', 'shipped')`,
       );
-      assert.equal(Number(data.rows[0]?.[0]), expected?.n);
+      assert.equal(data.rows[0]?.[0], expected?.n, 'int8 is a JSON number on every driver');
       assert.ok((expected?.n ?? 0) > 10);
       assert.deepEqual(data.rows[0]?.slice(1), ['EU', 'EU']);
       assert.deepEqual(
@@ -420,41 +443,59 @@ for (const driver of driversUnderTest()) {
           await p;
           return 'ok';
         } catch (err) {
-          for (let e: unknown = err, d = 0; e && d < 6; d++) {
-            const c = (e as { code?: unknown }).code;
-            if (typeof c === 'string') return c;
-            e = (e as { cause?: unknown }).cause;
-          }
-          return (err as Error).message;
+          if (err instanceof EnvironmentInactiveError) return 'inactive';
+          return databaseError(err).code ?? (err as Error).message;
         }
       };
+      const as = (who: string, where: string, statement: string, timeoutMs = 5000) =>
+        session(statement, { role: who, schema: where, timeoutMs });
       // Least-privilege role: the base tables and the service's own tables are out of reach.
-      assert.equal(await code(session(role, schema, 'SELECT * FROM demo.customers', 5000)), '42501');
-      assert.equal(await code(session(role, schema, 'SELECT * FROM public.users', 5000)), '42501');
-      assert.equal(await code(session(role, schema, 'SELECT * FROM eu_orders', 5000)), 'ok');
+      assert.equal(await code(as(role, schema, 'SELECT * FROM demo.customers')), '42501');
+      assert.equal(await code(as(role, schema, 'SELECT * FROM public.users')), '42501');
+      assert.equal(await code(as(role, schema, 'SELECT * FROM eu_orders')), 'ok');
+      // search_path: the request's schema first, then the catalogs, then pg_temp; information_schema is not on it.
+      const path = await session('SELECT current_setting($$search_path$$)', {
+        role,
+        schema,
+        timeoutMs: 5000,
+      });
+      assert.equal(String(path.rows[0]?.[0]).replaceAll('"', ''), `${schema}, pg_catalog, pg_temp`);
+      assert.equal(await code(as(role, schema, 'SELECT count(*) FROM tables')), '42P01');
       // Read-only transaction: even a privileged role cannot write inside it.
       const [me] = await queryRows<{ u: string }>(db(), sql`SELECT current_user::text AS u`);
       assert.equal(
-        await code(session(me?.u as string, 'public', 'CREATE TABLE public.layer_test (a int)', 5000)),
+        await code(as(me?.u as string, 'public', 'CREATE TABLE public.layer_test (a int)')),
         '25006',
       );
-      assert.equal(
-        await code(session(me?.u as string, 'public', "UPDATE demo.orders SET status = 'x'", 5000)),
-        '25006',
-      );
+      assert.equal(await code(as(me?.u as string, 'public', "UPDATE demo.orders SET status = 'x'")), '25006');
       // Extended protocol: one statement per message, so COMMIT cannot end the read-only transaction.
-      const multi = await code(session(role, schema, 'SELECT 1; COMMIT; CREATE TABLE escaped (a int)', 5000));
+      const multi = await code(as(role, schema, 'SELECT 1; COMMIT; CREATE TABLE escaped (a int)'));
       assert.notEqual(multi, 'ok');
       const [escaped] = await queryRows<{ n: number }>(
         db(),
         sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'escaped'`,
       );
       assert.equal(escaped?.n, 0);
-      // Statement timeout (PGlite runs single-threaded without timers: the guard refuses pg_sleep there).
+      // The status gate: the role is assumed only while the request is active, checked in the same transaction.
+      const gated = (statement: string) =>
+        session(statement, { role, schema, timeoutMs: 5000, requestId: r.id });
+      assert.equal(await code(gated('SELECT count(*) FROM eu_orders')), 'ok');
+      assert.equal((await query(r.id, 'SELECT 1')).status, 200, 'the proxy keeps the request’s fixed parts');
+      const unknown = session('SELECT 1', { role, schema, timeoutMs: 5000, requestId: randomUUID() });
+      assert.equal(await code(unknown), 'inactive', 'a request that does not exist is not active');
+      await db().execute(sql`UPDATE requests SET status = 'expired' WHERE id = ${r.id}::uuid`);
+      assert.equal(await code(gated('SELECT count(*) FROM eu_orders')), 'inactive');
+      // The proxy, which may have kept the request's fixed parts, answers 409 from the same check.
+      const late = await query(r.id, 'SELECT count(*) FROM eu_orders');
+      assert.equal(late.status, 409, late.text);
+      assert.match(String(late.body.message), /expired/);
+      await db().execute(sql`UPDATE requests SET status = 'active' WHERE id = ${r.id}::uuid`);
+      assert.equal((await query(r.id, 'SELECT count(*) FROM eu_orders')).status, 200);
+      // Statement timeout (PGlite runs single-threaded without timers: the guard and the plan-cost check stand in).
       if (driver === 'pglite') {
         t.diagnostic('statement_timeout is not enforced by PGlite; covered on PostgreSQL');
       } else {
-        assert.equal(await code(session(role, schema, 'SELECT pg_sleep(2)', 200)), '57014');
+        assert.equal(await code(as(role, schema, 'SELECT pg_sleep(2)', 200)), '57014');
       }
     });
 
@@ -464,7 +505,7 @@ for (const driver of driversUnderTest()) {
       assert.ok(row);
       const provider = createBuiltinProvider(svc.runtime.database);
       const capped = await runQuery(
-        db(),
+        svc.runtime.database,
         provider,
         { statementTimeoutMs: 5000, maxRows: 5, maxBytes: 1024 * 1024 },
         r.id,
@@ -476,7 +517,7 @@ for (const driver of driversUnderTest()) {
       assert.equal(capped.rows.length, 5);
       assert.equal(capped.truncated, true);
       const bytes = await runQuery(
-        db(),
+        svc.runtime.database,
         provider,
         { statementTimeoutMs: 5000, maxRows: 1000, maxBytes: 100 },
         r.id,
@@ -486,7 +527,7 @@ for (const driver of driversUnderTest()) {
       );
       assert.ok(bytes.row_count >= 1 && bytes.row_count < 4 && bytes.truncated, JSON.stringify(bytes.rows));
       const exact = await runQuery(
-        db(),
+        svc.runtime.database,
         provider,
         { statementTimeoutMs: 5000, maxRows: 3, maxBytes: 1024 * 1024 },
         r.id,
@@ -496,6 +537,183 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(exact.truncated, false);
       assert.deepEqual(exact.rows, [[1], [2], [3]]);
+    });
+
+    test('bytes are capped while fetching: a large result stops at max_bytes, a row over max_bytes is refused', async () => {
+      const r = await activeRequest();
+      const provider = createBuiltinProvider(svc.runtime.database);
+      const run = (text: string, maxRows: number, maxBytes: number) =>
+        runQuery(
+          svc.runtime.database,
+          provider,
+          { statementTimeoutMs: 5000, maxRows, maxBytes },
+          r.id,
+          text,
+          anaPrincipal(),
+          '::1',
+        );
+      // Thousands of rows of ~80 bytes against a 4 KiB budget.
+      const big = await run('SELECT a.*, b.id AS b_id FROM eu_orders a, eu_orders b', 100_000, 4096);
+      assert.equal(big.truncated, true);
+      assert.ok(big.row_count > 10, String(big.row_count));
+      assert.ok(Buffer.byteLength(JSON.stringify(big.rows)) <= 4096);
+      // One row larger than max_bytes fails in the database before it is sent.
+      await assert.rejects(run("SELECT string_agg(status || region, ',') FROM eu_orders", 1000, 200), {
+        code: 'result_row_too_large',
+      });
+      // Padding is bounded by the guard; at the bound it runs.
+      const padded = await run("SELECT lpad(status, 10000, '.') FROM eu_orders LIMIT 1", 10, 1 << 20);
+      assert.equal(String(padded.rows[0]?.[0]).length, 10_000);
+      const huge = await query(r.id, "SELECT lpad(status, 100000000, '.') FROM eu_orders");
+      assert.equal(huge.body.error, 'sql_refused');
+    });
+
+    test('a heavy query cannot wedge the service: refused before it runs (PGlite) or stopped by the statement timeout', async () => {
+      const r = await activeRequest();
+      const provider = createBuiltinProvider(svc.runtime.database);
+      const heavy = 'SELECT count(*) FROM eu_orders a, eu_orders b, eu_orders c, eu_orders d, eu_orders e';
+      const forever =
+        'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n';
+      const started = Date.now();
+      if (driver === 'pglite') {
+        // No statement_timeout on PGlite: what combines relations is planned first and refused above a cost.
+        const res = await query(r.id, heavy);
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.error, 'query_too_expensive');
+        assert.equal((await query(r.id, forever)).body.error, 'sql_refused');
+        assert.equal(
+          (await query(r.id, "SELECT count(*) FROM eu_orders WHERE status ~ '(a|aa)*b'")).status,
+          400,
+        );
+        const fine = await query(r.id, 'SELECT count(*) FROM eu_orders a JOIN eu_orders b ON b.id = a.id');
+        assert.equal(fine.status, 200, fine.text);
+      } else {
+        const limits = { statementTimeoutMs: 300, maxRows: 100, maxBytes: 1 << 20 };
+        for (const text of [heavy, forever]) {
+          await assert.rejects(
+            runQuery(svc.runtime.database, provider, limits, r.id, text, anaPrincipal(), '::1'),
+            {
+              code: 'query_timeout',
+            },
+          );
+        }
+      }
+      assert.ok(Date.now() - started < 10_000);
+      assert.equal((await query(r.id, 'SELECT count(*) FROM eu_orders')).status, 200, 'still serving');
+    });
+
+    test('dataset and column names are lower case in the environment, read with plain SQL', async () => {
+      const scope = {
+        datasources: [
+          {
+            datasets: [
+              {
+                namespace: 'EuOrders',
+                source: { kind: 'postgres', name: 'demo', table: 'orders' },
+                columns: ['id', 'Total', 'customers.Country'],
+                joins: [
+                  {
+                    namespace: 'Customers',
+                    on: 'orders.customer_id = customers.id',
+                    source: { kind: 'postgres', name: 'demo', table: 'customers' },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      };
+      // Source columns keep their exact case (demo's are lower case, so `Total` and `Country` do not exist there).
+      const failing = await createAs(ana, scope);
+      const approved = await svc.call('POST', `/v1/admin/requests/${failing.id}/approve`, { token: admin });
+      assert.equal((approved.body.data as RequestData).environment_status, 'failed');
+      const ok = await createAs(ana, {
+        datasources: [
+          {
+            datasets: [
+              {
+                ...scope.datasources[0]?.datasets[0],
+                columns: ['id', 'total', 'customers.country', 'ordered_at'],
+              },
+            ],
+          },
+        ],
+      });
+      const res = await svc.call('POST', `/v1/admin/requests/${ok.id}/approve`, { token: admin });
+      assert.equal((res.body.data as RequestData).status, 'active', res.text);
+      for (const text of [
+        'SELECT id, total, customers_country FROM EuOrders LIMIT 1',
+        'select ID, TOTAL, Customers_Country from euorders limit 1',
+        `SELECT count(*) FROM ${environmentNames(ok.id).schema}.EUORDERS`,
+      ]) {
+        const q = await query(ok.id, text);
+        assert.equal(q.status, 200, `${text}: ${q.text}`);
+      }
+      const cols = await query(ok.id, 'SELECT * FROM euorders LIMIT 1');
+      assert.deepEqual(
+        (cols.body.data as QueryData).columns.map((c) => `${c.name}:${c.type}`),
+        ['id:int4', 'total:numeric', 'customers_country:text', 'ordered_at:timestamptz'],
+      );
+      // Values come out the same on every driver: numeric as text, instants as ISO 8601 UTC with milliseconds.
+      const first = await query(ok.id, 'SELECT * FROM euorders ORDER BY id LIMIT 1');
+      const [expected] = await queryRows<{ id: number; total: string; country: string; at: string }>(
+        db(),
+        sql`SELECT o.id, o.total::text AS total, c.country,
+              to_char(o.ordered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
+            FROM demo.orders o JOIN demo.customers c ON c.id = o.customer_id ORDER BY o.id LIMIT 1`,
+      );
+      assert.deepEqual((first.body.data as QueryData).rows[0], [
+        expected?.id,
+        expected?.total,
+        expected?.country,
+        expected?.at,
+      ]);
+      // A quoted mixed-case name names no view of this request.
+      assert.equal((await query(ok.id, 'SELECT * FROM "EuOrders"')).body.error, 'sql_refused');
+      // Two columns that would be the same view column are refused when the request is made.
+      const clash = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: {
+          title: 'clash',
+          scope: {
+            datasources: [
+              {
+                datasets: [
+                  {
+                    namespace: 'o',
+                    source: { kind: 'postgres', name: 'demo', table: 'orders' },
+                    columns: ['id', 'ID'],
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      });
+      assert.equal(clash.status, 400);
+      assert.match(String(clash.body.message), /same view column/);
+    });
+
+    test('use_count counts the queries, concurrent ones included, without rewriting the request', async () => {
+      const r = await activeRequest();
+      const before = (await findRequest(db(), r.id))?.updatedAt.getTime();
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => query(r.id, 'SELECT count(*) FROM products')),
+      );
+      assert.ok(results.every((x) => x.status === 200));
+      assert.equal((await query(r.id, 'SELECT nope FROM products')).status, 400);
+      const view = (await svc.call('GET', `/v1/requests/${r.id}`, { token: ana })).body.data as RequestData;
+      assert.equal(view.tunnel?.credentials[0]?.use_count, 8, 'failed queries are not uses');
+      const [last] = await queryRows<{ t: string }>(
+        db(),
+        sql`SELECT to_char(max(timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t
+            FROM request_usage_events WHERE request_id = ${r.id}::uuid AND action_type = 'query'`,
+      );
+      assert.equal(view.tunnel?.credentials[0]?.last_used_at, last?.t);
+      assert.equal((await findRequest(db(), r.id))?.updatedAt.getTime(), before);
+      const listed = await svc.call('GET', '/v1/requests?limit=100', { token: ana });
+      const mine = (listed.body.data as { requests: RequestData[] }).requests.find((x) => x.id === r.id);
+      assert.equal(mine?.tunnel?.credentials[0]?.use_count, 8);
     });
 
     test('a failed provisioning is visible and an admin retries it', async () => {
@@ -619,7 +837,7 @@ for (const driver of driversUnderTest()) {
     describe('http provider against a local environment service', () => {
       let server: Server;
       let url: string;
-      let mode: 'ok' | 'error' | 'hang' | 'close' | 'garbage' = 'ok';
+      let mode: 'ok' | 'error' | 'hang' | 'close' | 'garbage' | 'huge' | 'wide' = 'ok';
       const seen: Array<{ method: string; url: string; auth: string }> = [];
       before(async () => {
         server = createServer((req, res) => {
@@ -649,6 +867,22 @@ for (const driver of driversUnderTest()) {
                     api_url: 'https://env.example/ext-env-1',
                     credentials: [{ id: 'c1', type: 'password', username: 'u1', secret_preview: 'ab…' }],
                   },
+                }),
+              );
+            } else if (
+              req.method === 'POST' &&
+              req.url === '/environments/ext-env-1/query' &&
+              mode !== 'ok'
+            ) {
+              // A service that ignores max_bytes: 'huge' sends 300 KB, 'wide' 50 rows of ~110 bytes.
+              const n = mode === 'huge' ? 3000 : 50;
+              res.writeHead(200, { 'content-type': 'application/json' }).end(
+                JSON.stringify({
+                  columns: [{ name: 'x', type: 'text' }],
+                  rows: Array.from({ length: n }, (_, i) => [`${i}`.padEnd(100, 'x')]),
+                  row_count: n,
+                  truncated: false,
+                  duration_ms: 1,
                 }),
               );
             } else if (req.method === 'POST' && req.url === '/environments/ext-env-1/query') {
@@ -720,7 +954,7 @@ for (const driver of driversUnderTest()) {
         assert.equal(seen.at(-1)?.auth, 'Bearer envsvc-token');
         const limits = { statementTimeoutMs: 1000, maxRows: 100, maxBytes: 1 << 20 };
         const result = await runQuery(
-          db(),
+          svc.runtime.database,
           provider(),
           limits,
           row.id,
@@ -730,6 +964,29 @@ for (const driver of driversUnderTest()) {
         );
         assert.deepEqual(result.rows, [[1], [2]]);
         assert.equal(seen.at(-1)?.url, '/environments/ext-env-1/query');
+        // max_bytes holds whatever the service sends: an answer past max_bytes + 64 KiB is not even read (502);
+        // rows past max_bytes are capped and flagged.
+        mode = 'huge';
+        const small = { statementTimeoutMs: 1000, maxRows: 100_000, maxBytes: 1000 };
+        assert.equal(
+          await statusOf(
+            runQuery(svc.runtime.database, provider(), small, row.id, 'SELECT 1', anaPrincipal(), '::1'),
+          ),
+          502,
+        );
+        mode = 'wide';
+        const wide = await runQuery(
+          svc.runtime.database,
+          provider(),
+          small,
+          row.id,
+          'SELECT 1',
+          anaPrincipal(),
+          '::1',
+        );
+        assert.equal(wide.truncated, true);
+        assert.ok(wide.row_count > 0 && wide.row_count < 10, String(wide.row_count));
+        assert.ok(Buffer.byteLength(JSON.stringify(wide.rows)) <= 1000);
         for (const [m, expected] of [
           ['error', 502],
           ['hang', 503],
@@ -737,7 +994,9 @@ for (const driver of driversUnderTest()) {
         ] as const) {
           mode = m;
           assert.equal(
-            await statusOf(runQuery(db(), provider(), limits, row.id, 'SELECT 1', anaPrincipal(), '::1')),
+            await statusOf(
+              runQuery(svc.runtime.database, provider(), limits, row.id, 'SELECT 1', anaPrincipal(), '::1'),
+            ),
             expected,
           );
           assert.equal((await findRequest(db(), row.id))?.status, 'active');

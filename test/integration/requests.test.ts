@@ -323,6 +323,74 @@ for (const driver of driversUnderTest()) {
       assert.equal(badKey.body.error, 'invalid_idempotency_key');
     });
 
+    test('Idempotency-Key with another body: 422 idempotency_key_reused, nothing created; the same body in another form replays', async () => {
+      const key = `reuse-${Date.now()}`;
+      const first = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: newRequest({ title: 'first body' }),
+        headers: { 'idempotency-key': key },
+      });
+      assert.equal(first.status, 201);
+      const id = (first.body.data as RequestData).id;
+      const listed = async () =>
+        ((await svc.call('GET', '/v1/requests?limit=100', { token: ana })).body.data as { total: number })
+          .total;
+      const before = await listed();
+      const other = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: newRequest({ title: 'second body' }),
+        headers: { 'idempotency-key': key },
+      });
+      assert.equal(other.status, 422, other.text);
+      assert.equal(other.body.error, 'idempotency_key_reused');
+      assert.equal(await listed(), before);
+      assert.equal(await auditCount(id), 1);
+      // The same request written differently (member order) is the same body.
+      const reordered = Object.fromEntries(Object.entries(newRequest({ title: 'first body' })).reverse());
+      const same = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: reordered,
+        headers: { 'idempotency-key': key },
+      });
+      assert.equal(same.status, 201, same.text);
+      assert.equal((same.body.data as RequestData).id, id);
+      // So is one that spells out the defaults the first one left implicit.
+      const lean = { title: 'defaults', scope: sampleScope };
+      const leanKey = `${key}-lean`;
+      const a = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: lean,
+        headers: { 'idempotency-key': leanKey },
+      });
+      const b = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: { ...lean, risk_level: 'low', description: '', business_justification: '' },
+        headers: { 'idempotency-key': leanKey },
+      });
+      assert.equal(b.status, 201, b.text);
+      assert.equal((b.body.data as RequestData).id, (a.body.data as RequestData).id);
+      // Racing retries with two different bodies: one request; each caller gets it or 422.
+      const raceKey = `reuse-race-${Date.now()}`;
+      const racing = await Promise.all(
+        ['a', 'b', 'a', 'b', 'a'].map((t) =>
+          svc.call('POST', '/v1/requests', {
+            token: ana,
+            body: newRequest({ title: `race ${t}` }),
+            headers: { 'idempotency-key': raceKey },
+          }),
+        ),
+      );
+      const won = racing.filter((r) => r.status === 201);
+      assert.ok(won.length >= 1 && racing.every((r) => r.status === 201 || r.status === 422));
+      assert.equal(new Set(won.map((r) => (r.body.data as RequestData).id)).size, 1);
+      assert.equal(new Set(won.map((r) => (r.body.data as RequestData).title)).size, 1);
+      const [rows] = await queryRows<{ n: number }>(
+        svc.runtime.database.db,
+        sql`SELECT count(*)::int AS n FROM requests WHERE idempotency_key = ${raceKey}`,
+      );
+      assert.equal(rows?.n, 1);
+    });
+
     test("get: the owner and admins see it; another user's id, an unknown id and a malformed id are all 404", async () => {
       const r = await create(ana);
       const own = await svc.call('GET', `/v1/requests/${r.id}`, { token: ana });
@@ -683,10 +751,30 @@ for (const driver of driversUnderTest()) {
     test('audit verify: intact, then a row changed behind the service’s back is found', async () => {
       const ok = await svc.call('GET', '/v1/admin/audit-logs/verify', { token: admin });
       assert.equal(ok.status, 200);
-      const data = ok.body.data as { intact: boolean; checked: number; broken_at: unknown };
+      type Point = { seq: number; hash: string; created_at: string };
+      const data = ok.body.data as { intact: boolean; checked: number; broken_at: unknown; head: Point };
       assert.equal(data.intact, true);
       assert.ok(data.checked > 10);
       assert.equal(data.broken_at, null);
+      // The head (last seq and hash) is what an auditor keeps outside; ?at_seq= reports a record's hash later.
+      const [last] = await queryRows<{ seq: number; hash: string; n: number }>(
+        svc.runtime.database.db,
+        sql`SELECT seq::int AS seq, hash, (SELECT count(*)::int FROM audit_logs) AS n FROM audit_logs ORDER BY seq DESC LIMIT 1`,
+      );
+      assert.deepEqual({ seq: data.head.seq, hash: data.head.hash }, { seq: last?.seq, hash: last?.hash });
+      assert.equal(data.checked, last?.n);
+      const anchored = await svc.call('GET', `/v1/admin/audit-logs/verify?at_seq=${data.head.seq}`, {
+        token: admin,
+      });
+      assert.deepEqual((anchored.body.data as { at: Point }).at, data.head);
+      const past = await svc.call('GET', `/v1/admin/audit-logs/verify?at_seq=${data.head.seq + 1000}`, {
+        token: admin,
+      });
+      assert.equal((past.body.data as { at: Point | null }).at, null);
+      assert.equal(
+        (await svc.call('GET', '/v1/admin/audit-logs/verify?at_seq=zero', { token: admin })).status,
+        400,
+      );
       assert.equal((await svc.call('GET', '/v1/admin/audit-logs/verify', { token: ana })).status, 403);
 
       const db = svc.runtime.database.db;
@@ -703,10 +791,20 @@ for (const driver of driversUnderTest()) {
         );
       });
       const broken = await svc.call('GET', '/v1/admin/audit-logs/verify', { token: admin });
-      const b = broken.body.data as { intact: boolean; broken_at: { id: string; seq: number } };
+      const b = broken.body.data as {
+        intact: boolean;
+        broken_at: { id: string; seq: number };
+        head: { seq: number; hash: string } | null;
+      };
       assert.equal(b.intact, false);
       assert.equal(b.broken_at.id, victim.id);
       assert.equal(b.broken_at.seq, victim.seq);
+      // The head is the last record before the break.
+      const [beforeBreak] = await queryRows<{ seq: number; hash: string }>(
+        db,
+        sql`SELECT seq::int AS seq, hash FROM audit_logs WHERE seq < ${victim.seq} ORDER BY seq DESC LIMIT 1`,
+      );
+      assert.deepEqual(b.head && { seq: b.head.seq, hash: b.head.hash }, beforeBreak ?? null);
       assert.ok(adminId);
     });
   });

@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { REQUEST_STATUSES } from '#shared/db/schema.ts';
-import { capRows, datasetViewSql, filterSql, quoteLiteral } from '#shared/domain/environments/builtin.ts';
+import {
+  capRows,
+  datasetViewSql,
+  filterSql,
+  isoTimestamp,
+  quoteLiteral,
+} from '#shared/domain/environments/builtin.ts';
 import { canMove, type Move, TERMINAL, TRANSITIONS } from '#shared/domain/requests-state.ts';
 import { dataset, filterGroup } from '#shared/schemas/requests.ts';
 
@@ -91,14 +97,51 @@ describe('builtin environment SQL', () => {
 
   test('results are capped by rows and bytes', () => {
     const rows = Array.from({ length: 10 }, (_, i) => [i, 'x'.repeat(10)]);
-    assert.deepEqual(capRows(rows, { maxRows: 3, maxBytes: 1e6, statementTimeoutMs: 1 }).truncated, true);
-    assert.equal(capRows(rows, { maxRows: 3, maxBytes: 1e6, statementTimeoutMs: 1 }).rows.length, 3);
-    assert.equal(capRows(rows, { maxRows: 100, maxBytes: 40, statementTimeoutMs: 1 }).rows.length, 2);
-    assert.equal(capRows(rows, { maxRows: 10, maxBytes: 1e6, statementTimeoutMs: 1 }).truncated, false);
+    assert.deepEqual(capRows(rows, { maxRows: 3, maxBytes: 1e6 }).truncated, true);
+    assert.equal(capRows(rows, { maxRows: 3, maxBytes: 1e6 }).rows.length, 3);
+    assert.equal(capRows(rows, { maxRows: 100, maxBytes: 40 }).rows.length, 2);
+    assert.equal(capRows(rows, { maxRows: 10, maxBytes: 1e6 }).truncated, false);
+    assert.deepEqual(capRows([[new Date(0), Buffer.from('hi'), 1n]], { maxRows: 1, maxBytes: 1e6 }).rows, [
+      ['1970-01-01T00:00:00.000Z', '\\x6869', 1],
+    ]);
+    // Timestamps and dates from any driver's text, in Date#toISOString's form, without a Date each.
+    const times = [
+      '2025-06-01 05:00:00+00',
+      '2025-06-01 05:00:00.123456+00',
+      '2025-06-01 05:00:00.1+00',
+      '2025-06-01 05:00:00',
+      '2025-06-01',
+      '2025-06-01 07:00:00+02',
+      'infinity',
+    ];
     assert.deepEqual(
-      capRows([[new Date(0), Buffer.from('hi'), 1n]], { maxRows: 1, maxBytes: 1e6, statementTimeoutMs: 1 })
-        .rows,
-      [['1970-01-01T00:00:00.000Z', '\\x6869', '1']],
+      capRows(
+        [times],
+        { maxRows: 1, maxBytes: 1e6 },
+        times.map(() => 'timestamptz'),
+      ).rows[0],
+      [
+        '2025-06-01T05:00:00.000Z',
+        '2025-06-01T05:00:00.123Z',
+        '2025-06-01T05:00:00.100Z',
+        '2025-06-01T05:00:00.000Z',
+        '2025-06-01T00:00:00.000Z',
+        '2025-06-01T05:00:00.000Z',
+        null,
+      ],
+    );
+    for (const t of times.slice(0, 4)) {
+      assert.equal(isoTimestamp(t), new Date(`${t.replace(' ', 'T').replace(/\+00$/, '')}Z`).toISOString());
+    }
+    // int8 the same on every driver: a number when exact, text beyond 2^53.
+    assert.deepEqual(
+      capRows([['42', '9007199254740993', 2n ** 60n, 'x']], { maxRows: 1, maxBytes: 1e6 }, [
+        'int8',
+        'int8',
+        'int8',
+        'int8',
+      ]).rows,
+      [[42, '9007199254740993', '1152921504606846976', 'x']],
     );
   });
 });

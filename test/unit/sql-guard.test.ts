@@ -1,14 +1,25 @@
 // The first layer of the query proxy on its own: PostgreSQL's parser (libpg-query) and the allowlist.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { checkStatement, loadSqlParser } from '#shared/domain/query-proxy-guard.ts';
+import {
+  checkStatement,
+  type GuardContext,
+  loadSqlParser,
+  MAX_PAD_LENGTH,
+  MAX_REPLACEMENT_BYTES,
+} from '#shared/domain/query-proxy-guard.ts';
 import { HttpError } from '#shared/http/errors.ts';
 
-const ctx = { schema: 'req_0123456789abcdef0123456789abcdef', views: new Set(['orders', 'products']) };
+const ctx: GuardContext = {
+  schema: 'req_0123456789abcdef0123456789abcdef',
+  views: new Set(['orders', 'products']),
+};
+/** PGlite: no statement timeout. */
+const noTimeout: GuardContext = { ...ctx, withoutTimeout: true };
 
-const refusedCode = (text: string): string => {
+const refusedCode = (text: string, context: GuardContext = ctx): string => {
   try {
-    checkStatement(text, ctx);
+    checkStatement(text, context);
     return 'accepted';
   } catch (err) {
     assert.ok(err instanceof HttpError);
@@ -35,6 +46,28 @@ const ALLOWED = [
   'TABLE orders',
   "SELECT 'ü' AS ünïcode FROM orders;",
   'SELECT * FROM orders -- trailing comment',
+  // CTE names are visible in their own query level and its descendants.
+  'WITH a AS (SELECT 1 AS x), b AS (SELECT * FROM a) SELECT * FROM b',
+  'WITH o AS (SELECT * FROM orders) SELECT * FROM (SELECT * FROM o) x WHERE EXISTS (SELECT 1 FROM o)',
+  'WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a',
+  'WITH orders AS (SELECT 1 AS id) SELECT * FROM orders',
+  '(WITH c AS (SELECT 2) SELECT * FROM c) UNION SELECT id FROM orders',
+  'SELECT * FROM ORDERS',
+  // Bounded string functions.
+  "SELECT lpad(status, 20, '*'), rpad(region, 8) FROM orders",
+  `SELECT lpad('x', ${MAX_PAD_LENGTH})`,
+  "SELECT replace(status, 'paid', 'PAID'), regexp_replace(region, 'E(U)', '\\1') FROM orders",
+  "SELECT replace(status, 'a', '') FROM orders",
+  'SELECT 1 OPERATOR(pg_catalog.+) 1',
+];
+
+/** Accepted, but only by engines that can stop a statement (refused with withoutTimeout). */
+const NEEDS_TIMEOUT = [
+  'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n',
+  "SELECT * FROM orders WHERE status ~ '(a|aa)*b'",
+  "SELECT * FROM orders WHERE status !~* 'x'",
+  "SELECT regexp_like(status, 'p.*d') FROM orders",
+  "SELECT regexp_replace(status, 'a', 'b') FROM orders",
 ];
 
 const REFUSED: Array<[string, string]> = [
@@ -100,6 +133,46 @@ const REFUSED: Array<[string, string]> = [
   ["SELECT 'unterminated", 'sql_syntax_error'],
   ['SELECT 1 /* unterminated', 'sql_syntax_error'],
   ['SELECT 1\0', 'sql_refused'],
+  // A CTE name is not visible outside the query level that defines it (the name would otherwise resolve, at run
+  // time, to the catalog relation it shadows).
+  ['SELECT * FROM (WITH pg_views AS (SELECT 1) SELECT 1) a, pg_views', 'sql_refused'],
+  ['SELECT * FROM (WITH views AS (SELECT 1) SELECT 1) a, views', 'sql_refused'],
+  ['SELECT * FROM (WITH users AS (SELECT 1) SELECT * FROM users) a, users', 'sql_refused'],
+  [
+    'SELECT * FROM orders WHERE EXISTS (WITH secrets AS (SELECT 1) SELECT 1) AND id IN (SELECT 1 FROM secrets)',
+    'sql_refused',
+  ],
+  ['SELECT (SELECT 1 FROM (WITH users AS (SELECT 1) SELECT 1) x), * FROM users', 'sql_refused'],
+  ['(WITH users AS (SELECT 1) SELECT * FROM users) UNION SELECT * FROM users', 'sql_refused'],
+  ['WITH a AS (SELECT * FROM users), users AS (SELECT 1) SELECT * FROM a', 'sql_refused'],
+  ['WITH a AS (SELECT * FROM a) SELECT * FROM a', 'sql_refused'],
+  ['WITH pg_roles AS (SELECT 1) SELECT * FROM pg_roles', 'sql_refused'],
+  ['WITH x AS (SELECT 1) SELECT * FROM orders, (WITH y AS (SELECT 1) SELECT * FROM x) z, y', 'sql_refused'],
+  // Catalog relations, qualified or not, whatever the case.
+  ['SELECT * FROM pg_views', 'sql_refused'],
+  ['SELECT definition FROM pg_catalog.pg_views', 'sql_refused'],
+  ['SELECT * FROM PG_SETTINGS', 'sql_refused'],
+  ['SELECT * FROM "pg_catalog"."pg_roles"', 'sql_refused'],
+  ['SELECT * FROM orders, pg_stat_activity', 'sql_refused'],
+  ['SELECT * FROM information_schema.views', 'sql_refused'],
+  ['SELECT * FROM information_schema.role_table_grants', 'sql_refused'],
+  ['SELECT NULL::pg_catalog.pg_class', 'sql_refused'],
+  ['SELECT NULL::information_schema.sql_identifier', 'sql_refused'],
+  ['SELECT 1 OPERATOR(public.+) 1', 'sql_refused'],
+  ['SELECT "ORDERS".id FROM "ORDERS"', 'sql_refused'],
+  // Functions that multiply the size of a value: bounded, constant arguments, never nested.
+  ['SELECT lpad(status, 100000000) FROM orders', 'sql_refused'],
+  [`SELECT rpad('x', ${MAX_PAD_LENGTH + 1})`, 'sql_refused'],
+  ['SELECT lpad(status, id) FROM orders', 'sql_refused'],
+  ["SELECT lpad(status, 10 * 1000000, 'x') FROM orders", 'sql_refused'],
+  ["SELECT replace(replace(status, 'a', 'aaaa'), 'a', 'aaaa') FROM orders", 'sql_refused'],
+  [`SELECT replace(status, 'a', '${'y'.repeat(MAX_REPLACEMENT_BYTES + 1)}') FROM orders`, 'sql_refused'],
+  ["SELECT replace(status, 'a', region) FROM orders", 'sql_refused'],
+  ["SELECT regexp_replace(lpad(status, 9000), '', 'yy', 'g') FROM orders", 'sql_refused'],
+  ["SELECT lpad(replace(status, 'a', 'bb'), 10) FROM orders", 'sql_refused'],
+  ["SELECT repeat('x', 1000000000)", 'sql_refused'],
+  ["SELECT string_agg(repeat(status, 1000), ',') FROM orders", 'sql_refused'],
+  ['SELECT generate_series(1, 1000000000)', 'sql_refused'],
 ];
 
 describe('SQL guard', () => {
@@ -116,8 +189,31 @@ describe('SQL guard', () => {
   });
 
   test('returns exactly the one statement, without the trailing semicolon, even after non-ASCII text', () => {
-    assert.equal(checkStatement("SELECT 'ü' FROM orders;  ", ctx), "SELECT 'ü' FROM orders");
-    assert.equal(checkStatement('  SELECT 1  ', ctx), 'SELECT 1');
+    assert.equal(checkStatement("SELECT 'ü' FROM orders;  ", ctx).text, "SELECT 'ü' FROM orders");
+    assert.equal(checkStatement('  SELECT 1  ', ctx).text, 'SELECT 1');
+  });
+
+  test('without a statement timeout (PGlite), what can run without end is refused too', () => {
+    for (const text of NEEDS_TIMEOUT) {
+      assert.equal(refusedCode(text), 'accepted', `statement: ${text}`);
+      assert.equal(refusedCode(text, noTimeout), 'sql_refused', `statement: ${text}`);
+    }
+    for (const text of ALLOWED.filter((t) => !/recursive|regexp/i.test(t))) {
+      assert.equal(refusedCode(text, noTimeout), 'accepted', `statement: ${text}`);
+    }
+  });
+
+  test('tells whether a statement combines relations (engines without a timeout plan those first)', () => {
+    const combines = (text: string) => checkStatement(text, ctx).combines;
+    assert.equal(combines('SELECT * FROM orders ORDER BY id LIMIT 100'), false);
+    assert.equal(combines('SELECT lower(status), count(*) FROM orders WHERE total > 1 GROUP BY 1'), false);
+    assert.equal(combines('SELECT 1'), false);
+    assert.equal(combines('SELECT * FROM orders, products'), true);
+    assert.equal(combines('SELECT * FROM orders o JOIN products p ON p.id = o.id'), true);
+    assert.equal(combines('SELECT * FROM (SELECT * FROM orders) x'), true);
+    assert.equal(combines('SELECT (SELECT max(id) FROM products) FROM orders'), true);
+    assert.equal(combines('WITH x AS (SELECT 1) SELECT * FROM x'), true);
+    assert.equal(combines('SELECT id FROM orders UNION SELECT id FROM orders'), true);
   });
 
   test('the refusal names the reason', () => {
@@ -127,5 +223,17 @@ describe('SQL guard', () => {
       /relation demo\.x is outside this request/,
     );
     assert.throws(() => checkStatement('SELECT 1; SELECT 2', ctx), /one statement at a time/);
+    assert.throws(
+      () => checkStatement('SELECT * FROM (WITH pg_views AS (SELECT 1) SELECT 1) a, pg_views', ctx),
+      /CTE name may not start with pg_/,
+    );
+    assert.throws(
+      () => checkStatement('SELECT * FROM (WITH users AS (SELECT 1) SELECT 1) a, users', ctx),
+      /relation users is outside this request/,
+    );
+    assert.throws(
+      () => checkStatement('SELECT lpad(status, 1e9::int) FROM orders', ctx),
+      /lpad pads to at most/,
+    );
   });
 });

@@ -60,6 +60,8 @@ export async function seedDemoDatasource(db: Db): Promise<{ seeded: boolean }> {
   await db.execute(sql.raw('CREATE SCHEMA IF NOT EXISTS demo'));
   for (const statement of TABLES) await db.execute(sql.raw(statement));
   for (const statement of DATA) await db.execute(sql.raw(statement));
+  // Statistics for the planner (PGlite has no autovacuum to gather them; its plan-cost check relies on them).
+  await db.execute(sql.raw('ANALYZE demo.customers, demo.products, demo.orders'));
   let seeded = false;
   for (const entry of ENTRIES) {
     const [existing] = await db

@@ -3,11 +3,15 @@
 //   DELETE {url}/environments/{environment_id}                                  → 2xx (404 counts as gone)
 //   POST   {url}/environments/{environment_id}/query {sql, max_rows, max_bytes, timeout_ms}
 //                                                                               → {columns, rows, row_count, truncated, duration_ms}
-// Every call has a timeout. An answer with an error status is 502 envsvc_error; no answer (refused, reset, timed
-// out) is 503 envsvc_unavailable. Response bodies of errors are not passed on (they may carry internals).
+// Every call has a timeout, and every answer is read with a size bound (a query's: its max_bytes plus 64 KiB; past
+// that it is abandoned, 502); query rows are then capped in rows and bytes like the builtin provider's. An answer with
+// an error status is 502 envsvc_error; no answer (refused, reset, timed out) is 503 envsvc_unavailable. Response
+// bodies of errors are not passed on (they may carry internals).
 import { badGateway, HttpError, serviceUnavailable } from '../../http/errors.ts';
 import type { TunnelView } from '../../schemas/requests.ts';
+import type { CheckedStatement } from '../query-proxy-guard.ts';
 import type { RequestRow } from '../requests.ts';
+import { capRows } from './builtin.ts';
 import type { EnvironmentProvider, Provisioned, QueryLimits, QueryResult, QueryTarget } from './types.ts';
 
 export interface HttpProviderOptions {
@@ -18,7 +22,37 @@ export interface HttpProviderOptions {
   fetch?: typeof fetch;
 }
 
-async function call(options: HttpProviderOptions, method: string, path: string, body?: unknown) {
+/** The most a provision or teardown answer may weigh; a query answer may weigh its max_bytes plus this. */
+const ANSWER_ALLOWANCE = 64 * 1024;
+
+class AnswerTooLarge extends Error {}
+
+/** Reads a body up to `limit` bytes; a longer one is abandoned (the connection is cancelled, not drained). */
+async function boundedText(res: Response, limit: number): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new AnswerTooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function call(
+  options: HttpProviderOptions,
+  method: string,
+  path: string,
+  body?: unknown,
+  maxAnswerBytes = ANSWER_ALLOWANCE,
+) {
   const doFetch = options.fetch ?? fetch;
   const url = `${options.url.replace(/\/+$/, '')}${path}`;
   let res: Response;
@@ -34,8 +68,14 @@ async function call(options: HttpProviderOptions, method: string, path: string, 
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(options.timeoutMs),
     });
-    text = await res.text();
+    text = await boundedText(res, maxAnswerBytes);
   } catch (err) {
+    if (err instanceof AnswerTooLarge) {
+      throw badGateway(
+        'envsvc_error',
+        `The environment service sent an answer larger than ${maxAnswerBytes} bytes (query.max_bytes and the protocol's allowance).`,
+      );
+    }
     const name = (err as { name?: string }).name;
     throw serviceUnavailable(
       'envsvc_unavailable',
@@ -61,6 +101,8 @@ const failed = (status: number, what: string) =>
 export function createHttpProvider(options: HttpProviderOptions): EnvironmentProvider {
   return {
     name: 'http',
+    checksActive: false,
+    withoutTimeout: false,
     async provision(request: RequestRow): Promise<Provisioned> {
       const res = await call(options, 'POST', '/environments', {
         request_id: request.id,
@@ -106,28 +148,43 @@ export function createHttpProvider(options: HttpProviderOptions): EnvironmentPro
       if (res.status === 404) return;
       if (res.status < 200 || res.status >= 300) throw failed(res.status, 'teardown');
     },
-    async query(request: QueryTarget, statement: string, limits: QueryLimits): Promise<QueryResult> {
+    async query(
+      request: QueryTarget,
+      statement: CheckedStatement,
+      limits: QueryLimits,
+    ): Promise<QueryResult> {
       if (!request.environmentId) throw new HttpError(409, 'environment_not_ready', 'No environment yet.');
       const res = await call(
         options,
         'POST',
         `/environments/${encodeURIComponent(request.environmentId)}/query`,
         {
-          sql: statement,
+          sql: statement.text,
           max_rows: limits.maxRows,
           max_bytes: limits.maxBytes,
           timeout_ms: limits.statementTimeoutMs,
         },
+        // The answer is read with a bound: the rows' JSON within max_bytes, plus the envelope and columns.
+        limits.maxBytes + ANSWER_ALLOWANCE,
       );
       if (res.status < 200 || res.status >= 300) throw failed(res.status, 'query');
       const body = parse<Partial<QueryResult>>(res.text, 'query');
-      const rows = Array.isArray(body.rows) ? (body.rows as unknown[][]) : [];
-      const capped = rows.slice(0, limits.maxRows);
+      const rows = Array.isArray(body.rows) ? (body.rows as unknown[]) : [];
+      if (!rows.every(Array.isArray)) {
+        throw badGateway('envsvc_error', 'The environment service sent rows that are not arrays.');
+      }
+      // The same caps as the builtin provider, whatever the service did with max_rows and max_bytes.
+      const columns = Array.isArray(body.columns) ? body.columns : [];
+      const capped = capRows(
+        rows as unknown[][],
+        limits,
+        columns.map((c) => String(c?.type ?? '')),
+      );
       return {
-        columns: Array.isArray(body.columns) ? body.columns : [],
-        rows: capped,
-        row_count: capped.length,
-        truncated: Boolean(body.truncated) || rows.length > capped.length,
+        columns,
+        rows: capped.rows,
+        row_count: capped.rows.length,
+        truncated: Boolean(body.truncated) || capped.truncated,
         duration_ms: Number(body.duration_ms ?? 0),
       };
     },

@@ -3,10 +3,19 @@
 import type { Config } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import type { TunnelView } from '../../schemas/requests.ts';
+import type { CheckedStatement } from '../query-proxy-guard.ts';
 import type { RequestRow } from '../requests.ts';
 
 /** What running a query needs to know of the request. */
 export type QueryTarget = Pick<RequestRow, 'id' | 'environmentId'>;
+
+/**
+ * The provider found, inside the query's own transaction, that the request is no longer active (revoked or expired
+ * since it was read): nothing ran. The query proxy reads the request again to answer 404/409 precisely.
+ */
+export class EnvironmentInactiveError extends Error {
+  override name = 'EnvironmentInactiveError';
+}
 
 export interface QueryLimits {
   statementTimeoutMs: number;
@@ -29,12 +38,22 @@ export interface Provisioned {
 
 export interface EnvironmentProvider {
   readonly name: 'builtin' | 'http';
+  /**
+   * query() itself verifies that the request is active, in the transaction that runs the statement (builtin). When
+   * false the proxy reads the request's status before every query.
+   */
+  readonly checksActive: boolean;
+  /** The engine cannot stop a running statement (PGlite): the SQL guard also refuses what can run without end. */
+  readonly withoutTimeout: boolean;
   /** Creates the environment of an approved request; throws on failure (the lifecycle records it). */
   provision(request: RequestRow): Promise<Provisioned>;
   /** Removes it; idempotent (tearing down what is gone is fine). */
   teardown(request: RequestRow): Promise<void>;
-  /** Runs one statement already accepted by the SQL guard, as the request's credential. */
-  query(request: QueryTarget, statement: string, limits: QueryLimits): Promise<QueryResult>;
+  /**
+   * Runs one statement already accepted by the SQL guard, as the request's credential, capped in rows and bytes
+   * while the result is fetched. Throws EnvironmentInactiveError when it finds the request no longer active.
+   */
+  query(request: QueryTarget, statement: CheckedStatement, limits: QueryLimits): Promise<QueryResult>;
 }
 
 /** Settings of environments and the query proxy, from the `envsvc` and `query` config sections. */
