@@ -93,6 +93,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     ['auth.idp_audience', env.IDP_AUDIENCE],
     ['dashboard_url', flag(argv, '--dashboard-url') ?? env.SVC_DASHBOARD_URL],
     ['port', flag(argv, '--port') ?? env.PORT],
+    ['host', flag(argv, '--host') ?? env.HOST],
     ['bootstrap.admin_email', env.SVC_ADMIN_EMAIL],
     ['bootstrap.admin_password', env.SVC_ADMIN_PASSWORD],
     ['envsvc.token', env.SVC_ENVSVC_TOKEN],

@@ -34,6 +34,8 @@ export const configSchema = z
   .object({
     env: z.enum(['local', 'prod']).default('local'),
     port: z.coerce.number().int().min(0).max(65535).default(8080),
+    /** Interface the local server listens on (npm start); Lambda ignores it. */
+    host: z.string().min(1).default('127.0.0.1'),
     version: z.string().default('0.1.0'),
     dashboard_url: absoluteUrl.optional(),
     db: z

@@ -14,7 +14,7 @@ async function main() {
     }
     throw err;
   }
-  const service = await startLocalService({ config, schedules: true, host: process.env.HOST ?? '127.0.0.1' });
+  const service = await startLocalService({ config, schedules: true, host: config.host });
   const { admin } = service;
   const lines = [
     '',

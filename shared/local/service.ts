@@ -23,7 +23,8 @@ export interface StartOptions {
   /** Run scheduled functions on their intervals (npm start does; tests call runSchedule instead). */
   schedules?: boolean;
   /**
-   * Seed the demo datasource (schema `demo` and its catalog entries; idempotent) when environments are builtin.
+   * Seed the demo datasource (schema `demo` and its catalog entries; idempotent) when environments are builtin and
+   * env = "local" (never into a prod database; Lambda never runs this file).
    * Defaults to `schedules`, i.e. on for npm start, off for tests, which seed it themselves when they need it.
    */
   demoData?: boolean;
@@ -49,7 +50,7 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
   const demo =
     (options.demoData ?? options.schedules === true) &&
     config.envsvc.provider === 'builtin' &&
-    !process.env.AWS_LAMBDA_FUNCTION_NAME;
+    config.env === 'local';
   if (demo && (await seedDemoDatasource(runtime.database.db)).seeded) {
     log.info('demo datasource seeded: schema demo (customers, products, orders) and its catalog entries');
   }

@@ -57,6 +57,12 @@ test('environment overrides and command-line options win over the file', () => {
   assert.equal(cfg.dashboard_url, 'https://dash.example.com');
   assert.equal(cfg.port, 9001);
   assert.equal(loadConfig({ env: { SVC_CONFIG: path, PORT: '7007' } }).port, 7007);
+  assert.equal(loadConfig({ env: { SVC_CONFIG: path } }).host, '127.0.0.1');
+  assert.equal(loadConfig({ env: { SVC_CONFIG: path, HOST: '0.0.0.0' } }).host, '0.0.0.0');
+  assert.equal(
+    loadConfig({ argv: ['--host', '::1'], env: { SVC_CONFIG: path, HOST: '0.0.0.0' } }).host,
+    '::1',
+  );
   assert.equal(
     loadConfig({ env: { SVC_CONFIG: path, SVC_DASHBOARD_URL: 'http://localhost:3000' } }).dashboard_url,
     'http://localhost:3000',
