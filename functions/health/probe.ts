@@ -1,11 +1,12 @@
+import { environmentProbeChecks } from '#shared/domain/environments/index.ts';
 import { runHealthProbe } from '#shared/domain/health.ts';
 import { rootLogger } from '#shared/http/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
 /** Scheduled (EventBridge in AWS; a timer in the local server). Throws when unavailable so the target retries. */
 export const handler = async () => {
-  const { database } = await getRuntime();
-  const result = await runHealthProbe(database);
+  const { database, config } = await getRuntime();
+  const result = await runHealthProbe(database, environmentProbeChecks(config));
   rootLogger.info('health probe', { status: result.status, durationMs: result.duration_ms });
   if (result.status === 'unavailable') throw new Error('health probe: database unavailable');
   return result;

@@ -3,6 +3,7 @@
 //   DELETE {url}/environments/{environment_id}                                  → 2xx (404 counts as gone)
 //   POST   {url}/environments/{environment_id}/query {sql, max_rows, max_bytes, timeout_ms}
 //                                                                               → {columns, rows, row_count, truncated, duration_ms}
+//   GET    {url}/health                                                         → 2xx (the background probe)
 // Every call has a timeout, and every answer is read with a size bound (a query's: its max_bytes plus 64 KiB; past
 // that it is abandoned, 502); query rows are then capped in rows and bytes like the builtin provider's. An answer with
 // an error status is 502 envsvc_error; no answer (refused, reset, timed out) is 503 envsvc_unavailable. Response
@@ -97,6 +98,14 @@ function parse<T>(text: string, what: string): T {
 
 const failed = (status: number, what: string) =>
   badGateway('envsvc_error', `The environment service answered ${status} to ${what}.`);
+
+/** The background probe's check of the environment service: a 2xx from GET {url}/health within the timeout. */
+export async function pingEnvironmentService(options: HttpProviderOptions): Promise<{ latency_ms: number }> {
+  const started = performance.now();
+  const res = await call(options, 'GET', '/health');
+  if (res.status < 200 || res.status >= 300) throw failed(res.status, 'the health check');
+  return { latency_ms: Math.round((performance.now() - started) * 100) / 100 };
+}
 
 export function createHttpProvider(options: HttpProviderOptions): EnvironmentProvider {
   return {

@@ -1,7 +1,8 @@
 import type { Config } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
+import type { ProbeCheck } from '../health.ts';
 import { createBuiltinProvider } from './builtin.ts';
-import { createHttpProvider } from './http.ts';
+import { createHttpProvider, pingEnvironmentService } from './http.ts';
 import { type EnvironmentProvider, environmentSettings } from './types.ts';
 
 /** The provider the configuration names (envsvc.provider; builtin by default). */
@@ -11,4 +12,12 @@ export function providerFor(database: Database, config: Config): EnvironmentProv
     return createHttpProvider({ url: settings.url, token: settings.token, timeoutMs: settings.timeoutMs });
   }
   return createBuiltinProvider(database);
+}
+
+/** What the background probe checks besides the database: the environment service, when one is configured. */
+export function environmentProbeChecks(config: Config): ProbeCheck[] {
+  const settings = environmentSettings(config);
+  if (settings.provider !== 'http') return [];
+  const options = { url: settings.url, token: settings.token, timeoutMs: settings.timeoutMs };
+  return [{ name: 'environment_service', run: () => pingEnvironmentService(options) }];
 }
