@@ -131,6 +131,19 @@ export function errorToHttp(err: unknown): HttpError {
   return internalError();
 }
 
+// Loaded once, at the first invocation that needs them (see the first `before` step); the promise is kept so that
+// later invocations do not resolve the specifier again.
+let runtimeImport: Promise<typeof import('../runtime.ts')> | undefined;
+let authenticateImport: Promise<typeof import('../auth/authenticate.ts')> | undefined;
+const runtimeModule = () => {
+  runtimeImport ??= import('../runtime.ts');
+  return runtimeImport;
+};
+const authenticateModule = () => {
+  authenticateImport ??= import('../auth/authenticate.ts');
+  return authenticateImport;
+};
+
 /**
  * The middy stack every HTTP function uses, and the one place that orders its steps: request id + access log,
  * mount check, the raw body size bound (413), bearer authentication by the route's auth kind, body parsing (JSON;
@@ -174,7 +187,7 @@ export function httpHandler<R extends RouteSpec>(
       // The runtime (config, secrets, database client) and the authenticators are loaded with their first use, at
       // the first invocation: a Lambda bundle splits them into chunks of their own (infra/bundling.ts), so that
       // loading the function costs only its route and handler.
-      const runtime = await (await import('../runtime.ts')).getRuntime();
+      const runtime = await (await runtimeModule()).getRuntime();
       if (route.mountedWhen && !route.mountedWhen(runtime.config)) throw notFound('No such route.');
       const ctx: RequestContext = {
         requestId,
@@ -203,7 +216,7 @@ export function httpHandler<R extends RouteSpec>(
         );
       }
       if (route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user') {
-        const { authenticate } = await import('../auth/authenticate.ts');
+        const { authenticate } = await authenticateModule();
         ctx.principal = await authenticate(runtime.config, headers);
         if (route.auth === 'admin' && !isAdmin(ctx.principal)) throw forbidden();
         if (route.auth === 'user' && ctx.principal.tokenUse !== 'session') {
