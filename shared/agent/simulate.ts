@@ -19,6 +19,13 @@ const CATALOG = [
   { name: 'browser', transport: 'stdio', tools: ['navigate', 'screenshot', 'click'] },
   { name: 'jira', transport: 'http', tools: ['create_ticket', 'search_issues'] },
 ] as const;
+/** Configured on some laptops but never called: what the MCP list's configured_never_called shows. */
+const IDLE = [{ name: 'sentry', transport: 'http', tools: ['list_issues'] }] as const;
+/** Called but configured on no laptop (installed outside the agents' configs): the MCP list's shadow entries. */
+const SHADOW = [
+  { name: 'pastebin-uploader', transport: 'stdio', tools: ['upload_snippet'] },
+  { name: 'wallet-signer', transport: 'stdio', tools: ['sign_transaction'] },
+] as const;
 const AGENTS = [
   { agentType: 'claude-code', displayName: 'Claude Code', model: 'claude-sonnet-4-5' },
   { agentType: 'cursor', displayName: 'Cursor', model: 'gpt-5' },
@@ -80,11 +87,13 @@ export function simulatedInventory(r: () => number): AgentReport[] {
   return agents.map((a) => ({
     agentType: a.agentType,
     displayName: a.displayName,
-    mcps: CATALOG.filter(() => r() < 0.55).map((m) => ({
-      name: m.name,
-      enabled: r() < 0.85,
-      transport: m.transport,
-    })),
+    mcps: [...CATALOG, ...IDLE]
+      .filter((m) => r() < (m.name === 'sentry' ? 0.3 : 0.55))
+      .map((m) => ({
+        name: m.name,
+        enabled: r() < 0.85,
+        transport: m.transport,
+      })),
   }));
 }
 
@@ -101,9 +110,11 @@ export function simulatedEvents(
     if (r() < 0.1) session = randomUUID();
     const agent = pick(r, inventory);
     const known = AGENTS.find((a) => a.agentType === agent.agentType);
-    // Mostly configured MCPs, sometimes one configured nowhere (a "shadow" MCP the admin should see).
-    const mcpName = agent.mcps.length && r() < 0.95 ? pick(r, agent.mcps).name : pick(r, CATALOG).name;
-    const mcp = CATALOG.find((m) => m.name === mcpName) ?? CATALOG[0];
+    // Mostly an MCP the agent has configured (never an idle one), now and then one configured nowhere (shadow).
+    const callable = agent.mcps.filter((m) => CATALOG.some((c) => c.name === m.name));
+    const mcpName =
+      r() < 0.015 ? pick(r, SHADOW).name : callable.length ? pick(r, callable).name : pick(r, CATALOG).name;
+    const mcp = [...CATALOG, ...SHADOW].find((m) => m.name === mcpName) ?? CATALOG[0];
     const roll = r();
     const result = roll < 0.82 ? 'allowed' : roll < 0.94 ? 'denied' : 'error';
     const deny = pick(r, DENIES);
