@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BundlingOptions, ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { takesBearerToken } from './route-tables.ts';
 
 /**
  * Drivers Lambda never loads: shared/db/connect.ts imports them with `await import(...)` only for the pglite: and
@@ -21,17 +22,37 @@ export const LOCAL_DRIVER_MODULES = [
  * Parts of the pinned, bundled AWS SDK that Lambda never runs, replaced at bundle time (esbuild `alias`; paths are
  * relative to the project root, where esbuild runs):
  * - the default credential chain → environment credentials only (what Lambda provides);
- * - the event-stream codec → a stub (no operation we call streams).
+ * - the event-stream codec → a stub (no operation we call streams);
+ * - bowser, the browser user-agent parser of the SDK's browser user-agent provider → a stub (never runs in Node);
+ * - Secrets Manager → its client and GetSecretValue only: shared/config/secrets.ts loads the package with
+ *   `import()`, which esbuild cannot tree-shake, so the namespace is narrowed to what it uses.
  */
 export const SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './infra/bundle/credential-provider-env.ts',
   '@smithy/core/event-streams': './infra/bundle/no-event-streams.ts',
+  bowser: './infra/bundle/no-bowser.ts',
+  '@aws-sdk/client-secrets-manager': './infra/bundle/client-secrets-manager.mjs',
+};
+
+/** The OIDC verifier without the Cognito and ALB ones its package index brings along. */
+export const AUTH_ALIASES: Readonly<Record<string, string>> = {
+  'aws-jwt-verify': './infra/bundle/aws-jwt-verify.mjs',
+};
+
+/**
+ * The TOML parser → a stub: each function's config is bundled as JSON (config.json, see infra/stack.ts), which
+ * loadConfig reads with JSON.parse.
+ */
+export const CONFIG_ALIASES: Readonly<Record<string, string>> = {
+  'smol-toml': './infra/bundle/no-toml.ts',
 };
 
 /**
  * zod without what Lambda never uses: its ~40 locales (only English, which zod installs itself), `z.core`,
  * `fromJSONSchema` and `deepPartial` (see infra/bundle/zod.ts). `{ z } from 'zod'` is a namespace used as a
- * value, which no bundler can tree-shake, so the namespace itself is replaced.
+ * value, which no bundler can tree-shake, so the namespace itself is replaced. The code now imports
+ * `* as z from 'zod'` (test/infra/bundle-stubs.test.ts keeps it so), whose members esbuild tree-shakes one by one:
+ * the bundles come out the same without this alias, which remains as a guard.
  */
 export const ZOD_ALIAS: Readonly<Record<string, string>> = { zod: './infra/bundle/zod.ts' };
 
@@ -74,8 +95,64 @@ export const LAZY_BUILTINS = [
   'zlib',
 ] as const;
 
+/**
+ * Files a package imports from itself that Lambda never runs. esbuild's `alias` only rewrites package names, not a
+ * package's relative imports, so a plugin of infra/bundle/split.ts loads `stub` instead of `module` where `importer`
+ * imports it (paths relative to the project root; keyed by importer, so a stub can still use the real module):
+ * - zod's JSON Schema generator, wired into every schema instance: only `z.toJSONSchema` (GET /v1/openapi.json)
+ *   generates JSON Schema, and it brings the generator itself (infra/bundle/zod-json-schema-processors.ts);
+ * - drizzle's table of every PostgreSQL column type, for the callback form of `pgTable` columns, which
+ *   shared/db/schema.ts does not use;
+ * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256.
+ */
+export interface InternalStub {
+  importer: string;
+  module: string;
+  stub: string;
+}
+
+export const INTERNAL_STUBS: readonly InternalStub[] = [
+  {
+    importer: 'node_modules/zod/v4/classic/schemas.js',
+    module: 'node_modules/zod/v4/core/json-schema-processors.js',
+    stub: 'infra/bundle/zod-json-schema-processors.ts',
+  },
+  {
+    importer: 'node_modules/zod/v4/classic/schemas.js',
+    module: 'node_modules/zod/v4/core/to-json-schema.js',
+    stub: 'infra/bundle/zod-to-json-schema.ts',
+  },
+  {
+    importer: 'node_modules/drizzle-orm/pg-core/table.js',
+    module: 'node_modules/drizzle-orm/pg-core/columns/all.js',
+    stub: 'infra/bundle/drizzle-pg-column-builders.ts',
+  },
+  {
+    importer: 'node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Node.js',
+    module: 'node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Js.js',
+    stub: 'infra/bundle/no-sha256-js.ts',
+  },
+];
+
+/**
+ * For the functions none of whose route rows takes a bearer token (public and device-signed routes): the token
+ * authenticators (jose, the OIDC verifier), which shared/http/handler.ts loads with `import()` only for such rows.
+ */
+export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
+  importer: 'shared/http/handler.ts',
+  module: 'shared/auth/authenticate.ts',
+  stub: 'infra/bundle/no-token-authenticator.ts',
+};
+
+/** The internal stubs of the function whose source is `entry`. */
+export function internalStubsFor(entry: string, projectRoot: string): InternalStub[] {
+  return [...INTERNAL_STUBS, ...(takesBearerToken(entry, projectRoot) ? [] : [TOKEN_AUTHENTICATOR_STUB])];
+}
+
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ...SDK_ALIASES,
+  ...CONFIG_ALIASES,
+  ...AUTH_ALIASES,
   ...ZOD_ALIAS,
   ...LATE_ALIASES,
   ...Object.fromEntries(
@@ -145,11 +222,22 @@ export interface BundlingChoices {
   routeTableModule?: string;
 }
 
-/** What infra/bundle/split.ts gives esbuild (JSON: esbuild's BuildOptions, without the output directory). */
+/**
+ * package.json files bundled for their version alone (a regular expression on the path): each SDK client imports
+ * its whole package.json (2 KB) for `version`, which goes into the user agent.
+ */
+export const VERSION_ONLY_PACKAGE_JSON = String.raw`/node_modules/@aws-sdk/client-[^/]+/package\.json$`;
+
+/**
+ * What infra/bundle/split.ts gives esbuild (JSON: esbuild's BuildOptions, without the output directory; and what
+ * its plugins do: the internal stubs, the package.json files reduced to their version).
+ */
 export interface SplitBuild {
   entry: string;
   absWorkingDir: string;
   options: Record<string, unknown>;
+  stubs: readonly InternalStub[];
+  versionOnlyPackageJson: string;
 }
 
 /**
@@ -197,6 +285,8 @@ export function esbuildOptions(choices: BundlingChoices, projectRoot: string): S
       ignoreAnnotations: false,
       logLevel: 'warning',
     },
+    stubs: internalStubsFor(choices.entry, projectRoot),
+    versionOnlyPackageJson: VERSION_ONLY_PACKAGE_JSON,
   };
 }
 

@@ -8,7 +8,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { RouteSpec } from '#shared/http/route.ts';
+import type { AuthKind, RouteSpec } from '#shared/http/route.ts';
 import { routeList } from '#shared/routes.ts';
 import { contentHash } from './settings.ts';
 
@@ -100,4 +100,18 @@ export function writeRouteTableModule(handler: string, entry: string, dir: strin
   const file = join(dir, `${contentHash(text)}.ts`);
   writeFileSync(file, text);
   return file;
+}
+
+/** The rows shared/http/handler.ts authenticates with a bearer token (shared/auth/authenticate.ts, loaded then). */
+const BEARER_TOKEN_AUTH: ReadonlySet<AuthKind> = new Set<AuthKind>(['user', 'admin', 'device+user']);
+
+/**
+ * Whether a row of the function whose source is `entry` (functions/<handler>.ts) takes a bearer token. When none
+ * does, its bundle leaves the token authenticators out (infra/bundling.ts).
+ */
+export function takesBearerToken(entry: string, projectRoot: string): boolean {
+  return routeList.some(
+    ([, route]) =>
+      join(projectRoot, 'functions', `${route.handler}.ts`) === entry && BEARER_TOKEN_AUTH.has(route.auth),
+  );
 }

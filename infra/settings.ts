@@ -11,8 +11,8 @@ import { type Config, configSchema } from '#shared/config/schema.ts';
 
 export const DEFAULT_DEPLOY_CONFIG = 'config/prod.toml';
 
-/** Where the bundled config sits in every function (loadConfig reads it through SVC_CONFIG). */
-export const LAMBDA_CONFIG_PATH = '/var/task/config.toml';
+/** Where the bundled config sits in every function, as JSON (loadConfig reads it through SVC_CONFIG). */
+export const LAMBDA_CONFIG_PATH = '/var/task/config.json';
 
 /** Keys that never go into a bundle: secrets (Secrets Manager), the DSN (built by the stack), AWS settings. */
 const STRIPPED_KEYS: ReadonlyArray<readonly string[]> = [
@@ -108,7 +108,10 @@ export interface Deployment {
   /** The service config, validated by the service's own schema. */
   config: Config;
   aws: AwsSettings;
-  /** The config each function reads at cold start: the file without its secrets, DSN and [aws] table. */
+  /**
+   * The config each function reads at cold start (the stack bundles it as JSON): the file without its secrets, DSN
+   * and [aws] table.
+   */
   lambdaConfigToml: string;
   /** Things ops should know about (e.g. a secret that was in the file and was left out). */
   warnings: string[];

@@ -3,7 +3,7 @@
 // schedules, migrations on deploy, alarms and a dashboard.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   Annotations,
   Aws,
@@ -31,6 +31,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import type { Construct, IConstruct } from 'constructs';
+import { parse as parseToml } from 'smol-toml';
 import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import { lambdaBundling } from './bundling.ts';
 import { Monitoring } from './monitoring.ts';
@@ -91,14 +92,17 @@ export class ControlPlaneStack extends Stack {
     const logRetention = aws.log_retention_days as logs.RetentionDays;
     for (const warning of props.deployment.warnings) Annotations.of(this).addWarningV2('acp:config', warning);
 
-    // The config every function reads at cold start: a copy of the TOML without secrets, copied into each bundle.
-    // Staged inside the cloud assembly (cdk.out), where the bundling hooks copy it from.
+    // The config every function reads at cold start: the TOML without secrets, as JSON (loadConfig reads a `.json`
+    // file with JSON.parse, so the bundles carry no TOML parser), copied into each bundle. Staged inside the cloud
+    // assembly (cdk.out), where the bundling hooks copy it from.
     const stagingDir = Stage.of(this)?.outdir ?? tmpdir();
     const configDir = join(stagingDir, 'lambda-config');
     mkdirSync(configDir, { recursive: true });
-    const lambdaConfigFile = join(configDir, `${contentHash(props.deployment.lambdaConfigToml)}.toml`);
-    writeFileSync(lambdaConfigFile, props.deployment.lambdaConfigToml);
-    const copyConfig = (outputDir: string) => `cp "${lambdaConfigFile}" "${outputDir}/config.toml"`;
+    const lambdaConfigJson = `${JSON.stringify(parseToml(props.deployment.lambdaConfigToml), null, 2)}\n`;
+    const lambdaConfigFile = join(configDir, `${contentHash(lambdaConfigJson)}.json`);
+    writeFileSync(lambdaConfigFile, lambdaConfigJson);
+    const copyConfig = (outputDir: string) =>
+      `cp "${lambdaConfigFile}" "${outputDir}/${basename(LAMBDA_CONFIG_PATH)}"`;
 
     // ---- Network: isolated subnets for the database only; functions stay outside and use the Data API. ----
     const flowLogs = new logs.LogGroup(this, 'VpcFlowLogs', {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Config } from './config/schema.ts';
 import type { RouteSpec } from './http/route.ts';
 import { routeList } from './routes.ts';

@@ -3,7 +3,7 @@
 // mounts these rows, the CDK stack makes one Lambda per distinct handler and one API Gateway route per row, and the
 // OpenAPI document is generated from them. Adding an endpoint = one row in its area's table + one file under
 // functions/ + its tests.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Config } from './config/schema.ts';
 import type { RouteSpec } from './http/route.ts';
 import { auditRoutes } from './route-tables/audit.ts';

@@ -3,12 +3,12 @@
 // Its contract is already "call loadModule() before the synchronous functions"; this keeps that contract and
 // imports the package in loadModule(), which code splitting turns into a chunk loaded by the first query.
 // Only what the service uses is here: a bundle importing anything else fails at synth ("No matching export").
-type LibPgQuery = typeof import('../../node_modules/libpg-query/wasm/index.js');
+type LibPgQuery = typeof import('./libpg-query-parser.ts');
 
 let library: LibPgQuery | undefined;
 
 export async function loadModule(): Promise<void> {
-  library ??= await import('../../node_modules/libpg-query/wasm/index.js');
+  library ??= await import('./libpg-query-parser.ts');
   await library.loadModule();
 }
 

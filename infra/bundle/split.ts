@@ -2,16 +2,64 @@
 // infra/bundling.ts): esbuild with code splitting, which NodejsFunction's own single `--outfile` run cannot do.
 //   node infra/bundle/split.ts <options.json> <output directory>
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { type BuildOptions, build } from 'esbuild';
-import type { SplitBuild } from '../bundling.ts';
+import { basename, join, resolve } from 'node:path';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
+import type { InternalStub, SplitBuild } from '../bundling.ts';
 
-const [optionsFile, outdir] = process.argv.slice(2);
-if (!optionsFile || !outdir) throw new Error('usage: split.ts <options.json> <output directory>');
-const { entry, absWorkingDir, options } = JSON.parse(readFileSync(optionsFile, 'utf8')) as SplitBuild;
-
-// NodejsFunction's run left index.mjs (the entry alone, every import external); the split build replaces it.
-for (const file of readdirSync(outdir)) {
-  if (/\.mjs(\.map)?$/.test(file)) rmSync(join(outdir, file));
+/**
+ * Loads each stub's file where its importer imports its module (a relative import inside a package, which esbuild's
+ * `alias` cannot rewrite). Only imports whose last path segment names a stubbed module reach the callback.
+ */
+export function internalStubsPlugin(stubs: readonly InternalStub[], root: string): Plugin {
+  const byImport = new Map(stubs.map((s) => [`${join(root, s.importer)}\n${join(root, s.module)}`, s]));
+  const names = [...new Set(stubs.map((s) => basename(s.module).replace(/\.js$/, '')))];
+  const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
+  const filter = new RegExp(`^\\..*/(?:${escaped.join('|')})(?:\\.js)?$`);
+  return {
+    name: 'internal-stubs',
+    setup(esbuild) {
+      esbuild.onResolve({ filter }, (args) => {
+        const target = resolve(args.resolveDir, args.path);
+        const stub =
+          byImport.get(`${args.importer}\n${target}`) ?? byImport.get(`${args.importer}\n${target}.js`);
+        return stub ? { path: join(root, stub.stub) } : undefined;
+      });
+    },
+  };
 }
-await build({ ...(options as BuildOptions), entryPoints: { index: entry }, absWorkingDir, outdir });
+
+/** Loads the package.json files whose path matches `pattern` as `{ "version": … }` alone. */
+export function versionOnlyPlugin(pattern: string): Plugin {
+  return {
+    name: 'version-only-package-json',
+    setup(esbuild) {
+      esbuild.onLoad({ filter: new RegExp(pattern) }, (args) => {
+        const { version } = JSON.parse(readFileSync(args.path, 'utf8')) as { version: string };
+        return { contents: JSON.stringify({ version }), loader: 'json' };
+      });
+    },
+  };
+}
+
+/** Builds a function into `outdir` as the stack does (`extra`: e.g. a metafile, for the analyses of the tests). */
+export function buildSplit(split: SplitBuild, outdir: string, extra?: BuildOptions) {
+  const { entry, absWorkingDir, options, stubs, versionOnlyPackageJson } = split;
+  return build({
+    ...(options as BuildOptions),
+    entryPoints: { index: entry },
+    absWorkingDir,
+    outdir,
+    plugins: [internalStubsPlugin(stubs, absWorkingDir), versionOnlyPlugin(versionOnlyPackageJson)],
+    ...extra,
+  });
+}
+
+if (import.meta.main) {
+  const [optionsFile, outdir] = process.argv.slice(2);
+  if (!optionsFile || !outdir) throw new Error('usage: split.ts <options.json> <output directory>');
+  // NodejsFunction's run left index.mjs (the entry alone, every import external); the split build replaces it.
+  for (const file of readdirSync(outdir)) {
+    if (/\.mjs(\.map)?$/.test(file)) rmSync(join(outdir, file));
+  }
+  await buildSplit(JSON.parse(readFileSync(optionsFile, 'utf8')) as SplitBuild, outdir);
+}

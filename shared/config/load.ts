@@ -60,8 +60,29 @@ export function describeIssues(error: z.ZodError): string {
 }
 
 /**
- * Reads the TOML file (`--config PATH`, else SVC_CONFIG, else config/local.toml; a missing default file means
- * "all defaults"), applies the environment overrides of the spec and the command-line options, and validates.
+ * The file's table: JSON for a `.json` file (the Lambda bundles carry their config as JSON, written by the stack from
+ * the TOML, so that they need no TOML parser), TOML for any other name. Either way the table goes through the same
+ * overrides and the same validation.
+ */
+function parseConfigText(file: string, text: string): Table {
+  const json = file.endsWith('.json');
+  let value: unknown;
+  try {
+    value = json ? JSON.parse(text) : parseToml(text);
+  } catch (err) {
+    throw new ConfigError(
+      `config file ${file} is not valid ${json ? 'JSON' : 'TOML'}: ${(err as Error).message}`,
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError(`config file ${file} is not valid JSON: the top level must be an object`);
+  return value as Table;
+}
+
+/**
+ * Reads the config file (`--config PATH`, else SVC_CONFIG, else config/local.toml; a missing default file means
+ * "all defaults"; TOML, or JSON when the name ends in `.json`), applies the environment overrides of the spec and
+ * the command-line options, and validates.
  */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const argv = options.argv ?? [];
@@ -77,11 +98,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     } catch (err) {
       throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
     }
-    try {
-      raw = parseToml(text) as Table;
-    } catch (err) {
-      throw new ConfigError(`config file ${file} is not valid TOML: ${(err as Error).message}`);
-    }
+    raw = parseConfigText(file, text);
   }
   if (options.overrides) raw = deepMerge(raw, options.overrides);
   for (const [path, value] of Object.entries(options.secrets ?? {})) if (value) setPath(raw, path, value);

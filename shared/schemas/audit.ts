@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AUDIT_SOURCES } from '../db/schema.ts';
 import { envelope, isoTimestamp, pagination } from './common.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { envelope, isoTimestamp, pagination } from './common.ts';
 
 export const catalogEntryView = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isoTimestamp } from './common.ts';
 
 // RFC 3339 with a zone (Z or ±hh:mm), optional fraction. The freshness window itself is checked by shared/device.

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isoTimestamp } from './common.ts';
 
 export const healthStatus = z.enum(['ok', 'degraded', 'unavailable']);

@@ -1,7 +1,7 @@
 // Query, path and response schemas of the admin observability endpoints (issue 4): devices, agents, MCPs, fleet,
 // the event browser, sessions and the summary. Every list is bounded (limit 1..100, default 20) and paginated by an
 // opaque keyset cursor; every filter is validated here, so a bad value is 400 naming it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_LIMIT, envelope, isoTimestamp, MAX_LIMIT } from './common.ts';
 
 const limit = z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT);

@@ -1,7 +1,7 @@
 // Data-access request: the request body (scope with datasources, datasets, columns, nested filter groups, joins),
 // the full Request view, list queries and the transition bodies. Identifiers that later become SQL identifiers in the
 // builtin environment (namespaces, tables, columns) are restricted to plain PostgreSQL identifiers here, on the way in.
-import { z } from 'zod';
+import * as z from 'zod';
 import { REQUEST_STATUSES, RISK_LEVELS } from '../db/schema.ts';
 import { envelope, isoTimestamp, pagination } from './common.ts';
 

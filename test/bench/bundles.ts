@@ -69,7 +69,7 @@ function table(rows: Row[], paired: ReadonlyMap<Row, number[]>, esbuildVersion: 
       'each paired with a hello-world process run just before it (ratios are to the paired runs). ' +
       `"Start" is index.mjs and the chunks it imports statically (what loads before the first invocation); "all" adds ` +
       'the chunks behind `import()` (the runtime and the authenticators, loaded by the first invocation). Goals: start ' +
-      `≤ ${SIZE_GOAL_BYTES / 1024} KB and start load ≤ ${LOAD_GOAL_RATIO}× hello world.`,
+      `and all ≤ ${SIZE_GOAL_BYTES / 1024} KB each, and start load ≤ ${LOAD_GOAL_RATIO}× hello world.`,
     '',
     '| Function | Serves | Start (KB) | All (KB) | Load (ms) | Load ÷ hello | Size goal | Load goal | Load all (ms) | All ÷ hello |',
     '|---|---|---:|---:|---:|---:|:---:|:---:|---:|---:|',
@@ -81,7 +81,7 @@ function table(rows: Row[], paired: ReadonlyMap<Row, number[]>, esbuildVersion: 
     const isBaseline = row === rows[0];
     const hello = isBaseline ? load : median(paired.get(row)!);
     const ratio = load / hello;
-    const sizeOk = row.startBytes <= SIZE_GOAL_BYTES;
+    const sizeOk = row.startBytes <= SIZE_GOAL_BYTES && row.allBytes <= SIZE_GOAL_BYTES;
     const loadOk = ratio <= LOAD_GOAL_RATIO;
     if (!isBaseline && sizeOk && loadOk) passed++;
     lines.push(

@@ -19,18 +19,22 @@ import {
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CfnElement } from 'aws-cdk-lib';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
+import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
 import { readMigrations } from '#shared/db/migrate.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
+import { buildOpenApi } from '#shared/openapi.ts';
 import { routes } from '#shared/routes.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
 import { CHUNK_FILE, ENTRY_FILE, ESM_REQUIRE_BANNER, RUNTIME_ASSETS } from '../../infra/bundling.ts';
 import type { PlannedFunction } from '../../infra/plan.ts';
+import { takesBearerToken } from '../../infra/route-tables.ts';
+import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
 import { ENV } from '../../infra/stack.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
@@ -179,7 +183,7 @@ async function invoke(
     AWS_SESSION_TOKEN: 'bundle-test-session-token',
     AWS_LAMBDA_FUNCTION_NAME: bundle.planned.constructId,
     ...bundle.environment,
-    [ENV.config]: join(bundle.dir, 'config.toml'),
+    [ENV.config]: join(bundle.dir, basename(LAMBDA_CONFIG_PATH)),
     [ENV.dsn]: dsn,
     // The value given directly, as `sam local` does; `secretsFromArns` leaves it out so that the function reads
     // it from Secrets Manager by the ARN of its environment (at the endpoint `env` names).
@@ -439,7 +443,7 @@ describe('bundles as synthesized', () => {
       const chunks = files.filter((file) => CHUNK_FILE.test(file));
       const code = [ENTRY_FILE, ...chunks].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
       const expectedFiles = [
-        ...(planned.handler === 'migrate' ? ['migrations'] : ['config.toml']),
+        ...(planned.handler === 'migrate' ? ['migrations'] : [basename(LAMBDA_CONFIG_PATH)]),
         ENTRY_FILE,
         `${ENTRY_FILE}.map`,
         ...chunks.flatMap((chunk) => [chunk, `${chunk}.map`]),
@@ -472,11 +476,47 @@ describe('bundles as synthesized', () => {
       }
       // zod without its locales (infra/bundle/zod.ts): no message of another language.
       assert.ok(!code.includes('Ungültige Eingabe') && !code.includes('Entrada inválida'), planned.handler);
+      // What Lambda never runs (infra/bundling.ts), each by a string of its own code: the browser user-agent
+      // parser, the CBOR codec, the TOML parser, the pure-JS SHA-256, drizzle's column types nobody declares, the
+      // Cognito verifier, Secrets Manager commands besides GetSecretValue.
+      for (const [what, marker] of [
+        ['bowser', 'Yandex'],
+        ['the CBOR codec', 'application/cbor'],
+        ['the CBOR codec', '@smithy/core/cbor'],
+        ['the TOML parser', 'Invalid TOML document'],
+        ['the JavaScript SHA-256', '1116352408'],
+        ['drizzle geometry columns', 'PgGeometry'],
+        ['drizzle vector columns', 'PgHalfVector'],
+        ['the Cognito verifier', 'cognito-idp'],
+        ['Secrets Manager commands', 'GetRandomPassword'],
+      ]) {
+        assert.ok(!code.includes(marker!), `${planned.handler} bundles ${what} (${marker})`);
+      }
+      // zod's JSON Schema generator only where z.toJSONSchema runs (GET /v1/openapi.json).
+      assert.equal(code.includes('draft-2020-12'), planned.handler === 'meta/openapi', planned.handler);
       if (planned.handler !== 'migrate') {
-        const toml = readFileSync(join(dir, 'config.toml'), 'utf8');
-        assert.doesNotMatch(toml, /jwt_secret|admin_password|dsn\s*=/);
+        // The token authenticators (the OIDC verifier) only in functions with a row that takes a bearer token.
+        assert.equal(
+          code.includes('not found in the JWKS'),
+          takesBearerToken(planned.entry, PROJECT_ROOT),
+          `${planned.handler}: token authenticators`,
+        );
+        const json = readFileSync(join(dir, basename(LAMBDA_CONFIG_PATH)), 'utf8');
+        assert.doesNotMatch(json, /jwt_secret|admin_password|"dsn"/);
+        // The same config as the TOML copy the stack derives it from, read by the same loader.
+        const tomlCopy = join(work, 'lambda-config.toml');
+        writeFileSync(tomlCopy, synthesized.deployment.lambdaConfigToml);
+        const env = { SVC_JWT_SECRET: JWT_SECRET, SVC_DB_DSN: 'pglite:memory' };
+        assert.deepEqual(
+          loadConfig({ argv: ['--config', join(dir, basename(LAMBDA_CONFIG_PATH))], env }),
+          loadConfig({ argv: ['--config', tomlCopy], env }),
+        );
       }
     }
+    // Functions of each kind exist, so that the checks above mean something both ways.
+    const handlers = [...bundles.values()].map(({ planned }) => planned);
+    assert.ok(handlers.some((planned) => takesBearerToken(planned.entry, PROJECT_ROOT)));
+    assert.ok(handlers.some((planned) => !takesBearerToken(planned.entry, PROJECT_ROOT)));
     const migrations = readdirSync(join(migrateBundle.dir, 'migrations'));
     assert.deepEqual(
       migrations,
@@ -499,6 +539,14 @@ describe('bundles as synthesized', () => {
     });
     assert.ok(results.length > 0);
     for (const failure of sourceFailures) t.diagnostic(`same status unbundled: ${failure}`);
+  });
+
+  test('the OpenAPI document as bundled is the one built from source (zod JSON Schema by type)', async () => {
+    const served = await invoke(bundleOf('meta/openapi'), httpEvent(routes.openapi), 'pglite:memory');
+    const { status, body } = jsonBody(served, 'openapi');
+    assert.equal(status, 200);
+    assert.deepEqual(body, JSON.parse(JSON.stringify(buildOpenApi(prodConfig()))));
+    assert.ok(Object.keys(body.paths as object).length > 10);
   });
 
   test('the Data API path works as bundled: signed with environment credentials, DatabaseResuming retried', async () => {

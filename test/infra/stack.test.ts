@@ -147,7 +147,7 @@ test('runtime, architecture, memory, timeout and a log group with retention per 
 test('environment: the Data API DSN, the bundled config, secret ARNs and never a secret value', () => {
   for (const [logicalId, resource] of serviceFunctions) {
     const variables = (resource.Properties.Environment as { Variables: Json }).Variables;
-    assert.equal(variables[ENV.config], '/var/task/config.toml');
+    assert.equal(variables[ENV.config], '/var/task/config.json');
     const dsn = JSON.stringify(variables[ENV.dsn]);
     assert.match(dsn, /data-api:\/\/controlplane\?resourceArn=arn:/, logicalId);
     assert.match(dsn, /:cluster:/);

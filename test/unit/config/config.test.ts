@@ -145,6 +145,44 @@ test('a 32-byte multi-byte secret is accepted (bytes, not characters, are counte
   assert.equal(loadConfig({ env: { SVC_CONFIG: path } }).auth.jwt_secret.length, 16);
 });
 
+test('a .json config file is read as JSON, with the same overrides and validation as TOML', () => {
+  const toml = file(
+    'same.toml',
+    `port = 9100\n[auth]\njwt_secret = "${SECRET}"\n[health]\nprobe_interval = "1h"\n[cors]\nallowed_origins = ["https://a.example.com"]\n`,
+  );
+  const json = file(
+    'same.json',
+    JSON.stringify({
+      port: 9100,
+      auth: { jwt_secret: SECRET },
+      health: { probe_interval: '1h' },
+      cors: { allowed_origins: ['https://a.example.com'] },
+    }),
+  );
+  const env = { PORT: '9200', SVC_DB_DSN: 'postgres://u@h/db' };
+  const fromJson = loadConfig({ env: { SVC_CONFIG: json, ...env } });
+  assert.deepEqual(fromJson, loadConfig({ env: { SVC_CONFIG: toml, ...env } }));
+  assert.equal(fromJson.port, 9200);
+  assert.equal(fromJson.health.probe_interval, 3_600_000);
+  assert.equal(fromJson.db.dsn, 'postgres://u@h/db');
+  // Validated the same way: a bad value names its key; text that is not JSON (TOML under a .json name) is refused.
+  assert.throws(
+    () =>
+      loadConfig({ argv: ['--config', file('bad.json', JSON.stringify({ auth: { jwt_secret: 'short' } }))] }),
+    (err: unknown) => err instanceof ConfigError && /auth\.jwt_secret/.test(err.message),
+  );
+  for (const [name, text] of [
+    ['toml-named-json.json', `[auth]\njwt_secret = "${SECRET}"\n`],
+    ['array.json', '[]'],
+  ]) {
+    assert.throws(
+      () => loadConfig({ argv: ['--config', file(name!, text!)] }),
+      (err: unknown) => err instanceof ConfigError && /is not valid JSON/.test(err.message),
+      name,
+    );
+  }
+});
+
 test('a missing explicit config file is an error; a missing default file means defaults', () => {
   assert.throws(() => loadConfig({ argv: ['--config', join(dir, 'nope.toml')] }), ConfigError);
 });
