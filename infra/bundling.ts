@@ -48,15 +48,6 @@ export const CONFIG_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
- * zod without what Lambda never uses: its ~40 locales (only English, which zod installs itself), `z.core`,
- * `fromJSONSchema` and `deepPartial` (see infra/bundle/zod.ts). `{ z } from 'zod'` is a namespace used as a
- * value, which no bundler can tree-shake, so the namespace itself is replaced. The code now imports
- * `* as z from 'zod'` (test/infra/bundle-stubs.test.ts keeps it so), whose members esbuild tree-shakes one by one:
- * the bundles come out the same without this alias, which remains as a guard.
- */
-export const ZOD_ALIAS: Readonly<Record<string, string>> = { zod: './infra/bundle/zod.ts' };
-
-/**
  * libpg-query (the query proxy's SQL parser) loaded by its `loadModule()` rather than on import: importing the
  * package compiles its 1.7 MB WASM (see infra/bundle/libpg-query.ts).
  */
@@ -153,7 +144,6 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ...SDK_ALIASES,
   ...CONFIG_ALIASES,
   ...AUTH_ALIASES,
-  ...ZOD_ALIAS,
   ...LATE_ALIASES,
   ...Object.fromEntries(
     LAZY_BUILTINS.flatMap((name) => {

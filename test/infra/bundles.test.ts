@@ -474,7 +474,7 @@ describe('bundles as synthesized', () => {
       ]) {
         assert.ok(!code.includes(marker), `${planned.handler} bundles ${marker}`);
       }
-      // zod without its locales (infra/bundle/zod.ts): no message of another language.
+      // zod imported as a namespace: its locales are tree-shaken away, no message of another language.
       assert.ok(!code.includes('Ungültige Eingabe') && !code.includes('Entrada inválida'), planned.handler);
       // What Lambda never runs (infra/bundling.ts), each by a string of its own code: the browser user-agent
       // parser, the CBOR codec, the TOML parser, the pure-JS SHA-256, drizzle's column types nobody declares, the
