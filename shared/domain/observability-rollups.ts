@@ -150,14 +150,53 @@ const SUM_ON_CONFLICT = sql.raw(
   ].join(', '),
 );
 
+/** The rollup grains each kind is kept at, finest first (hour for calls, day for actors: computed from events). */
+export const ROLLUP_GRAINS = { call: CALL_GRAINS, actor: ['day', 'week'] } as const satisfies Record<
+  'call' | 'actor',
+  readonly Grain[]
+>;
+
+const ROLLUP_DIMS = ROLLUP_KEY.split(',')
+  .map((c) => c.trim())
+  .filter((c) => !['grain', 'kind', 'bucket'].includes(c));
+
+/**
+ * Rollup rows (columns ROLLUP_COLUMNS) of `source`, itself rollup rows, re-bucketed at each (kind, grain) of
+ * `targets`: the measures and histograms summed per key, the maximum kept. Exact because buckets nest (hour in 6h in
+ * day in ISO week), and cheap: a batch of events becomes a few hundred hourly rows, which are summed instead of
+ * grouping every event once per grain.
+ */
+export function coarserRollupsSql(
+  source: SQL,
+  targets: ReadonlyArray<readonly ['call' | 'actor', Grain]>,
+): SQL {
+  const dims = ROLLUP_DIMS.map((c) => `r.${c}`).join(', ');
+  const sums = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum']
+    .map((c) => `sum(r.${c})::bigint`)
+    .join(', ');
+  const hist = HIST_COLUMNS.map((h) => `sum(r.${h})::int`).join(', ');
+  const pairs = sql.raw(
+    `(VALUES ${targets.map(([k, g]) => `('${k}', '${g}')`).join(', ')}) AS g(kind, grain)`,
+  );
+  return sql`SELECT g.grain, r.kind, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, ${sql.raw(dims)},
+      ${sql.raw(sums)}, max(r.duration_max)::int, ${sql.raw(hist)}
+    FROM (${source}) AS r JOIN ${pairs} ON g.kind = r.kind
+    GROUP BY 1, 2, 3, ${sql.raw(dims)}`;
+}
+
 /**
  * The upsert of the rollups of `source` (hourly, 6-hourly, daily and weekly call rows, daily and weekly actor rows)
- * as one statement fragment: a CTE of the ingest statement. Rows are inserted in key order so that concurrent batches lock
- * shared rows in the same order.
+ * as one statement fragment: a CTE of the ingest statement. The finest rows are computed from the events, the
+ * coarser ones summed from them. Rows are inserted in key order so that concurrent batches lock shared rows in the
+ * same order.
  */
 export function rollupUpsertSql(source: SQL): SQL {
+  const finest = rollupSelectSql(source, ['hour'], ['day']);
+  const targets = (['call', 'actor'] as const).flatMap((kind) =>
+    ROLLUP_GRAINS[kind].map((g) => [kind, g] as const),
+  );
   return sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
-    SELECT * FROM (${rollupSelectSql(source, CALL_GRAINS)}) AS x ORDER BY ${KEY}
+    SELECT * FROM (${coarserRollupsSql(finest, targets)}) AS x ORDER BY ${KEY}
     ON CONFLICT (${KEY}) DO UPDATE SET ${SUM_ON_CONFLICT},
       duration_max = greatest(observability_rollups.duration_max, EXCLUDED.duration_max)
     RETURNING 1`;
@@ -178,10 +217,23 @@ export function seriesSelectSql(source: SQL, grainList: readonly Grain[] = SERIE
     GROUP BY 1, 2, 3, 4`;
 }
 
-/** The upsert of the series rows of `source`, in key order: a CTE of the ingest statement. */
+/** Series rows (SERIES_COLUMNS) of `source`, itself series rows, re-bucketed at each grain of `grainList`. */
+export function coarserSeriesSql(source: SQL, grainList: readonly Grain[]): SQL {
+  return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, r.event_type, r.result,
+      sum(r.calls)::bigint, sum(r.denied)::bigint, sum(r.errors)::bigint, sum(r.tokens_in)::bigint,
+      sum(r.tokens_out)::bigint
+    FROM (${source}) AS r CROSS JOIN ${grains(grainList)}
+    GROUP BY 1, 2, 3, 4`;
+}
+
+/**
+ * The upsert of the series rows of `source` (minute rows from the events, hour and day rows summed from them), in
+ * key order: a CTE of the ingest statement.
+ */
 export function seriesUpsertSql(source: SQL): SQL {
   return sql`INSERT INTO observability_series (${sql.raw(SERIES_COLUMNS)})
-    SELECT * FROM (${seriesSelectSql(source)}) AS x ORDER BY 1, 2, 3, 4
+    SELECT * FROM (${coarserSeriesSql(seriesSelectSql(source, ['minute']), SERIES_GRAINS)}) AS x
+    ORDER BY 1, 2, 3, 4
     ON CONFLICT (grain, bucket, event_type, result) DO UPDATE SET
       calls = observability_series.calls + EXCLUDED.calls, denied = observability_series.denied + EXCLUDED.denied,
       errors = observability_series.errors + EXCLUDED.errors,
@@ -192,23 +244,6 @@ export function seriesUpsertSql(source: SQL): SQL {
 
 /** A grain or kind as an SQL literal (from a closed set, never user input). */
 const lit = (value: Grain | 'call' | 'actor'): SQL => sql.raw(`'${value}'`);
-
-/** Rollup rows of a coarser grain summed from the rows of a finer one (daily from hourly, weekly from daily). */
-function coarserRollupsSql(kind: 'call' | 'actor', to: Grain, from: Grain): SQL {
-  const keys = ROLLUP_KEY.split(',')
-    .map((c) => c.trim())
-    .filter((c) => !['grain', 'kind', 'bucket'].includes(c))
-    .join(', ');
-  const sums = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum']
-    .map((c) => `sum(${c})::bigint`)
-    .join(', ');
-  const hist = HIST_COLUMNS.map((h) => `sum(${h})::int`).join(', ');
-  return sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
-    SELECT ${lit(to)}, ${lit(kind)}, ${bucketOf(lit(to), sql`bucket`)}, ${sql.raw(keys)}, ${sql.raw(sums)},
-      max(duration_max), ${sql.raw(hist)}
-    FROM observability_rollups WHERE kind = ${lit(kind)} AND grain = ${lit(from)}
-    GROUP BY 3, ${sql.raw(keys)} ORDER BY 3`;
-}
 
 /**
  * Recomputes every rollup and series row from the events table (a backfill after a bulk load; the benchmark's
@@ -225,20 +260,27 @@ export async function rebuildRollups(db: Db): Promise<void> {
     // In bucket order, as a live table fills: the rows of a range share pages.
     await tx.execute(sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
       SELECT * FROM (${rollupSelectSql(events, ['hour'], ['day'])}) AS x ORDER BY bucket, kind`);
-    await tx.execute(coarserRollupsSql('call', '6h', 'hour'));
-    await tx.execute(coarserRollupsSql('call', 'day', '6h'));
-    await tx.execute(coarserRollupsSql('call', 'week', 'day'));
-    await tx.execute(coarserRollupsSql('actor', 'week', 'day'));
+    // Each coarser grain from the finer one, in bucket order.
+    const from = (kind: 'call' | 'actor', grain: Grain) =>
+      sql`SELECT * FROM observability_rollups WHERE kind = ${lit(kind)} AND grain = ${lit(grain)}`;
+    for (const [kind, to, fine] of [
+      ['call', '6h', 'hour'],
+      ['call', 'day', '6h'],
+      ['call', 'week', 'day'],
+      ['actor', 'week', 'day'],
+    ] as const) {
+      await tx.execute(sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
+        SELECT * FROM (${coarserRollupsSql(from(kind, fine), [[kind, to]])}) AS x ORDER BY bucket`);
+    }
     await tx.execute(sql`INSERT INTO observability_series (${sql.raw(SERIES_COLUMNS)})
       SELECT * FROM (${seriesSelectSql(events, ['minute'])}) AS x ORDER BY bucket`);
-    for (const [to, from] of [
+    for (const [to, fine] of [
       ['hour', 'minute'],
       ['day', 'hour'],
     ] as const) {
       await tx.execute(sql`INSERT INTO observability_series (${sql.raw(SERIES_COLUMNS)})
-        SELECT ${lit(to)}, ${bucketOf(lit(to), sql`bucket`)}, event_type, result, sum(calls)::bigint,
-          sum(denied)::bigint, sum(errors)::bigint, sum(tokens_in)::bigint, sum(tokens_out)::bigint
-        FROM observability_series WHERE grain = ${lit(from)} GROUP BY 2, 3, 4 ORDER BY 2`);
+        SELECT * FROM (${coarserSeriesSql(sql`SELECT * FROM observability_series WHERE grain = ${lit(fine)}`, [to])}) AS x
+        ORDER BY bucket`);
     }
   });
 }

@@ -4,7 +4,10 @@
 //
 // * Rollups maintained at ingest. The ingest statement (shared/domain/events.ts) upserts, in two more CTEs of its
 //   single statement, the aggregates of exactly the rows it inserted (duplicates by event_id never count twice; all
-//   or nothing), in key order so that concurrent batches lock shared rows in the same order:
+//   or nothing), in key order so that concurrent batches lock shared rows in the same order. Only the finest grain
+//   (hourly calls, daily actors, minute series) is grouped from the inserted events; the coarser rows are summed
+//   from those few hundred rows (buckets nest), which took the rollup and series CTEs from ~33 to ~14 ms of a
+//   1000-event batch on PostgreSQL:
 //   - observability_rollups kind 'call', hourly, 6-hourly, daily and weekly (ISO), keyed by (agent, MCP, tool, event type,
 //     result, deny code, rule, model): calls, denied, errors, tokens in / out, duration sum / max and a 64-bucket
 //     log histogram of durations in h1..h64 (factor 1.25: a percentile is the upper bound of the bucket holding the
