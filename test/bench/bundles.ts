@@ -1,7 +1,7 @@
 // Bundle size and cold module-load time of every Lambda, as the stack bundles them (infra/bundling.ts: minified ESM,
 // code splitting, here without source maps), against a hello-world handler bundled the same way in the same run.
 //   npm run bench:bundles              prints the table (RUNS=20 fresh processes per bundle by default)
-//   npm run bench:bundles -- --write   also writes it into test/bench/results/bundles.md, between its markers
+//   npm run bench:bundles -- --write   also writes it into the README's Performance section, between its markers
 // Load time is the wall time of a fresh `node` process that imports the bundle's index.mjs (and with it the chunks
 // it imports statically), checks its `handler` export and exits: what a Lambda cold start pays for the code before
 // the first invocation. The chunks split off behind `import()` (the runtime: config, Secrets Manager, the Data API
@@ -22,7 +22,7 @@ import { cdkJsonContext, PROJECT_ROOT } from '../infra/synth.ts';
 const RUNS = Number(process.env.RUNS ?? 20);
 const SIZE_GOAL_BYTES = 450 * 1024;
 const LOAD_GOAL_RATIO = 2.5;
-const RESULTS_FILE = join(PROJECT_ROOT, 'test/bench/results/bundles.md');
+const RESULTS_FILE = join(PROJECT_ROOT, 'README.md');
 export const MARKERS = {
   start: '<!-- bench:bundles:start (written by `npm run bench:bundles -- --write`) -->',
   end: '<!-- bench:bundles:end -->',
