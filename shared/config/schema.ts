@@ -77,7 +77,8 @@ export const configSchema = z
     events: z
       .object({
         max_batch: z.number().int().positive().max(10_000).default(1000),
-        prompt_max_chars: z.number().int().positive().default(4096),
+        // Bounded so that a full batch of stored prompts stays far below the Data API's 4 MiB request.
+        prompt_max_chars: z.number().int().positive().max(65_536).default(4096),
       })
       .strict()
       .prefault({}),

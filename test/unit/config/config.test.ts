@@ -124,6 +124,12 @@ const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
     /query\.statement_timeout/,
   ],
   [
+    'an unbounded prompt length',
+    `[auth]\njwt_secret = "${SECRET}"\n[events]\nprompt_max_chars = 10000000\n`,
+    {},
+    /events\.prompt_max_chars/,
+  ],
+  [
     'a default validity beyond the maximum',
     `[auth]\njwt_secret = "${SECRET}"\n[requests]\ndefault_validity = "100d"\nmax_validity = "90d"\n`,
     {},
