@@ -82,6 +82,8 @@ export const LAZY_BUILTINS = [
   'timers',
   'tls',
   'util',
+  // Its own entry: an alias of 'util' alone would also rewrite 'util/types' (node-postgres) to a path under the shim.
+  'util/types',
   'worker_threads',
   'zlib',
 ] as const;
@@ -94,7 +96,11 @@ export const LAZY_BUILTINS = [
  *   generates JSON Schema, and it brings the generator itself (infra/bundle/zod-json-schema-processors.ts);
  * - drizzle's table of every PostgreSQL column type, for the callback form of `pgTable` columns, which
  *   shared/db/schema.ts does not use;
- * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256.
+ * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256;
+ * - @smithy/core's region lookup in the EC2 instance metadata service, asked only without AWS_REGION (which Lambda
+ *   always sets; a Lambda function has no instance metadata service);
+ * - @smithy/core's S3 endpoint customizations, run only for an S3 client (the bundles have none);
+ * - @smithy/core's stream mixin for web ReadableStream bodies, which the SDK's Node HTTP handler never returns.
  */
 export interface InternalStub {
   importer: string;
@@ -123,6 +129,27 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
     module: 'node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Js.js',
     stub: 'infra/bundle/no-sha256-js.ts',
   },
+  ...[
+    'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/config.js',
+    'node_modules/@smithy/core/dist-es/submodules/config/defaults-mode/resolveDefaultsModeConfig.js',
+  ].map((importer) => ({
+    importer,
+    module:
+      'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js',
+    stub: 'infra/bundle/no-imds-region.ts',
+  })),
+  {
+    importer:
+      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/index.js',
+    module:
+      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/s3.js',
+    stub: 'infra/bundle/no-s3-customizations.mjs',
+  },
+  {
+    importer: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.js',
+    module: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.browser.js',
+    stub: 'infra/bundle/no-web-stream-mixin.ts',
+  },
 ];
 
 /**
@@ -135,9 +162,65 @@ export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
   stub: 'infra/bundle/no-token-authenticator.ts',
 };
 
-/** The internal stubs of the function whose source is `entry`. */
-export function internalStubsFor(entry: string, projectRoot: string): InternalStub[] {
-  return [...INTERNAL_STUBS, ...(takesBearerToken(entry, projectRoot) ? [] : [TOKEN_AUTHENTICATOR_STUB])];
+/**
+ * What of the deployment's config decides what the bundles leave out: the stack knows it at synth, and each function
+ * reads that very config (bundled as config.json, see infra/stack.ts).
+ */
+export interface DeploymentChoices {
+  /** auth.provider: with "local" no token goes to an IdP. */
+  authProvider: 'local' | 'idp';
+  /** envsvc.provider: the environments are provisioned in the service's own database, or by an external service. */
+  envProvider: 'builtin' | 'http';
+}
+
+/**
+ * With auth.provider = "local": the IdP token check (shared/auth/idp-tokens.ts and the OIDC verifier, aws-jwt-verify),
+ * which shared/auth/authenticate.ts calls only in idp mode. Local tokens (jose) stay: they are the tokens of local mode.
+ */
+export const IDP_VERIFIER_STUB: InternalStub = {
+  importer: 'shared/auth/authenticate.ts',
+  module: 'shared/auth/idp-tokens.ts',
+  stub: 'infra/bundle/no-idp-tokens.ts',
+};
+
+/** With envsvc.provider = "builtin": the client of an external environment service, which providerFor never builds. */
+export const HTTP_ENVIRONMENTS_STUB: InternalStub = {
+  importer: 'shared/domain/environments/index.ts',
+  module: 'shared/domain/environments/http.ts',
+  stub: 'infra/bundle/no-http-environments.ts',
+};
+
+/**
+ * With envsvc.provider = "http": the builtin provider (views, roles, sessions per driver), which providerFor never
+ * builds. Only where environments/index.ts imports it: the query proxy and the lifecycle still use a few of its
+ * helpers, and keep them.
+ */
+export const BUILTIN_ENVIRONMENTS_STUB: InternalStub = {
+  importer: 'shared/domain/environments/index.ts',
+  module: 'shared/domain/environments/builtin.ts',
+  stub: 'infra/bundle/no-builtin-environments.ts',
+};
+
+/** The stubs the deployment's config allows (none without one: every provider is then bundled). */
+export function configStubsFor(deployment: DeploymentChoices | undefined): InternalStub[] {
+  if (!deployment) return [];
+  return [
+    ...(deployment.authProvider === 'local' ? [IDP_VERIFIER_STUB] : []),
+    deployment.envProvider === 'builtin' ? HTTP_ENVIRONMENTS_STUB : BUILTIN_ENVIRONMENTS_STUB,
+  ];
+}
+
+/** The internal stubs of the function whose source is `entry`, for the deployment's config when given. */
+export function internalStubsFor(
+  entry: string,
+  projectRoot: string,
+  deployment?: DeploymentChoices,
+): InternalStub[] {
+  return [
+    ...INTERNAL_STUBS,
+    ...(takesBearerToken(entry, projectRoot) ? [] : [TOKEN_AUTHENTICATOR_STUB]),
+    ...configStubsFor(deployment),
+  ];
 }
 
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
@@ -157,17 +240,27 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
- * ESM output still meets CommonJS-flavoured code: require() calls, and Emscripten glue (libpg-query's WASM loader)
- * that finds its .wasm file through __dirname. Give them both, pointing at the bundle's directory.
+ * ESM output still meets CommonJS-flavoured code: require() calls (esbuild's helper for a CommonJS `require` of a
+ * module it does not bundle reads a global `require`), and Emscripten glue (libpg-query's WASM loader) that finds
+ * its .wasm file through __dirname. `require` comes from this banner, which infra/bundle/split.ts puts at the top of
+ * the files whose code may read it (READS_REQUIRE); __dirname and __filename are replaced where they are read
+ * (CJS_PATH_DEFINES). A bundle is twenty-odd files, and few read any of them: a banner with all three in every file
+ * cost ~7 KB per function.
  */
-export const ESM_REQUIRE_BANNER = [
-  "import { createRequire as __bundleCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __bundleFileURLToPath } from 'node:url';",
-  "import { dirname as __bundleDirname } from 'node:path';",
-  'const require = __bundleCreateRequire(import.meta.url);',
-  'const __filename = __bundleFileURLToPath(import.meta.url);',
-  'const __dirname = __bundleDirname(__filename);',
-].join(' ');
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);";
+
+/**
+ * Whether an output file may read the global `require`: any mention of the word (strings and comments included, so
+ * that a false positive only costs the banner; a global is never renamed by the minifier).
+ */
+export const READS_REQUIRE = /\brequire\b/;
+
+/** __dirname and __filename of the file that reads them (every file of a bundle is in the bundle's directory). */
+export const CJS_PATH_DEFINES: Readonly<Record<string, string>> = {
+  __dirname: 'import.meta.dirname',
+  __filename: 'import.meta.filename',
+};
 
 /**
  * Files a bundle loads from its own directory at run time: copied next to index.mjs when the bundle names them
@@ -210,6 +303,11 @@ export interface BundlingChoices {
    * infra/route-tables.ts. Without it the bundle carries the whole route table.
    */
   routeTableModule?: string;
+  /**
+   * The providers the deployment's config picks (auth.provider, envsvc.provider): the ones it does not pick are left
+   * out of the bundle (configStubsFor). Without it every provider is bundled.
+   */
+  deployment?: DeploymentChoices;
 }
 
 /**
@@ -257,6 +355,7 @@ export function esbuildOptions(choices: BundlingChoices, projectRoot: string): S
       // ESM builds of the SDK and drizzle (the `module` field) tree-shake; their CommonJS `main` builds do not.
       mainFields: ['module', 'main'],
       banner: { js: ESM_REQUIRE_BANNER },
+      define: { ...CJS_PATH_DEFINES },
       minify: true,
       sourcemap: choices.sourceMap ?? true,
       // The mappings only: the sources are in the repository, and the maps stay a quarter of the size.
@@ -275,7 +374,7 @@ export function esbuildOptions(choices: BundlingChoices, projectRoot: string): S
       ignoreAnnotations: false,
       logLevel: 'warning',
     },
-    stubs: internalStubsFor(choices.entry, projectRoot),
+    stubs: internalStubsFor(choices.entry, projectRoot, choices.deployment),
     versionOnlyPackageJson: VERSION_ONLY_PACKAGE_JSON,
   };
 }

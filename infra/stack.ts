@@ -207,6 +207,8 @@ export class ControlPlaneStack extends Stack {
         includePostgresDriver: props.samLocal ?? false,
         afterBundling,
         ...(routeTableModule ? { routeTableModule } : {}),
+        // The providers this config does not pick are left out of the bundles (infra/bundling.ts).
+        deployment: { authProvider: config.auth.provider, envProvider: config.envsvc.provider },
       });
     const common = {
       runtime: lambda.Runtime.NODEJS_24_X,

@@ -1,4 +1,4 @@
-import { providerFor } from '#shared/domain/environments/index.ts';
+import { querierFor } from '#shared/domain/environments/index.ts';
 import { environmentSettings } from '#shared/domain/environments/types.ts';
 import { runQuery } from '#shared/domain/query-proxy.ts';
 import { httpHandler } from '#shared/http/handler.ts';
@@ -7,7 +7,7 @@ import { routes } from '#shared/routes.ts';
 
 // The spec's body is {data: <proxied result>} (no success member).
 export const handler = httpHandler(routes.queryRequest, async ({ params, body }, ctx) => {
-  const provider = providerFor(ctx.runtime.database, ctx.config);
+  const provider = querierFor(ctx.runtime.database, ctx.config);
   const limits = environmentSettings(ctx.config).query;
   return flat({
     data: await runQuery(

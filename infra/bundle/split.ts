@@ -1,10 +1,10 @@
 // The bundling step of every function (run by the afterBundling hook of its NodejsFunction, see
 // infra/bundling.ts): esbuild with code splitting, which NodejsFunction's own single `--outfile` run cannot do.
 //   node infra/bundle/split.ts <options.json> <output directory>
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
-import { type BuildOptions, build, type Plugin } from 'esbuild';
-import type { InternalStub, SplitBuild } from '../bundling.ts';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { type BuildOptions, build, type OutputFile, type Plugin } from 'esbuild';
+import { type InternalStub, READS_REQUIRE, type SplitBuild } from '../bundling.ts';
 
 /**
  * Loads each stub's file where its importer imports its module (a relative import inside a package, which esbuild's
@@ -41,17 +41,46 @@ export function versionOnlyPlugin(pattern: string): Plugin {
   };
 }
 
+/**
+ * Writes the output files, the banner (ESM_REQUIRE_BANNER, one line) at the top of those whose code may read the
+ * global `require` (READS_REQUIRE) and nowhere else, as esbuild's own `banner` would: followed by a newline, and the
+ * source map shifted by that line.
+ */
+export function writeOutputs(files: readonly OutputFile[], banner: string | undefined): void {
+  const withBanner = new Set(
+    files
+      .filter((file) => banner && file.path.endsWith('.mjs') && READS_REQUIRE.test(file.text))
+      .map((file) => file.path),
+  );
+  for (const file of files) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    if (withBanner.has(file.path)) {
+      writeFileSync(file.path, `${banner}\n${file.text}`);
+    } else if (withBanner.has(file.path.replace(/\.map$/, ''))) {
+      const map = JSON.parse(file.text) as { mappings: string };
+      writeFileSync(file.path, JSON.stringify({ ...map, mappings: `;${map.mappings}` }));
+    } else {
+      writeFileSync(file.path, file.contents);
+    }
+  }
+}
+
 /** Builds a function into `outdir` as the stack does (`extra`: e.g. a metafile, for the analyses of the tests). */
-export function buildSplit(split: SplitBuild, outdir: string, extra?: BuildOptions) {
+export async function buildSplit(split: SplitBuild, outdir: string, extra?: BuildOptions) {
   const { entry, absWorkingDir, options, stubs, versionOnlyPackageJson } = split;
-  return build({
-    ...(options as BuildOptions),
+  // The banner goes only where it is read (writeOutputs): in every file it would cost ~120 bytes each.
+  const { banner, ...rest } = options as BuildOptions;
+  const result = await build({
+    ...rest,
     entryPoints: { index: entry },
     absWorkingDir,
     outdir,
     plugins: [internalStubsPlugin(stubs, absWorkingDir), versionOnlyPlugin(versionOnlyPackageJson)],
     ...extra,
+    write: false,
   });
+  writeOutputs(result.outputFiles, banner?.js);
+  return result;
 }
 
 if (import.meta.main) {

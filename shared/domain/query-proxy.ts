@@ -26,7 +26,7 @@ import {
 } from './environments/builtin.ts';
 import {
   EnvironmentInactiveError,
-  type EnvironmentProvider,
+  type EnvironmentQuerier,
   type QueryLimits,
   type QueryResult,
   type QueryTarget,
@@ -154,7 +154,7 @@ function queryError(err: unknown): HttpError {
 
 export async function runQuery(
   database: Database,
-  provider: EnvironmentProvider,
+  provider: EnvironmentQuerier,
   limits: QueryLimits,
   id: string,
   text: string,

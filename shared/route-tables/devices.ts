@@ -1,6 +1,9 @@
 // Rows of the route table for devices (signed register, inventory, events) and the browser-brokered CLI sign-in;
 // merged into shared/routes.ts. An area table of its own, so that a function's bundle builds only its area's
 // schemas (infra/route-tables.ts).
+// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
+// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
+// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { Config } from '../config/schema.ts';
 import type { RouteSpec } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
@@ -19,97 +22,110 @@ import { tokenView } from '../schemas/users.ts';
 /** CLI sign-in needs the dashboard's login page: without a dashboard URL its routes are not mounted at all. */
 export const cliSigninEnabled = (config: Config) => Boolean(config.dashboard_url);
 
+export const registerDevice = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/devices/register',
+  handler: 'devices/register',
+  auth: 'device+user',
+  kind: 'write',
+  tags: ['devices'],
+  summary:
+    'Register a device: signed body (signature member) plus the user bearer token; the owner is its subject',
+  description:
+    'New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: rotated, 200. Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.',
+  body: registerBody,
+  response: registerResponse,
+  successStatus: 201,
+  maxBody: { bytes: 65_536 /* 64 KiB */, code: 'payload_too_large' },
+});
+
+export const reportInventory = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/devices/inventory',
+  handler: 'devices/inventory',
+  auth: 'device',
+  kind: 'ingest',
+  tags: ['devices'],
+  summary:
+    'Report the agents installed on the device and the MCP servers of each (replaces the current inventory)',
+  body: inventoryBody,
+  response: inventoryResponse,
+  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
+});
+
+export const reportInventoryAlias = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/devices/inventory',
+  handler: 'devices/inventory',
+  auth: 'device',
+  kind: 'ingest',
+  tags: ['devices'],
+  summary: 'Alias of POST /v1/devices/inventory',
+  body: inventoryBody,
+  response: inventoryResponse,
+  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
+});
+
+export const ingestEvents = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/devices/events',
+  handler: 'devices/events',
+  auth: 'device',
+  kind: 'ingest',
+  tags: ['devices'],
+  summary: 'A batch of 1..events.max_batch MCP tool-call events (at most 1 MiB), all or nothing',
+  body: eventsBody,
+  response: eventsResponse,
+  errors: [413],
+  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'batch_too_large' },
+});
+
+export const cliAuthorize = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/auth/cli/authorize',
+  handler: 'auth/cli-authorize',
+  auth: 'public',
+  tags: ['auth'],
+  summary: 'Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page',
+  query: cliAuthorizeQuery,
+  successStatus: 302,
+  mountedWhen: cliSigninEnabled,
+});
+
+export const cliApprove = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/auth/cli/approve',
+  handler: 'auth/cli-approve',
+  auth: 'user',
+  kind: 'write',
+  tags: ['auth'],
+  summary:
+    'The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser',
+  body: cliApproveBody,
+  response: /* @__PURE__ */ envelope(cliApproveView),
+  errors: [404, 409],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const cliToken = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/auth/cli/token',
+  handler: 'auth/cli-token',
+  auth: 'public',
+  kind: 'write',
+  tags: ['auth'],
+  summary: 'Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token',
+  body: cliTokenBody,
+  response: tokenView,
+  mountedWhen: cliSigninEnabled,
+});
+
 export const deviceRoutes = {
-  registerDevice: defineRoute({
-    method: 'POST',
-    path: '/v1/devices/register',
-    handler: 'devices/register',
-    auth: 'device+user',
-    kind: 'write',
-    tags: ['devices'],
-    summary:
-      'Register a device: signed body (signature member) plus the user bearer token; the owner is its subject',
-    description:
-      'New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: rotated, 200. Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.',
-    body: registerBody,
-    response: registerResponse,
-    successStatus: 201,
-    maxBody: { bytes: 64 * 1024, code: 'payload_too_large' },
-  }),
-  reportInventory: defineRoute({
-    method: 'POST',
-    path: '/v1/devices/inventory',
-    handler: 'devices/inventory',
-    auth: 'device',
-    kind: 'ingest',
-    tags: ['devices'],
-    summary:
-      'Report the agents installed on the device and the MCP servers of each (replaces the current inventory)',
-    body: inventoryBody,
-    response: inventoryResponse,
-    maxBody: { bytes: 1024 * 1024, code: 'payload_too_large' },
-  }),
-  reportInventoryAlias: defineRoute({
-    method: 'POST',
-    path: '/devices/inventory',
-    handler: 'devices/inventory',
-    auth: 'device',
-    kind: 'ingest',
-    tags: ['devices'],
-    summary: 'Alias of POST /v1/devices/inventory',
-    body: inventoryBody,
-    response: inventoryResponse,
-    maxBody: { bytes: 1024 * 1024, code: 'payload_too_large' },
-  }),
-  ingestEvents: defineRoute({
-    method: 'POST',
-    path: '/v1/devices/events',
-    handler: 'devices/events',
-    auth: 'device',
-    kind: 'ingest',
-    tags: ['devices'],
-    summary: 'A batch of 1..events.max_batch MCP tool-call events (at most 1 MiB), all or nothing',
-    body: eventsBody,
-    response: eventsResponse,
-    errors: [413],
-    maxBody: { bytes: 1024 * 1024, code: 'batch_too_large' },
-  }),
-  cliAuthorize: defineRoute({
-    method: 'GET',
-    path: '/v1/auth/cli/authorize',
-    handler: 'auth/cli-authorize',
-    auth: 'public',
-    tags: ['auth'],
-    summary:
-      'Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page',
-    query: cliAuthorizeQuery,
-    successStatus: 302,
-    mountedWhen: cliSigninEnabled,
-  }),
-  cliApprove: defineRoute({
-    method: 'POST',
-    path: '/v1/auth/cli/approve',
-    handler: 'auth/cli-approve',
-    auth: 'user',
-    kind: 'write',
-    tags: ['auth'],
-    summary:
-      'The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser',
-    body: cliApproveBody,
-    response: envelope(cliApproveView),
-    errors: [404, 409],
-    mountedWhen: cliSigninEnabled,
-  }),
-  cliToken: defineRoute({
-    method: 'POST',
-    path: '/v1/auth/cli/token',
-    handler: 'auth/cli-token',
-    auth: 'public',
-    kind: 'write',
-    tags: ['auth'],
-    summary: 'Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token',
-    body: cliTokenBody,
-    response: tokenView,
-    mountedWhen: cliSigninEnabled,
-  }),
+  registerDevice,
+  reportInventory,
+  reportInventoryAlias,
+  ingestEvents,
+  cliAuthorize,
+  cliApprove,
+  cliToken,
 } satisfies Record<string, RouteSpec>;

@@ -19,8 +19,11 @@ import { build, type Metafile } from 'esbuild';
 import * as zod from 'zod';
 import { buildSplit } from '../../infra/bundle/split.ts';
 import {
+  BUILTIN_ENVIRONMENTS_STUB,
   BUNDLE_ALIASES,
   esbuildOptions,
+  HTTP_ENVIRONMENTS_STUB,
+  IDP_VERIFIER_STUB,
   INTERNAL_STUBS,
   type InternalStub,
   RUNTIME_ASSETS,
@@ -30,7 +33,13 @@ import {
 import { PROJECT_ROOT } from './synth.ts';
 import { samples } from './zod-json-schema-samples.ts';
 
-const ALL_STUBS: InternalStub[] = [...INTERNAL_STUBS, TOKEN_AUTHENTICATOR_STUB];
+const ALL_STUBS: InternalStub[] = [
+  ...INTERNAL_STUBS,
+  TOKEN_AUTHENTICATOR_STUB,
+  IDP_VERIFIER_STUB,
+  HTTP_ENVIRONMENTS_STUB,
+  BUILTIN_ENVIRONMENTS_STUB,
+];
 let work: string;
 
 before(() => {
@@ -100,7 +109,7 @@ async function exportsOf(file: string): Promise<Set<string>> {
 
 /**
  * The names an importer's `source` takes from the module `specifier` names: `* as ns` (its members used),
- * `{ a, b as c }`, `const { a } = await import(...)`; for an `import()` whose result is kept for later, the real
+ * `{ a, b as c }`, `export { a } from`, `const { a } = await import(...)`; for an `import()` whose result is kept for later, the real
  * module's exports the source mentions (`realExports`).
  */
 function namesTaken(source: string, specifier: string, realExports: ReadonlySet<string>): string[] {
@@ -113,6 +122,7 @@ function namesTaken(source: string, specifier: string, realExports: ReadonlySet<
   }
   for (const pattern of [
     `import\\s*\\{([^}]*)\\}\\s*from\\s*["']${spec}["']`,
+    `export\\s*\\{([^}]*)\\}\\s*from\\s*["']${spec}["']`,
     `\\{([^}]*)\\}\\s*=\\s*await\\s+import\\(\\s*["']${spec}["']\\s*\\)`,
   ]) {
     for (const [, list] of source.matchAll(new RegExp(pattern, 'g'))) {

@@ -4,7 +4,6 @@
 // database: PGlite always; through the bundled AWS SDK against a Data API endpoint too (a stub answering the health
 // check here, and the whole sequence on test/support/data-api-server.ts when TEST_DATABASE_URL names a PostgreSQL).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
   cpSync,
@@ -30,8 +29,15 @@ import { readMigrations } from '#shared/db/migrate.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { routes } from '#shared/routes.ts';
+import { runNode } from '#test/support/child.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
-import { CHUNK_FILE, ENTRY_FILE, ESM_REQUIRE_BANNER, RUNTIME_ASSETS } from '../../infra/bundling.ts';
+import {
+  CHUNK_FILE,
+  ENTRY_FILE,
+  ESM_REQUIRE_BANNER,
+  READS_REQUIRE,
+  RUNTIME_ASSETS,
+} from '../../infra/bundling.ts';
 import type { PlannedFunction } from '../../infra/plan.ts';
 import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
@@ -193,20 +199,10 @@ async function invoke(
     ...options.env,
   };
   const entry = options.fromSource ? bundle.planned.entry : join(bundle.dir, 'index.mjs');
-  const child = spawn(process.execPath, [join(work, 'invoke.mjs'), entry, eventFile, resultFile], {
+  const { code, stdout, stderr } = await runNode([join(work, 'invoke.mjs'), entry, eventFile, resultFile], {
     cwd: options.fromSource ? PROJECT_ROOT : bundle.dir,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   assert.equal(code, 0, `${bundle.planned.handler} exited with ${code}: ${stderr}`);
   const outcome = JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation, 'stdout' | 'stderr'>;
   return { ...outcome, stdout, stderr } as Invocation;
@@ -453,11 +449,16 @@ describe('bundles as synthesized', () => {
       assert.deepEqual(files, expectedFiles, planned.handler);
       // The runtime (config, secrets, Data API client) is split off: loaded by the first invocation, not the import.
       if (planned.routes.length > 0) assert.ok(chunks.length > 0, `${planned.handler}: no chunks`);
+      // `require` (the banner) in the files whose code may read it, and only there; __dirname and __filename
+      // replaced where they are read (infra/bundling.ts).
       for (const file of [ENTRY_FILE, ...chunks]) {
-        assert.ok(
-          readFileSync(join(dir, file), 'utf8').startsWith(ESM_REQUIRE_BANNER),
+        const text = readFileSync(join(dir, file), 'utf8');
+        assert.equal(
+          text.startsWith(ESM_REQUIRE_BANNER),
+          READS_REQUIRE.test(text),
           `${planned.handler}: banner of ${file}`,
         );
+        assert.doesNotMatch(text, /\b__dirname\b|\b__filename\b/, `${planned.handler}: ${file}`);
       }
       // The local drivers stay outside the bundle (imported lazily, never on the Data API path).
       for (const marker of ['pglite.wasm', 'initdb.wasm', 'Client has already been connected']) {
@@ -495,11 +496,18 @@ describe('bundles as synthesized', () => {
       // zod's JSON Schema generator only where z.toJSONSchema runs (GET /v1/openapi.json).
       assert.equal(code.includes('draft-2020-12'), planned.handler === 'meta/openapi', planned.handler);
       if (planned.handler !== 'migrate') {
-        // The token authenticators (the OIDC verifier) only in functions with a row that takes a bearer token.
+        // The token authenticators only in functions with a row that takes a bearer token: the local tokens' (jose)
+        // in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
+        const bearer = takesBearerToken(planned.entry, PROJECT_ROOT);
+        assert.equal(
+          code.includes('ERR_JWS_SIGNATURE_VERIFICATION_FAILED'),
+          bearer,
+          `${planned.handler}: token authenticators`,
+        );
         assert.equal(
           code.includes('not found in the JWKS'),
-          takesBearerToken(planned.entry, PROJECT_ROOT),
-          `${planned.handler}: token authenticators`,
+          bearer && prodConfig().auth.provider === 'idp',
+          `${planned.handler}: the OIDC verifier`,
         );
         const json = readFileSync(join(dir, basename(LAMBDA_CONFIG_PATH)), 'utf8');
         assert.doesNotMatch(json, /jwt_secret|admin_password|"dsn"/);

@@ -23,6 +23,7 @@ import type { RequestRow } from '../requests.ts';
 import {
   EnvironmentInactiveError,
   type EnvironmentProvider,
+  type EnvironmentQuerier,
   type Provisioned,
   type QueryLimits,
   type QueryResult,
@@ -676,11 +677,8 @@ export function roleSessionFor(database: Database): RoleSession {
 
 export function createBuiltinProvider(database: Database): EnvironmentProvider {
   const db = database.db;
-  const session = roleSessionFor(database);
   return {
-    name: 'builtin',
-    checksActive: true,
-    withoutTimeout: database.driver === 'pglite',
+    ...createBuiltinQuerier(database),
     async provision(request: RequestRow): Promise<Provisioned> {
       const { schema, role } = environmentNames(request.id);
       const resolveInCatalog = catalogResolver(db);
@@ -770,6 +768,19 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
         });
       });
     },
+  };
+}
+
+/**
+ * The builtin provider's query side alone: what the query function builds, so that its bundle leaves out the
+ * provisioning (views, roles, catalog lookups) of createBuiltinProvider.
+ */
+export function createBuiltinQuerier(database: Database): EnvironmentQuerier {
+  const session = roleSessionFor(database);
+  return {
+    name: 'builtin',
+    checksActive: true,
+    withoutTimeout: database.driver === 'pglite',
     async query(
       request: QueryTarget,
       statement: CheckedStatement,

@@ -13,7 +13,14 @@ import type { TunnelView } from '../../schemas/requests.ts';
 import type { CheckedStatement } from '../query-proxy-guard.ts';
 import type { RequestRow } from '../requests.ts';
 import { capRows } from './builtin.ts';
-import type { EnvironmentProvider, Provisioned, QueryLimits, QueryResult, QueryTarget } from './types.ts';
+import type {
+  EnvironmentProvider,
+  EnvironmentQuerier,
+  Provisioned,
+  QueryLimits,
+  QueryResult,
+  QueryTarget,
+} from './types.ts';
 
 export interface HttpProviderOptions {
   url: string;
@@ -109,9 +116,7 @@ export async function pingEnvironmentService(options: HttpProviderOptions): Prom
 
 export function createHttpProvider(options: HttpProviderOptions): EnvironmentProvider {
   return {
-    name: 'http',
-    checksActive: false,
-    withoutTimeout: false,
+    ...createHttpQuerier(options),
     async provision(request: RequestRow): Promise<Provisioned> {
       const res = await call(options, 'POST', '/environments', {
         request_id: request.id,
@@ -157,6 +162,15 @@ export function createHttpProvider(options: HttpProviderOptions): EnvironmentPro
       if (res.status === 404) return;
       if (res.status < 200 || res.status >= 300) throw failed(res.status, 'teardown');
     },
+  };
+}
+
+/** The http provider's query side alone: what the query function builds. */
+export function createHttpQuerier(options: HttpProviderOptions): EnvironmentQuerier {
+  return {
+    name: 'http',
+    checksActive: false,
+    withoutTimeout: false,
     async query(
       request: QueryTarget,
       statement: CheckedStatement,

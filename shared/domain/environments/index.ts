@@ -1,9 +1,9 @@
 import type { Config } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import type { ProbeCheck } from '../health.ts';
-import { createBuiltinProvider } from './builtin.ts';
-import { createHttpProvider, pingEnvironmentService } from './http.ts';
-import { type EnvironmentProvider, environmentSettings } from './types.ts';
+import { createBuiltinProvider, createBuiltinQuerier } from './builtin.ts';
+import { createHttpProvider, createHttpQuerier, pingEnvironmentService } from './http.ts';
+import { type EnvironmentProvider, type EnvironmentQuerier, environmentSettings } from './types.ts';
 
 /** The provider the configuration names (envsvc.provider; builtin by default). */
 export function providerFor(database: Database, config: Config): EnvironmentProvider {
@@ -12,6 +12,18 @@ export function providerFor(database: Database, config: Config): EnvironmentProv
     return createHttpProvider({ url: settings.url, token: settings.token, timeoutMs: settings.timeoutMs });
   }
   return createBuiltinProvider(database);
+}
+
+/**
+ * Only the query side of that provider (the query function's): its bundle then leaves out the provisioning code the
+ * query path never runs.
+ */
+export function querierFor(database: Database, config: Config): EnvironmentQuerier {
+  const settings = environmentSettings(config);
+  if (settings.provider === 'http') {
+    return createHttpQuerier({ url: settings.url, token: settings.token, timeoutMs: settings.timeoutMs });
+  }
+  return createBuiltinQuerier(database);
 }
 
 /** What the background probe checks besides the database: the environment service, when one is configured. */

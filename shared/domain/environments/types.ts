@@ -36,7 +36,8 @@ export interface Provisioned {
   tunnel: TunnelView;
 }
 
-export interface EnvironmentProvider {
+/** What running queries needs of a provider (the query function builds only this, see querierFor). */
+export interface EnvironmentQuerier {
   readonly name: 'builtin' | 'http';
   /**
    * query() itself verifies that the request is active, in the transaction that runs the statement (builtin). When
@@ -45,15 +46,18 @@ export interface EnvironmentProvider {
   readonly checksActive: boolean;
   /** The engine cannot stop a running statement (PGlite): the SQL guard also refuses what can run without end. */
   readonly withoutTimeout: boolean;
-  /** Creates the environment of an approved request; throws on failure (the lifecycle records it). */
-  provision(request: RequestRow): Promise<Provisioned>;
-  /** Removes it; idempotent (tearing down what is gone is fine). */
-  teardown(request: RequestRow): Promise<void>;
   /**
    * Runs one statement already accepted by the SQL guard, as the request's credential, capped in rows and bytes
    * while the result is fetched. Throws EnvironmentInactiveError when it finds the request no longer active.
    */
   query(request: QueryTarget, statement: CheckedStatement, limits: QueryLimits): Promise<QueryResult>;
+}
+
+export interface EnvironmentProvider extends EnvironmentQuerier {
+  /** Creates the environment of an approved request; throws on failure (the lifecycle records it). */
+  provision(request: RequestRow): Promise<Provisioned>;
+  /** Removes it; idempotent (tearing down what is gone is fine). */
+  teardown(request: RequestRow): Promise<void>;
 }
 
 /** Settings of environments and the query proxy, from the `envsvc` and `query` config sections. */

@@ -1,0 +1,16 @@
+// Stands in for shared/domain/environments/builtin.ts where shared/domain/environments/index.ts imports it (a plugin
+// of infra/bundle/split.ts), in the bundles of a deployment whose config says envsvc.provider = "http": providerFor
+// and querierFor then build the client of the external environment service, so the builtin provider (views, roles, a
+// session per driver) is left out; the helpers of builtin.ts that other modules import directly stay. Reaching this
+// means the function runs with another config than the stack was built from, said loudly.
+import type { EnvironmentProvider, EnvironmentQuerier } from '../../shared/domain/environments/types.ts';
+
+const unavailable = (): never => {
+  throw new Error(
+    'the builtin environment provider is not bundled: this function was built for envsvc.provider = "http" ' +
+      '(infra/bundling.ts); synthesize the stack from the config the function runs with',
+  );
+};
+
+export const createBuiltinProvider = (): EnvironmentProvider => unavailable();
+export const createBuiltinQuerier = (): EnvironmentQuerier => unavailable();

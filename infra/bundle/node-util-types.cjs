@@ -1,0 +1,2 @@
+// See node-http.cjs.
+module.exports = process.getBuiltinModule('node:util/types');
