@@ -100,8 +100,9 @@ async function startRuntime(config: Config): Promise<Runtime> {
   return runtime;
 }
 
-async function enroll(config: Config) {
-  const token = (
+/** The CLI sign-in token a bench device registers with. */
+const enrollmentToken = async (config: Config) =>
+  (
     await issueLocalToken(config, {
       subject: 'bench-user',
       email: 'bench@example.test',
@@ -110,6 +111,9 @@ async function enroll(config: Config) {
       tokenUse: 'cli',
     })
   ).access_token;
+
+async function enroll(config: Config) {
+  const token = await enrollmentToken(config);
   const identity = await createDeviceIdentity('p256');
   const hardware = { serialNumber: `BENCH-${randomUUID().slice(0, 8)}`, brand: 'Lenovo', model: 'X1' };
   const reg = await invoke(
@@ -452,15 +456,7 @@ async function dataApiCalls() {
     return Object.values(server.calls).reduce((a, b) => a + b, 0);
   };
   try {
-    const token = (
-      await issueLocalToken(config, {
-        subject: 'bench-user',
-        email: 'bench@example.test',
-        name: 'Bench',
-        roles: ['user'],
-        tokenUse: 'cli',
-      })
-    ).access_token;
+    const token = await enrollmentToken(config);
     const identity = await createDeviceIdentity('p256');
     const hardware = { serialNumber: 'DAPI-1', brand: 'Lenovo', model: 'X1', ownerEmail: '' };
     const register = () =>
