@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { sqlState } from '../db/errors.ts';
@@ -48,11 +48,18 @@ interface Existing {
   replaced: boolean;
 }
 
-/** The replay record of this request; the rest of a write only happens when it was inserted. */
-export const signatureInsert = (device: VerifiedDeviceRequest) =>
+/**
+ * The replay record of a request (its signature hash, certificate fingerprint, and until when it is kept) as values
+ * or, inside a SQL function, as the function's parameters; the rest of a write only happens when it was inserted.
+ */
+export const signatureInsertSql = (hash: SQL, fingerprint: SQL, until: SQL) =>
   sql`INSERT INTO device_signatures (signature_hash, fingerprint, expires_at)
-      VALUES (${device.signatureHash}, ${device.fingerprint}, ${tsParam(device.replayUntil)})
+      VALUES (${hash}, ${fingerprint}, ${until})
       ON CONFLICT DO NOTHING RETURNING 1`;
+
+/** The replay record of this request. */
+export const signatureInsert = (device: VerifiedDeviceRequest) =>
+  signatureInsertSql(sql`${device.signatureHash}`, sql`${device.fingerprint}`, tsParam(device.replayUntil));
 
 /**
  * POST /v1/devices/register (device-protocol.md): the owner is the token's subject. A new certificate creates the

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
@@ -7,7 +7,7 @@ import { replayedRequest } from '../device/authenticate.ts';
 import { payloadTooLarge } from '../http/errors.ts';
 import type { Precheck, VerifiedDeviceRequest } from '../http/handler.ts';
 import type { ObservabilityEventInput } from '../schemas/devices.ts';
-import { signatureInsert } from './devices.ts';
+import { signatureInsertSql } from './devices.ts';
 import { rollupUpsertSql, seriesUpsertSql } from './observability-rollups.ts';
 
 /** Truncates a prompt to `max` characters (code points, so no surrogate pair is cut in half). */
@@ -43,12 +43,98 @@ export const batchSizePrecheck: Precheck = (ctx, rawBody) => {
   if (Array.isArray(events)) checkBatchSize(ctx.config, events);
 };
 
+/** The values of one batch, as the ingest statement reads them: parameters, or a SQL function's arguments. */
+interface IngestValues {
+  deviceId: SQL;
+  serialNumber: SQL;
+  sourceIp: SQL;
+  receivedAt: SQL;
+  /** The latest event time of the batch (the device's last_event_at moves to it). */
+  latest: SQL;
+  signatureHash: SQL;
+  fingerprint: SQL;
+  replayUntil: SQL;
+  /** The events as a json array of objects with the column names of `e` below. */
+  events: SQL;
+}
+
 /**
- * POST /v1/devices/events: the whole batch in one set-based statement — the replay record, every event (expanded
- * from one json parameter by json_to_recordset, never one parameter per value; json, not jsonb: the text is read
- * once instead of being converted first, measurably faster for large batches), and the device's last-seen times. All or nothing. An event_id already stored for the device is counted as a duplicate, not stored again.
- * CTEs `roll` and `series` upsert the rollups (hourly, 6-hourly, daily, weekly) and the minute / hour / day series of
- * exactly the inserted rows (observability-rollups.ts).
+ * The whole batch in one set-based statement — the replay record, every event (expanded from one json value by
+ * json_to_recordset, never one parameter per value; json, not jsonb: the text is read once instead of being
+ * converted first, measurably faster for large batches), and the device's last-seen times. All or nothing. An
+ * event_id already stored for the device is counted as a duplicate, not stored again. CTEs `roll` and `series`
+ * upsert the rollups (hourly, 6-hourly, daily, weekly) and the minute / hour / day series of exactly the inserted
+ * rows (observability-rollups.ts). Selects whether the replay record was new, and how many events were stored.
+ */
+function ingestStatementSql(v: IngestValues): SQL {
+  const guard = sql`EXISTS (SELECT 1 FROM sig)`;
+  return sql`WITH sig AS (${signatureInsertSql(v.signatureHash, v.fingerprint, v.replayUntil)}),
+      ins AS (
+        INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,
+          agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, error_message, rule_applied, model,
+          session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata)
+        SELECT e.event_id, ${v.deviceId}, ${v.serialNumber}, ${v.sourceIp}, ${v.receivedAt}, e.event_time, e.agent_type,
+          e.mcp_name, e.tool, e.event_type, e.result, e.deny_code, e.deny_reason, e.error_message, e.rule_applied,
+          e.model, e.session_id, e.group_name, e.actor_email, e.tokens_in, e.tokens_out, e.duration_ms,
+          coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated, coalesce(e.metadata, '{}'::jsonb)
+        FROM json_to_recordset(${v.events}) AS e(event_id uuid, event_time timestamptz, agent_type text,
+          mcp_name text, tool text, event_type text, result text, deny_code text, deny_reason text, error_message text,
+          rule_applied text, model text, session_id text, group_name text, actor_email text, tokens_in int,
+          tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
+        WHERE ${guard}
+        ON CONFLICT (device_id, event_id) DO NOTHING
+        RETURNING event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
+          actor_email, group_name, tokens_in, tokens_out, duration_ms),
+      roll AS (${rollupUpsertSql(sql`ins`)}),
+      series AS (${seriesUpsertSql(sql`ins`)}),
+      dev AS (
+        UPDATE devices SET last_seen_at = ${v.receivedAt},
+          last_event_at = greatest(coalesce(last_event_at, ${v.latest}), ${v.latest})
+        WHERE id = ${v.deviceId} AND ${guard} RETURNING 1)
+      SELECT EXISTS (SELECT 1 FROM sig), (SELECT count(*) FROM ins)::int`;
+}
+
+/** Name of the SQL function that runs the ingest statement (migrations: the newest that defines it). */
+export const INGEST_FUNCTION = 'ingest_events';
+
+/**
+ * CREATE OR REPLACE FUNCTION ingest_events(...): the ingest statement as a PL/pgSQL function, so that each database
+ * session plans it once and keeps the plan (a generic one from the first call), instead of parsing and planning
+ * ~10 kB of SQL on every request — most of the cost of a small batch, and the same on every driver, the Data API
+ * included (it has no prepared statements). The SQL is written once, here, from the same fragments as the raw
+ * paths; the migration that installs it is generated from this text (`npm run db:functions -- <name>`) and a unit
+ * test fails when the newest such migration differs from it (shared/db/function-migrations.ts).
+ */
+export function ingestFunctionSql(): SQL {
+  const arg = (name: string) => sql.raw(`p_${name}`);
+  const statement = ingestStatementSql({
+    deviceId: arg('device_id'),
+    serialNumber: arg('serial_number'),
+    sourceIp: arg('source_ip'),
+    receivedAt: arg('received_at'),
+    latest: arg('latest'),
+    signatureHash: arg('signature_hash'),
+    fingerprint: arg('fingerprint'),
+    replayUntil: arg('replay_until'),
+    events: arg('events'),
+  });
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(INGEST_FUNCTION)}(p_device_id uuid, p_serial_number text,
+  p_source_ip text, p_received_at timestamptz, p_latest timestamptz, p_signature_hash text, p_fingerprint text,
+  p_replay_until timestamptz, p_events json, OUT signature_ok boolean, OUT inserted integer)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $ingest$
+BEGIN
+  ${statement}
+    INTO signature_ok, inserted;
+END
+$ingest$`;
+}
+
+/**
+ * POST /v1/devices/events: the whole batch through ingest_events (above), one call. The prompt is truncated here
+ * (events.prompt_max_chars, in code points); absent optional fields stay undefined, so JSON.stringify leaves them
+ * out and json_to_recordset reads NULL.
  */
 export async function ingestEvents(
   db: Db,
@@ -59,7 +145,6 @@ export async function ingestEvents(
 ) {
   checkBatchSize(config, events);
   const now = new Date();
-  // Absent optional fields stay undefined: JSON.stringify leaves them out and json_to_recordset reads NULL.
   const rows = events.map((e) => {
     const { prompt, truncated } = truncatePrompt(e.prompt, config.events.prompt_max_chars);
     return {
@@ -90,38 +175,15 @@ export async function ingestEvents(
   // By instant, not by text: event times may carry different offsets.
   let latestMs = Number.NEGATIVE_INFINITY;
   for (const r of rows) latestMs = Math.max(latestMs, Date.parse(r.event_time));
-  const latest = new Date(latestMs).toISOString();
-  const guard = sql`EXISTS (SELECT 1 FROM sig)`;
-  const [row] = await queryRows<{ ok: number; inserted: number }>(
+  const [row] = await queryRows<{ signature_ok: boolean; inserted: number | string }>(
     db,
-    sql`WITH sig AS (${signatureInsert(device)}),
-      ins AS (
-        INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,
-          agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, error_message, rule_applied, model,
-          session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata)
-        SELECT e.event_id, ${uuidParam(device.deviceId)}, ${device.serialNumber}, ${textParam(sourceIp || null)},
-          ${tsParam(now)}, e.event_time, e.agent_type, e.mcp_name, e.tool, e.event_type, e.result, e.deny_code,
-          e.deny_reason, e.error_message, e.rule_applied, e.model, e.session_id, e.group_name, e.actor_email,
-          e.tokens_in, e.tokens_out, e.duration_ms, coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated,
-          coalesce(e.metadata, '{}'::jsonb)
-        FROM json_to_recordset(${JSON.stringify(rows)}::json) AS e(event_id uuid, event_time timestamptz, agent_type text,
-          mcp_name text, tool text, event_type text, result text, deny_code text, deny_reason text, error_message text,
-          rule_applied text, model text, session_id text, group_name text, actor_email text, tokens_in int,
-          tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
-        WHERE ${guard}
-        ON CONFLICT (device_id, event_id) DO NOTHING
-        RETURNING event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
-          actor_email, group_name, tokens_in, tokens_out, duration_ms),
-      roll AS (${rollupUpsertSql(sql`ins`)}),
-      series AS (${seriesUpsertSql(sql`ins`)}),
-      dev AS (
-        UPDATE devices SET last_seen_at = ${tsParam(now)},
-          last_event_at = greatest(coalesce(last_event_at, ${latest}::timestamptz), ${latest}::timestamptz)
-        WHERE id = ${uuidParam(device.deviceId)} AND ${guard} RETURNING 1)
-      SELECT (SELECT count(*) FROM sig)::int AS ok, (SELECT count(*) FROM ins)::int AS inserted`,
+    sql`SELECT signature_ok, inserted FROM ${sql.raw(INGEST_FUNCTION)}(${uuidParam(device.deviceId)},
+      ${textParam(device.serialNumber)}, ${textParam(sourceIp || null)}, ${tsParam(now)},
+      ${tsParam(new Date(latestMs))}, ${textParam(device.signatureHash)}, ${textParam(device.fingerprint)},
+      ${tsParam(device.replayUntil)}, ${JSON.stringify(rows)}::json)`,
   );
-  if (Number(row?.ok) !== 1) throw replayedRequest();
-  const accepted = Number(row?.inserted ?? 0);
+  if (row?.signature_ok !== true) throw replayedRequest();
+  const accepted = Number(row.inserted);
   return {
     deviceId: device.deviceId,
     accepted,

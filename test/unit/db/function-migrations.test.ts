@@ -1,0 +1,62 @@
+// SQL functions written in TypeScript are installed by generated migrations (shared/db/function-migrations.ts): the
+// newest migration that defines each must hold its current text, or the databases run an older statement than the
+// code reads.
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import {
+  GENERATED_FUNCTIONS,
+  isCurrent,
+  newestDefinition,
+  renderFunction,
+  writeFunctionMigration,
+} from '#shared/db/function-migrations.ts';
+import { DEFAULT_MIGRATIONS_DIR } from '#shared/db/migrate.ts';
+
+test('the newest migration defining each generated function holds its current text', () => {
+  assert.ok(GENERATED_FUNCTIONS.length >= 1);
+  for (const fn of GENERATED_FUNCTIONS) {
+    const newest = newestDefinition(fn);
+    assert.ok(newest, `no migration defines ${fn.name}: run npm run db:functions -- <name>`);
+    assert.ok(
+      isCurrent(fn),
+      `${newest.name} defines an older ${fn.name} than ${fn.source}: run npm run db:functions -- <name>`,
+    );
+  }
+});
+
+test('a changed function gets a new migration and a journal entry; the applied one is left as it was', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-fn-migrations-'));
+  try {
+    cpSync(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
+    const newest = files.at(-1) as string;
+    const before = readFileSync(join(dir, newest), 'utf8');
+    assert.equal(writeFunctionMigration('nothing_changed', dir), undefined);
+
+    const [fn] = GENERATED_FUNCTIONS;
+    assert.ok(fn);
+    // The function as a developer's edit of its source leaves it: a different text.
+    const changed = { ...fn, definition: () => sql`-- edited\n${fn.definition()}` };
+    assert.equal(isCurrent(changed, dir), false);
+    const written = writeFunctionMigration('ingest_changed', dir, [changed]);
+    assert.equal(written, `${String(files.length).padStart(4, '0')}_ingest_changed.sql`);
+    assert.ok(readFileSync(join(dir, written), 'utf8').includes(renderFunction(changed)));
+    assert.equal(isCurrent(changed, dir), true);
+    assert.equal(isCurrent(fn, dir), false, 'the newest definition is now the changed one');
+    const journal = JSON.parse(readFileSync(join(dir, 'meta', '_journal.json'), 'utf8')) as {
+      entries: Array<{ idx: number; tag: string }>;
+    };
+    const entry = journal.entries.at(-1);
+    assert.equal(entry?.idx, files.length);
+    assert.equal(entry?.tag, written.replace(/\.sql$/, ''));
+    assert.equal(readFileSync(join(dir, newest), 'utf8'), before);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
