@@ -10,14 +10,14 @@ export const handler = httpHandler(
     const result = await ingestEvents(
       db,
       config,
-      device as Parameters<typeof ingestEvents>[2],
+      device as NonNullable<typeof device>,
       body.events,
       sourceIp,
     );
     return flat({ success: true, ...result });
   },
   {
-    deviceAuth: deviceAuthenticator({ signatureInBody: false, requireEnrolled: true }),
+    deviceAuth: deviceAuthenticator({ signatureInBody: false, enrollment: 'in-write' }),
     precheck: batchSizePrecheck,
   },
 );

@@ -10,5 +10,5 @@ export const handler = httpHandler(
     const result = await replaceInventory(db, device as Parameters<typeof replaceInventory>[1], body);
     return flat({ success: true, ...result });
   },
-  { deviceAuth: deviceAuthenticator({ signatureInBody: false, requireEnrolled: true }) },
+  { deviceAuth: deviceAuthenticator({ signatureInBody: false, enrollment: 'before' }) },
 );

@@ -19,5 +19,5 @@ export const handler = httpHandler(
       result.created ? 201 : 200,
     );
   },
-  { deviceAuth: deviceAuthenticator({ signatureInBody: true, requireEnrolled: false }) },
+  { deviceAuth: deviceAuthenticator({ signatureInBody: true, enrollment: 'none' }) },
 );

@@ -16,16 +16,47 @@ function toHttp(err: unknown): unknown {
 }
 
 /**
+ * Where the enrolled device a certificate belongs to is found (every route but register needs one):
+ * - `none`: not at all (register creates or rotates it);
+ * - `before`: by a lookup before the handler runs;
+ * - `in-write`: by the handler's own write, which reads the device by fingerprint in the same statement and answers
+ *   401 unknown_device itself (one database call per request instead of two). A body the stack rejects (413, 400)
+ *   is looked up first, so an unenrolled certificate is 401 unknown_device before anything about its body is said,
+ *   as with `before`.
+ */
+export type Enrollment = 'none' | 'before' | 'in-write';
+
+export const unknownDevice = () =>
+  unauthorized(
+    'No enrolled device has this certificate (never registered, or replaced by a newer one): register again.',
+    'unknown_device',
+  );
+
+/** Finds the enrolled device of the verified certificate (401 unknown_device), into ctx.device. */
+async function findEnrolled(ctx: RequestContext): Promise<void> {
+  const device = ctx.device;
+  if (!device) throw new Error('findEnrolled runs after the signature is verified');
+  const [row] = await ctx.db
+    .select({ id: devices.id, serialNumber: devices.serialNumber })
+    .from(devices)
+    .where(eq(devices.certificateFingerprint, device.fingerprint))
+    .limit(1);
+  if (!row) throw unknownDevice();
+  device.deviceId = row.id;
+  device.serialNumber = row.serialNumber;
+}
+
+/**
  * The device side of the middy stack (device-protocol.md): verifies the certificate and the signature over the
- * RFC 8785 canonical body (first over the body bytes as received: see verifySignedDeviceRequest), checks freshness, and — for every route but register — finds the enrolled device the
- * certificate belongs to (401 unknown_device, also for a rotated-away certificate). Replay refusal happens in the
- * write itself, so that a request that fails stores nothing, not even its signature.
+ * RFC 8785 canonical body (first over the body bytes as received: see verifySignedDeviceRequest), checks freshness,
+ * and finds the enrolled device as `enrollment` says (401 unknown_device, also for a rotated-away certificate).
+ * Replay refusal happens in the write itself, so that a request that fails stores nothing, not even its signature.
  */
 export function deviceAuthenticator(options: {
   signatureInBody: boolean;
-  requireEnrolled: boolean;
+  enrollment: Enrollment;
 }): Authenticator {
-  return async (ctx: RequestContext, rawBody: unknown) => {
+  const authenticate: Authenticator = async (ctx: RequestContext, rawBody: unknown) => {
     const signature = options.signatureInBody
       ? (rawBody as { signature?: unknown } | undefined)?.signature
       : ctx.headers[SIGNATURE_HEADER];
@@ -61,22 +92,10 @@ export function deviceAuthenticator(options: {
       signatureHash: createHash('sha256').update(verified.signatureBytes).digest('hex'),
       replayUntil: new Date(verified.clientTimestamp.getTime() + ctx.config.device.max_clock_skew),
     };
-    if (options.requireEnrolled) {
-      const [row] = await ctx.db
-        .select({ id: devices.id, serialNumber: devices.serialNumber })
-        .from(devices)
-        .where(eq(devices.certificateFingerprint, certificate.fingerprint))
-        .limit(1);
-      if (!row) {
-        throw unauthorized(
-          'No enrolled device has this certificate (never registered, or replaced by a newer one): register again.',
-          'unknown_device',
-        );
-      }
-      ctx.device.deviceId = row.id;
-      ctx.device.serialNumber = row.serialNumber;
-    }
+    if (options.enrollment === 'before') await findEnrolled(ctx);
   };
+  if (options.enrollment === 'in-write') authenticate.beforeBodyRejected = findEnrolled;
+  return authenticate;
 }
 
 export const replayedRequest = () =>

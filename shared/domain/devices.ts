@@ -50,11 +50,12 @@ interface Existing {
 
 /**
  * The replay record of a request (its signature hash, certificate fingerprint, and until when it is kept) as values
- * or, inside a SQL function, as the function's parameters; the rest of a write only happens when it was inserted.
+ * or, inside a SQL function, as the function's arguments; the rest of a write only happens when it was inserted.
+ * With `when`, it is only written when that condition holds (a request that fails stores nothing).
  */
-export const signatureInsertSql = (hash: SQL, fingerprint: SQL, until: SQL) =>
+export const signatureInsertSql = (hash: SQL, fingerprint: SQL, until: SQL, when?: SQL) =>
   sql`INSERT INTO device_signatures (signature_hash, fingerprint, expires_at)
-      VALUES (${hash}, ${fingerprint}, ${until})
+      ${when ? sql`SELECT ${hash}, ${fingerprint}, ${until} WHERE ${when}` : sql`VALUES (${hash}, ${fingerprint}, ${until})`}
       ON CONFLICT DO NOTHING RETURNING 1`;
 
 /** The replay record of this request. */

@@ -2,8 +2,8 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
-import { textParam, tsParam, uuidParam } from '../db/sql-values.ts';
-import { replayedRequest } from '../device/authenticate.ts';
+import { textParam, tsParam } from '../db/sql-values.ts';
+import { replayedRequest, unknownDevice } from '../device/authenticate.ts';
 import { payloadTooLarge } from '../http/errors.ts';
 import type { Precheck, VerifiedDeviceRequest } from '../http/handler.ts';
 import type { ObservabilityEventInput } from '../schemas/devices.ts';
@@ -45,35 +45,36 @@ export const batchSizePrecheck: Precheck = (ctx, rawBody) => {
 
 /** The values of one batch, as the ingest statement reads them: parameters, or a SQL function's arguments. */
 interface IngestValues {
-  deviceId: SQL;
-  serialNumber: SQL;
+  /** The certificate's fingerprint: it finds the enrolled device, and goes into the replay record. */
+  fingerprint: SQL;
   sourceIp: SQL;
   receivedAt: SQL;
   /** The latest event time of the batch (the device's last_event_at moves to it). */
   latest: SQL;
   signatureHash: SQL;
-  fingerprint: SQL;
   replayUntil: SQL;
   /** The events as a json array of objects with the column names of `e` below. */
   events: SQL;
 }
 
 /**
- * The whole batch in one set-based statement — the replay record, every event (expanded from one json value by
- * json_to_recordset, never one parameter per value; json, not jsonb: the text is read once instead of being
- * converted first, measurably faster for large batches), and the device's last-seen times. All or nothing. An
- * event_id already stored for the device is counted as a duplicate, not stored again. CTEs `roll` and `series`
- * upsert the rollups (hourly, 6-hourly, daily, weekly) and the minute / hour / day series of exactly the inserted
- * rows (observability-rollups.ts). Selects whether the replay record was new, and how many events were stored.
+ * The whole batch in one set-based statement: the enrolled device of the certificate (`d`; none, and nothing is
+ * written), the replay record, every event (expanded from one json value by json_to_recordset, never one parameter
+ * per value; json, not jsonb: the text is read once instead of being converted first, measurably faster for large
+ * batches), and the device's last-seen times. All or nothing. An event_id already stored for the device is counted
+ * as a duplicate, not stored again. CTEs `roll` and `series` upsert the rollups (hourly, 6-hourly, daily, weekly)
+ * and the minute / hour / day series of exactly the inserted rows (observability-rollups.ts). Selects the device,
+ * whether the replay record was new, and how many events were stored.
  */
 function ingestStatementSql(v: IngestValues): SQL {
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;
-  return sql`WITH sig AS (${signatureInsertSql(v.signatureHash, v.fingerprint, v.replayUntil)}),
+  return sql`WITH d AS (SELECT id, serial_number FROM devices WHERE certificate_fingerprint = ${v.fingerprint}),
+      sig AS (${signatureInsertSql(v.signatureHash, v.fingerprint, v.replayUntil, sql`EXISTS (SELECT 1 FROM d)`)}),
       ins AS (
         INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,
           agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, error_message, rule_applied, model,
           session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata)
-        SELECT e.event_id, ${v.deviceId}, ${v.serialNumber}, ${v.sourceIp}, ${v.receivedAt}, e.event_time, e.agent_type,
+        SELECT e.event_id, d.id, d.serial_number, ${v.sourceIp}, ${v.receivedAt}, e.event_time, e.agent_type,
           e.mcp_name, e.tool, e.event_type, e.result, e.deny_code, e.deny_reason, e.error_message, e.rule_applied,
           e.model, e.session_id, e.group_name, e.actor_email, e.tokens_in, e.tokens_out, e.duration_ms,
           coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated, coalesce(e.metadata, '{}'::jsonb)
@@ -81,6 +82,7 @@ function ingestStatementSql(v: IngestValues): SQL {
           mcp_name text, tool text, event_type text, result text, deny_code text, deny_reason text, error_message text,
           rule_applied text, model text, session_id text, group_name text, actor_email text, tokens_in int,
           tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
+          CROSS JOIN d
         WHERE ${guard}
         ON CONFLICT (device_id, event_id) DO NOTHING
         RETURNING event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
@@ -90,8 +92,8 @@ function ingestStatementSql(v: IngestValues): SQL {
       dev AS (
         UPDATE devices SET last_seen_at = ${v.receivedAt},
           last_event_at = greatest(coalesce(last_event_at, ${v.latest}), ${v.latest})
-        WHERE id = ${v.deviceId} AND ${guard} RETURNING 1)
-      SELECT EXISTS (SELECT 1 FROM sig), (SELECT count(*) FROM ins)::int`;
+        WHERE id = (SELECT id FROM d) AND ${guard} RETURNING 1)
+      SELECT (SELECT id FROM d), ${guard}, (SELECT count(*) FROM ins)::int`;
 }
 
 /** Name of the SQL function that runs the ingest statement (migrations: the newest that defines it). */
@@ -108,38 +110,37 @@ export const INGEST_FUNCTION = 'ingest_events';
 export function ingestFunctionSql(): SQL {
   const arg = (name: string) => sql.raw(`p_${name}`);
   const statement = ingestStatementSql({
-    deviceId: arg('device_id'),
-    serialNumber: arg('serial_number'),
+    fingerprint: arg('fingerprint'),
     sourceIp: arg('source_ip'),
     receivedAt: arg('received_at'),
     latest: arg('latest'),
     signatureHash: arg('signature_hash'),
-    fingerprint: arg('fingerprint'),
     replayUntil: arg('replay_until'),
     events: arg('events'),
   });
-  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(INGEST_FUNCTION)}(p_device_id uuid, p_serial_number text,
-  p_source_ip text, p_received_at timestamptz, p_latest timestamptz, p_signature_hash text, p_fingerprint text,
-  p_replay_until timestamptz, p_events json, OUT signature_ok boolean, OUT inserted integer)
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(INGEST_FUNCTION)}(p_fingerprint text, p_source_ip text,
+  p_received_at timestamptz, p_latest timestamptz, p_signature_hash text, p_replay_until timestamptz, p_events json,
+  OUT device uuid, OUT signature_ok boolean, OUT inserted integer)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $ingest$
 BEGIN
   ${statement}
-    INTO signature_ok, inserted;
+    INTO device, signature_ok, inserted;
 END
 $ingest$`;
 }
 
 /**
- * POST /v1/devices/events: the whole batch through ingest_events (above), one call. The prompt is truncated here
- * (events.prompt_max_chars, in code points); absent optional fields stay undefined, so JSON.stringify leaves them
- * out and json_to_recordset reads NULL.
+ * POST /v1/devices/events: the whole batch through ingest_events (above), one call: it also finds the device
+ * (401 unknown_device when the certificate is not enrolled) and refuses a replayed signature (401). The prompt is
+ * truncated here (events.prompt_max_chars, in code points); absent optional fields stay undefined, so
+ * JSON.stringify leaves them out and json_to_recordset reads NULL.
  */
 export async function ingestEvents(
   db: Db,
   config: Config,
-  device: VerifiedDeviceRequest & { deviceId: string; serialNumber: string },
+  device: VerifiedDeviceRequest,
   events: readonly ObservabilityEventInput[],
   sourceIp: string,
 ) {
@@ -175,17 +176,21 @@ export async function ingestEvents(
   // By instant, not by text: event times may carry different offsets.
   let latestMs = Number.NEGATIVE_INFINITY;
   for (const r of rows) latestMs = Math.max(latestMs, Date.parse(r.event_time));
-  const [row] = await queryRows<{ signature_ok: boolean; inserted: number | string }>(
+  const [row] = await queryRows<{
+    device_id: string | null;
+    signature_ok: boolean;
+    inserted: number | string;
+  }>(
     db,
-    sql`SELECT signature_ok, inserted FROM ${sql.raw(INGEST_FUNCTION)}(${uuidParam(device.deviceId)},
-      ${textParam(device.serialNumber)}, ${textParam(sourceIp || null)}, ${tsParam(now)},
-      ${tsParam(new Date(latestMs))}, ${textParam(device.signatureHash)}, ${textParam(device.fingerprint)},
-      ${tsParam(device.replayUntil)}, ${JSON.stringify(rows)}::json)`,
+    sql`SELECT device::text AS device_id, signature_ok, inserted FROM ${sql.raw(INGEST_FUNCTION)}(
+      ${textParam(device.fingerprint)}, ${textParam(sourceIp || null)}, ${tsParam(now)}, ${tsParam(new Date(latestMs))},
+      ${textParam(device.signatureHash)}, ${tsParam(device.replayUntil)}, ${JSON.stringify(rows)}::json)`,
   );
-  if (row?.signature_ok !== true) throw replayedRequest();
+  if (!row?.device_id) throw unknownDevice();
+  if (row.signature_ok !== true) throw replayedRequest();
   const accepted = Number(row.inserted);
   return {
-    deviceId: device.deviceId,
+    deviceId: row.device_id,
     accepted,
     duplicates: events.length - accepted,
     receivedAt: now.toISOString(),

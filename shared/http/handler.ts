@@ -70,7 +70,14 @@ export type HandlerFn<R extends RouteSpec> = (input: RouteInput<R>, ctx: Request
  * Extra authentication for device routes (signature checks), plugged in by the device module. It receives the body
  * exactly as parsed from JSON (before zod strips anything), since that is what the device signed.
  */
-export type Authenticator = (ctx: RequestContext, rawBody: unknown) => Promise<void>;
+export type Authenticator = ((ctx: RequestContext, rawBody: unknown) => Promise<void>) & {
+  /**
+   * Runs before the stack rejects the body (precheck or validation) of an authenticated request: an authenticator
+   * that leaves part of its check to the handler's write (the device's enrollment) completes it here, so that its
+   * error still comes before anything about the body.
+   */
+  beforeBodyRejected?: (ctx: RequestContext) => Promise<void>;
+};
 /**
  * A cheap check of the parsed body that must answer before full validation (e.g. the event batch bound, 413), run
  * after authentication so that an unauthenticated caller learns nothing about its body.
@@ -164,12 +171,18 @@ export function httpHandler<R extends RouteSpec>(
       if (!options.deviceAuth) throw new Error(`route ${route.path} needs a device authenticator`);
       await options.deviceAuth(ctx, rawBody);
     }
-    options.precheck?.(ctx, rawBody);
-    const input = {
-      params: parsePart(route.params, event.pathParameters ?? {}, 'path'),
-      query: parsePart(route.query, event.queryStringParameters ?? {}, 'query'),
-      body: parsePart(route.body, rawBody ?? {}, 'body'),
-    };
+    let input: { params: unknown; query: unknown; body: unknown };
+    try {
+      options.precheck?.(ctx, rawBody);
+      input = {
+        params: parsePart(route.params, event.pathParameters ?? {}, 'path'),
+        query: parsePart(route.query, event.queryStringParameters ?? {}, 'query'),
+        body: parsePart(route.body, rawBody ?? {}, 'body'),
+      };
+    } catch (err) {
+      await options.deviceAuth?.beforeBodyRejected?.(ctx);
+      throw err;
+    }
     const reply = await fn(input as RouteInput<R>, ctx);
     const body = reply.envelope ? { success: true, data: reply.body } : reply.body;
     return toResult(reply.status, body, { ...(reply.headers ?? {}) });

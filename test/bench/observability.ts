@@ -299,9 +299,10 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     }
 
     console.log('\ningest through ingestEvents (one statement per batch: events, rollups, series, device):');
-    const devices = await queryRows<{ id: string; serial: string }>(
+    const devices = await queryRows<{ fingerprint: string }>(
       db,
-      sql`SELECT id::text AS id, serial FROM bench_devices ORDER BY n LIMIT 16`,
+      sql`SELECT d.certificate_fingerprint AS fingerprint FROM bench_devices b JOIN devices d ON d.id = b.id
+        ORDER BY b.n LIMIT 16`,
     );
     const r = rng(7);
     const inventory = simulatedInventory(r);
@@ -312,20 +313,18 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
         to: new Date(),
       }).map((e) => observabilityEvent.parse({ ...e, event_id: randomUUID() }));
     const ingest = (deviceIndex: number, batch: ReturnType<typeof batchOf>) => {
-      const d = devices[deviceIndex % devices.length] as { id: string; serial: string };
+      const d = devices[deviceIndex % devices.length] as { fingerprint: string };
       return ingestEvents(
         db,
         config,
         {
-          fingerprint: `bench-${deviceIndex}`,
+          fingerprint: d.fingerprint,
           keyType: 'p256',
           certificatePem: 'pem',
           notBefore: now,
           notAfter: now,
           signatureHash: randomUUID(),
           replayUntil: new Date(Date.now() + 600_000),
-          deviceId: d.id,
-          serialNumber: d.serial,
         },
         batch,
         '10.0.0.1',

@@ -285,6 +285,11 @@ for (const driver of driversUnderTest()) {
       assert.deepEqual([signedBadTime.status, signedBadTime.body.error], [400, 'validation_failed']);
       const stranger = await send(svc.url, prepare('/v1/devices/events', other, bogus));
       assert.deepEqual([stranger.status, stranger.body.error], [401, 'unknown_device']);
+      const strangerTooMany = await send(
+        svc.url,
+        prepare('/v1/devices/events', other, { events: Array.from({ length: 51 }, () => event()) }),
+      );
+      assert.deepEqual([strangerTooMany.status, strangerTooMany.body.error], [401, 'unknown_device']);
       const register = await svc.call('POST', '/v1/devices/register', {
         token,
         body: { certificate: identity.certificatePem, clientTimestamp: new Date().toISOString() },

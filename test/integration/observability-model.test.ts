@@ -383,8 +383,6 @@ for (const driver of driversUnderTest()) {
           notAfter: new Date(),
           signatureHash: randomUUID(),
           replayUntil: new Date(Date.now() + 600_000),
-          deviceId: ids[device] as string,
-          serialNumber: serials[device] as string,
         },
         events,
         '10.0.0.1',
