@@ -7,8 +7,8 @@ import { routes } from '#shared/routes.ts';
 export const handler = httpHandler(
   routes.reportInventory,
   async ({ body }, { db, device }) => {
-    const result = await replaceInventory(db, device as Parameters<typeof replaceInventory>[1], body);
+    const result = await replaceInventory(db, device as NonNullable<typeof device>, body);
     return flat({ success: true, ...result });
   },
-  { deviceAuth: deviceAuthenticator({ signatureInBody: false, enrollment: 'before' }) },
+  { deviceAuth: deviceAuthenticator({ signatureInBody: false, enrollment: 'in-write' }) },
 );

@@ -18,13 +18,12 @@ function toHttp(err: unknown): unknown {
 /**
  * Where the enrolled device a certificate belongs to is found (every route but register needs one):
  * - `none`: not at all (register creates or rotates it);
- * - `before`: by a lookup before the handler runs;
  * - `in-write`: by the handler's own write, which reads the device by fingerprint in the same statement and answers
- *   401 unknown_device itself (one database call per request instead of two). A body the stack rejects (413, 400)
- *   is looked up first, so an unenrolled certificate is 401 unknown_device before anything about its body is said,
- *   as with `before`.
+ *   401 unknown_device itself (one database call per request instead of a lookup and a write). A body the stack
+ *   rejects (413, 400) is looked up first, so an unenrolled certificate is 401 unknown_device before anything about
+ *   its body is said.
  */
-export type Enrollment = 'none' | 'before' | 'in-write';
+export type Enrollment = 'none' | 'in-write';
 
 export const unknownDevice = () =>
   unauthorized(
@@ -32,18 +31,16 @@ export const unknownDevice = () =>
     'unknown_device',
   );
 
-/** Finds the enrolled device of the verified certificate (401 unknown_device), into ctx.device. */
-async function findEnrolled(ctx: RequestContext): Promise<void> {
-  const device = ctx.device;
-  if (!device) throw new Error('findEnrolled runs after the signature is verified');
+/** Refuses a verified certificate that no enrolled device has (401 unknown_device). */
+async function checkEnrolled(ctx: RequestContext): Promise<void> {
+  const fingerprint = ctx.device?.fingerprint;
+  if (!fingerprint) throw new Error('checkEnrolled runs after the signature is verified');
   const [row] = await ctx.db
-    .select({ id: devices.id, serialNumber: devices.serialNumber })
+    .select({ id: devices.id })
     .from(devices)
-    .where(eq(devices.certificateFingerprint, device.fingerprint))
+    .where(eq(devices.certificateFingerprint, fingerprint))
     .limit(1);
   if (!row) throw unknownDevice();
-  device.deviceId = row.id;
-  device.serialNumber = row.serialNumber;
 }
 
 /**
@@ -92,9 +89,8 @@ export function deviceAuthenticator(options: {
       signatureHash: createHash('sha256').update(verified.signatureBytes).digest('hex'),
       replayUntil: new Date(verified.clientTimestamp.getTime() + ctx.config.device.max_clock_skew),
     };
-    if (options.enrollment === 'before') await findEnrolled(ctx);
   };
-  if (options.enrollment === 'in-write') authenticate.beforeBodyRejected = findEnrolled;
+  if (options.enrollment === 'in-write') authenticate.beforeBodyRejected = checkEnrolled;
   return authenticate;
 }
 

@@ -58,9 +58,14 @@ export const signatureInsertSql = (hash: SQL, fingerprint: SQL, until: SQL, when
       ${when ? sql`SELECT ${hash}, ${fingerprint}, ${until} WHERE ${when}` : sql`VALUES (${hash}, ${fingerprint}, ${until})`}
       ON CONFLICT DO NOTHING RETURNING 1`;
 
-/** The replay record of this request. */
-export const signatureInsert = (device: VerifiedDeviceRequest) =>
-  signatureInsertSql(sql`${device.signatureHash}`, sql`${device.fingerprint}`, tsParam(device.replayUntil));
+/** The replay record of this request (only when `when` holds, if given). */
+export const signatureInsert = (device: VerifiedDeviceRequest, when?: SQL) =>
+  signatureInsertSql(
+    sql`${device.signatureHash}`,
+    sql`${device.fingerprint}`,
+    tsParam(device.replayUntil),
+    when,
+  );
 
 /**
  * POST /v1/devices/register (device-protocol.md): the owner is the token's subject. A new certificate creates the

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
-import { jsonParam, tsParam, uuidParam } from '../db/sql-values.ts';
-import { replayedRequest } from '../device/authenticate.ts';
+import { jsonParam, textParam, tsParam } from '../db/sql-values.ts';
+import { replayedRequest, unknownDevice } from '../device/authenticate.ts';
 import type { VerifiedDeviceRequest } from '../http/handler.ts';
 import type { InventoryBody } from '../schemas/devices.ts';
 import { signatureInsert } from './devices.ts';
@@ -10,14 +10,11 @@ import { signatureInsert } from './devices.ts';
 /**
  * POST /v1/devices/inventory: the report replaces the device's current inventory. Agents and MCPs keep their
  * first_seen_at; ones no longer reported get removed_at; every appearance and disappearance is written to
- * inventory_changes (the fleet change feed). One statement: all of it, or nothing (replay included).
+ * inventory_changes (the fleet change feed). One statement, one database call: it finds the device by the
+ * certificate's fingerprint (401 unknown_device), then does all of it, or nothing (replay included).
  * Only name, enabled and transport of an MCP reach this function (the schema drops command, args and env).
  */
-export async function replaceInventory(
-  db: Db,
-  device: VerifiedDeviceRequest & { deviceId: string },
-  body: InventoryBody,
-) {
+export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, body: InventoryBody) {
   const now = new Date();
   const agents = body.agents.map((a) => ({ agent_type: a.agentType, display_name: a.displayName }));
   const mcps = body.agents.flatMap((a) =>
@@ -28,12 +25,14 @@ export async function replaceInventory(
       transport: m.transport,
     })),
   );
-  const dev = uuidParam(device.deviceId);
+  // The enrolled device of the certificate, found by the statement itself (`d`): none, and nothing is written.
+  const dev = sql`(SELECT id FROM d)`;
   const at = tsParam(now);
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;
-  const [row] = await queryRows<{ ok: number }>(
+  const [row] = await queryRows<{ device_id: string | null; ok: number }>(
     db,
-    sql`WITH sig AS (${signatureInsert(device)}),
+    sql`WITH d AS (SELECT id FROM devices WHERE certificate_fingerprint = ${textParam(device.fingerprint)}),
+      sig AS (${signatureInsert(device, sql`EXISTS (SELECT 1 FROM d)`)}),
       in_agents AS (SELECT * FROM jsonb_to_recordset(${jsonParam(agents)}) AS a(agent_type text, display_name text)),
       in_mcps AS (SELECT * FROM jsonb_to_recordset(${jsonParam(mcps)})
                   AS m(agent_type text, name text, enabled boolean, transport text)),
@@ -77,12 +76,14 @@ export async function replaceInventory(
       dev AS (
         UPDATE devices SET last_seen_at = ${at}, last_inventory_at = ${at}
         WHERE id = ${dev} AND ${guard} RETURNING 1)
-      SELECT (SELECT count(*) FROM sig)::int AS ok, (SELECT count(*) FROM up_agents)::int AS agents,
+      SELECT ${dev}::text AS device_id, (SELECT count(*) FROM sig)::int AS ok,
+             (SELECT count(*) FROM up_agents)::int AS agents,
              (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM dev)::int AS dev`,
   );
-  if (Number(row?.ok) !== 1) throw replayedRequest();
+  if (!row?.device_id) throw unknownDevice();
+  if (Number(row.ok) !== 1) throw replayedRequest();
   return {
-    deviceId: device.deviceId,
+    deviceId: row.device_id,
     agentsIn: agents.length,
     mcpsIn: mcps.length,
     receivedAt: now.toISOString(),

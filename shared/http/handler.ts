@@ -60,9 +60,6 @@ export interface VerifiedDeviceRequest {
   signatureHash: string;
   /** Until when the replay record must be kept (the end of the freshness window). */
   replayUntil: Date;
-  /** The enrolled device the certificate belongs to (not set for register). */
-  deviceId?: string;
-  serialNumber?: string;
 }
 
 export type HandlerFn<R extends RouteSpec> = (input: RouteInput<R>, ctx: RequestContext) => Promise<Reply>;

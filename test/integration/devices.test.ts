@@ -290,6 +290,11 @@ for (const driver of driversUnderTest()) {
         prepare('/v1/devices/events', other, { events: Array.from({ length: 51 }, () => event()) }),
       );
       assert.deepEqual([strangerTooMany.status, strangerTooMany.body.error], [401, 'unknown_device']);
+      const strangerInventory = await send(
+        svc.url,
+        prepare('/v1/devices/inventory', other, { agents: 'nope' }),
+      );
+      assert.deepEqual([strangerInventory.status, strangerInventory.body.error], [401, 'unknown_device']);
       const register = await svc.call('POST', '/v1/devices/register', {
         token,
         body: { certificate: identity.certificatePem, clientTimestamp: new Date().toISOString() },
