@@ -255,8 +255,13 @@ export async function createRequest(
 
   const now = new Date();
   const validUntil = validUntilOf(body, config.requests, now);
+  // Every datasource the scope reads: its datasets' and their joins' sources.
   const datasourceNames = [
-    ...new Set(body.scope.datasources.flatMap((ds) => ds.datasets.map((d) => d.source.name))),
+    ...new Set(
+      body.scope.datasources.flatMap((ds) =>
+        ds.datasets.flatMap((d) => [d.source.name, ...d.joins.map((j) => j.source.name)]),
+      ),
+    ),
   ];
   const inserted = await db.transaction(async (tx) => {
     const [row] = await tx

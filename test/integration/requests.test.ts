@@ -142,6 +142,20 @@ for (const driver of driversUnderTest()) {
       assert.deepEqual(r.requester, { id: anaId, name: 'ana', email: 'ana@example.test' });
       assert.deepEqual(r.datasource_names, ['demo']);
       assert.deepEqual(r.request_template, { id: 'tpl-1', name: 'Analytics read' });
+      // A join on another datasource names it too.
+      const [dataset] = sampleScope.datasources[0]?.datasets ?? [];
+      const crm = {
+        ...dataset,
+        joins: [{ ...dataset?.joins[0], source: { kind: 'postgres', name: 'crm', table: 'customers' } }],
+      };
+      const joined = await svc.call('POST', '/v1/requests', {
+        token: ana,
+        body: newRequest({
+          scope: { ...sampleScope, datasources: [{ ...sampleScope.datasources[0], datasets: [crm] }] },
+        }),
+      });
+      assert.equal(joined.status, 201, joined.text);
+      assert.deepEqual((joined.body.data as RequestData).datasource_names, ['demo', 'crm']);
       assert.deepEqual(r.scope, sampleScope);
       assert.equal(r.tunnel, null);
       assert.deepEqual(r.usage_events, []);
