@@ -31,10 +31,10 @@ import { truncatePrompt } from '#shared/domain/events.ts';
 import { setLogLevel } from '#shared/http/logger.ts';
 import { lambdaContext, toEvent } from '#shared/local/api-gateway.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
-import { createPostgresDatabase } from '#test/support/databases.ts';
+import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 
-process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
+useBenchDatabase();
 setLogLevel('error');
 const QUICK = process.env.BENCH_QUICK === '1';
 /** BENCH_PARTS=ingest,verify,calls (default: all) runs only those parts. */

@@ -10,7 +10,8 @@
 // emulator, middy, JWT auth), for reference. Samples of the two are interleaved so that machine load hits both alike.
 // Then where the time goes: each phase timed on its own. Goal: domain ratio ≤ 1.5×.
 //
-// BENCH_DRIVER=pglite (default) | postgres | data-api (the last two need TEST_DATABASE_URL); BENCH_ITERATIONS=300.
+// BENCH_DRIVER=pglite (default) | postgres | data-api (the last two on TEST_DATABASE_URL, default the local
+// PostgreSQL); BENCH_ITERATIONS=300.
 import { sql } from 'drizzle-orm';
 import type { Principal } from '#shared/auth/principal.ts';
 import {
@@ -24,11 +25,12 @@ import { queryRow, recordUsage, runQuery, viewsOf } from '#shared/domain/query-p
 import { checkStatement, loadSqlParser } from '#shared/domain/query-proxy-guard.ts';
 import { findRequest } from '#shared/domain/requests.ts';
 import { setLogLevel } from '#shared/http/logger.ts';
-import type { DriverKind } from '#test/support/databases.ts';
+import { type DriverKind, useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
 
 setLogLevel('error');
 const driver = (process.env.BENCH_DRIVER ?? 'pglite') as DriverKind;
+if (driver !== 'pglite') useBenchDatabase();
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
 const svc = await startTestService(driver);
 const database = svc.runtime.database;

@@ -15,6 +15,15 @@ export function testDatabaseUrl(): string | undefined {
   return process.env.TEST_DATABASE_URL || undefined;
 }
 
+/**
+ * For the benchmarks: TEST_DATABASE_URL, or the machine's local PostgreSQL when it is unset (the tests, instead, run
+ * on PGlite alone without it).
+ */
+export function useBenchDatabase(): string {
+  process.env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
+  return process.env.TEST_DATABASE_URL;
+}
+
 /** TEST_DRIVERS=postgres,data-api narrows the list while working on one driver. */
 export function driversUnderTest(): DriverKind[] {
   const all: DriverKind[] = testDatabaseUrl() ? ['pglite', 'postgres', 'data-api'] : ['pglite'];
