@@ -22,7 +22,52 @@ export interface LoadConfigOptions {
 
 type Table = Record<string, unknown>;
 
-function flag(argv: readonly string[], name: string): string | undefined {
+/** The command-line options (of `npm start`): the environment variable that does the same, and the config key. */
+export const COMMAND_LINE_OPTIONS = {
+  '--config': {
+    env: 'SVC_CONFIG',
+    key: undefined,
+    help: `config file: TOML, or JSON when it ends in .json (default ${DEFAULT_CONFIG_FILE})`,
+  },
+  '--port': { env: 'PORT', key: 'port', help: 'port to listen on' },
+  '--host': { env: 'HOST', key: 'host', help: 'address to listen on' },
+  '--dashboard-url': {
+    env: 'SVC_DASHBOARD_URL',
+    key: 'dashboard_url',
+    help: 'the dashboard; enables the CLI sign-in (/v1/auth/cli/*) and so device enrollment',
+  },
+} as const;
+
+/** Environment variables without a command-line option, and the config key each overrides. */
+export const ENVIRONMENT_OVERRIDES = {
+  SVC_DB_DSN: 'db.dsn',
+  SVC_JWT_SECRET: 'auth.jwt_secret',
+  IDP_DOMAIN: 'auth.idp_domain',
+  IDP_AUDIENCE: 'auth.idp_audience',
+  SVC_ADMIN_EMAIL: 'bootstrap.admin_email',
+  SVC_ADMIN_PASSWORD: 'bootstrap.admin_password',
+  SVC_ENVSVC_TOKEN: 'envsvc.token',
+} as const;
+type OptionName = keyof typeof COMMAND_LINE_OPTIONS;
+
+/** Refuses what is not a known option with its value: a typo must not start the service on other settings. */
+function checkArgv(argv: readonly string[]): void {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const name = arg.split('=')[0] as string;
+    if (!Object.hasOwn(COMMAND_LINE_OPTIONS, name)) {
+      throw new ConfigError(
+        `unknown option ${arg} (options: ${Object.keys(COMMAND_LINE_OPTIONS).join(', ')}, --help)`,
+      );
+    }
+    if (arg.includes('=')) continue;
+    const value = argv[i + 1];
+    if (value === undefined || value.startsWith('--')) throw new ConfigError(`option ${arg} needs a value`);
+    i++;
+  }
+}
+
+function flag(argv: readonly string[], name: OptionName): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === name) return argv[i + 1];
@@ -86,6 +131,7 @@ function parseConfigText(file: string, text: string): Table {
  */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const argv = options.argv ?? [];
+  checkArgv(argv);
   const env = options.env ?? {};
   const explicitFile = flag(argv, '--config') ?? env.SVC_CONFIG;
   const file = explicitFile ?? DEFAULT_CONFIG_FILE;
@@ -104,16 +150,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   for (const [path, value] of Object.entries(options.secrets ?? {})) if (value) setPath(raw, path, value);
 
   const fromEnv: Array<[string, string | undefined]> = [
-    ['db.dsn', env.SVC_DB_DSN],
-    ['auth.jwt_secret', env.SVC_JWT_SECRET],
-    ['auth.idp_domain', env.IDP_DOMAIN],
-    ['auth.idp_audience', env.IDP_AUDIENCE],
-    ['dashboard_url', flag(argv, '--dashboard-url') ?? env.SVC_DASHBOARD_URL],
-    ['port', flag(argv, '--port') ?? env.PORT],
-    ['host', flag(argv, '--host') ?? env.HOST],
-    ['bootstrap.admin_email', env.SVC_ADMIN_EMAIL],
-    ['bootstrap.admin_password', env.SVC_ADMIN_PASSWORD],
-    ['envsvc.token', env.SVC_ENVSVC_TOKEN],
+    ...Object.entries(ENVIRONMENT_OVERRIDES).map(([name, key]): [string, string | undefined] => [
+      key,
+      env[name],
+    ]),
+    ...Object.entries(COMMAND_LINE_OPTIONS).flatMap(
+      ([name, o]): Array<[string, string | undefined]> =>
+        o.key ? [[o.key, flag(argv, name as OptionName) ?? env[o.env]]] : [],
+    ),
   ];
   for (const [path, value] of fromEnv) if (value !== undefined && value !== '') setPath(raw, path, value);
 

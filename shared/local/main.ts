@@ -1,12 +1,31 @@
 // npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '../config/load.ts';
 import { rootLogger } from '../http/logger.ts';
 import { startLocalService } from './service.ts';
 
+const USAGE = [
+  'npm start [-- options]: the whole service on this machine (embedded PGlite unless db.dsn says otherwise).',
+  '',
+  'options (each also an environment variable):',
+  ...Object.entries(COMMAND_LINE_OPTIONS).map(
+    ([name, o]) => `  ${`${name} <value>`.padEnd(24)} ${o.env.padEnd(18)} ${o.help}`,
+  ),
+  '',
+  'environment only:',
+  ...Object.entries(ENVIRONMENT_OVERRIDES).map(([name, key]) => `  ${name.padEnd(24)} ${key}`),
+  '',
+  'Every other setting is in the config file (README, Configuration).',
+].join('\n');
+
 async function main() {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig({ argv: process.argv.slice(2), env: process.env });
+    config = loadConfig({ argv, env: process.env });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`Refusing to start: ${err.message}`);

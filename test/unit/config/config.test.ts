@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { parseDuration } from '#shared/config/duration.ts';
-import { ConfigError, loadConfig } from '#shared/config/load.ts';
+import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
 
 const SECRET = 'x'.repeat(32);
 const dir = mkdtempSync(join(tmpdir(), 'acp-config-'));
@@ -237,4 +238,25 @@ test('secrets read by ARN fill their keys, below values given directly', () => {
       .auth.jwt_secret,
     direct,
   );
+});
+
+test('an unknown command-line option or one without its value is refused, naming it', () => {
+  assert.throws(() => loadConfig({ argv: ['--prot', '9000'] }), /unknown option --prot/);
+  assert.throws(() => loadConfig({ argv: ['--port'] }), /option --port needs a value/);
+  assert.throws(() => loadConfig({ argv: ['--port', '--host', '::1'] }), /option --port needs a value/);
+  assert.throws(() => loadConfig({ argv: ['9000'] }), /unknown option 9000/);
+  assert.equal(loadConfig({ argv: ['--port=9002', '--host', '::1'] }).port, 9002);
+});
+
+test('npm start -- --help lists every option and environment override, and starts nothing', () => {
+  const out = execFileSync(process.execPath, ['shared/local/main.ts', '--help'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  for (const [name, o] of Object.entries(COMMAND_LINE_OPTIONS)) {
+    assert.match(out, new RegExp(`${name} <value>\\s+${o.env}\\s`));
+  }
+  for (const [name, key] of Object.entries(ENVIRONMENT_OVERRIDES))
+    assert.match(out, new RegExp(`${name}\\s+${key}`));
+  assert.doesNotMatch(out, /listening/);
 });
