@@ -45,7 +45,6 @@ interface Existing {
   serial_number: string;
   brand: string;
   owner_subject: string;
-  replaced: boolean;
 }
 
 /**
@@ -103,18 +102,23 @@ async function registerOnce(
   sourceIp: string,
   options: RegisterOptions,
 ): Promise<RegisterResult> {
-  const found = await queryRows<Existing>(
+  // One row at least: whether the certificate was replaced (by any device), with the devices it or the hardware
+  // matches (none: NULLs).
+  const rows = await queryRows<{ replaced: boolean } & { [K in keyof Existing]: Existing[K] | null }>(
     db,
-    sql`SELECT d.id::text AS id, d.certificate_fingerprint AS fingerprint, d.serial_number, d.brand, d.owner_subject,
-          EXISTS (SELECT 1 FROM device_certificates c
-                  WHERE c.fingerprint = ${device.fingerprint} AND c.replaced_at IS NOT NULL) AS replaced
-        FROM devices d
-        WHERE d.certificate_fingerprint = ${device.fingerprint}
+    sql`SELECT r.replaced, d.id::text AS id, d.certificate_fingerprint AS fingerprint, d.serial_number, d.brand,
+          d.owner_subject
+        FROM (SELECT EXISTS (SELECT 1 FROM device_certificates c
+                WHERE c.fingerprint = ${device.fingerprint} AND c.replaced_at IS NOT NULL) AS replaced) AS r
+        LEFT JOIN devices d ON d.certificate_fingerprint = ${device.fingerprint}
            OR (d.serial_number = ${input.serialNumber} AND d.brand = ${input.brand})`,
   );
+  const replaced = rows.some((d) => d.replaced === true);
+  const found = rows.filter((d): d is { replaced: boolean } & Existing => d.id !== null);
   const sameCert = found.find((d) => d.fingerprint === device.fingerprint);
   const sameHardware = found.find((d) => d.serial_number === input.serialNumber && d.brand === input.brand);
-  if (!sameCert && sameHardware?.replaced) {
+  // A retired certificate never comes back: not for its device, and not under other hardware either.
+  if (!sameCert && replaced) {
     throw unauthorized(
       'This certificate was replaced by a newer one and cannot be used again.',
       'invalid_certificate',

@@ -237,7 +237,15 @@ for (const driver of driversUnderTest()) {
       const fresh = await send(svc.url, prepare('/v1/devices/inventory', newId, { agents: [] }));
       assert.equal(fresh.status, 200);
       const back = await send(svc.url, prepare('/v1/devices/register', oldId, hardware(serial), { token }));
-      assert.equal(back.status, 401);
+      assert.deepEqual([back.status, back.body.error], [401, 'invalid_certificate']);
+      // Nor under other hardware: the retired certificate is refused, nothing stored.
+      const before = await counts();
+      const elsewhere = await send(
+        svc.url,
+        prepare('/v1/devices/register', oldId, hardware(`OTHER-${randomUUID().slice(0, 6)}`), { token }),
+      );
+      assert.deepEqual([elsewhere.status, elsewhere.body.error], [401, 'invalid_certificate']);
+      assert.deepEqual(await counts(), before);
       const logs = await svc.call(
         'GET',
         `/v1/admin/audit-logs?action_type=device.certificate_rotated&resource_id=${deviceId}`,
