@@ -6,22 +6,21 @@ import { textParam, tsParam } from '../db/sql-values.ts';
 import { replayedRequest, unknownDevice } from '../device/authenticate.ts';
 import { payloadTooLarge } from '../http/errors.ts';
 import type { Precheck, VerifiedDeviceRequest } from '../http/handler.ts';
-import type { ObservabilityEventInput } from '../schemas/devices.ts';
+import { EVENT_TEXT_MAX, type ObservabilityEventInput } from '../schemas/devices.ts';
 import { signatureInsertSql } from './devices.ts';
 import { rollupUpsertSql, seriesUpsertSql } from './observability-rollups.ts';
 
-/** Truncates a prompt to `max` characters (code points, so no surrogate pair is cut in half). */
-export function truncatePrompt(
-  prompt: string | undefined,
+/** Truncates a text to `max` characters (code points, so no surrogate pair is cut in half). */
+export function truncateText(
+  text: string | undefined,
   max: number,
-): { prompt: string | null; truncated: boolean } {
-  if (prompt === undefined) return { prompt: null, truncated: false };
-  // Code points never outnumber UTF-16 code units: a prompt this short needs no counting.
-  if (prompt.length <= max) return { prompt, truncated: false };
-  const chars = Array.from(prompt);
+): { text: string | undefined; truncated: boolean } {
+  // Code points never outnumber UTF-16 code units: a text this short needs no counting.
+  if (text === undefined || text.length <= max) return { text, truncated: false };
+  const chars = Array.from(text);
   return chars.length > max
-    ? { prompt: chars.slice(0, max).join(''), truncated: true }
-    : { prompt, truncated: false };
+    ? { text: chars.slice(0, max).join(''), truncated: true }
+    : { text, truncated: false };
 }
 
 /** 1..events.max_batch events per batch: more is 413 batch_too_large (the 1 MiB bound is the route's maxBody). */
@@ -134,8 +133,9 @@ $ingest$`;
 /**
  * POST /v1/devices/events: the whole batch through ingest_events (above), one call: it also finds the device
  * (401 unknown_device when the certificate is not enrolled) and refuses a replayed signature (401). The prompt is
- * truncated here (events.prompt_max_chars, in code points); absent optional fields stay undefined, so
- * JSON.stringify leaves them out and json_to_recordset reads NULL.
+ * truncated here (events.prompt_max_chars, in code points, and marked), and so are deny_reason and error_message
+ * (EVENT_TEXT_MAX): a long stack trace must not cost the batch it travels in. Absent optional fields stay
+ * undefined, so JSON.stringify leaves them out and json_to_recordset reads NULL.
  */
 export async function ingestEvents(
   db: Db,
@@ -147,7 +147,7 @@ export async function ingestEvents(
   checkBatchSize(config, events);
   const now = new Date();
   const rows = events.map((e) => {
-    const { prompt, truncated } = truncatePrompt(e.prompt, config.events.prompt_max_chars);
+    const { text: prompt, truncated } = truncateText(e.prompt, config.events.prompt_max_chars);
     return {
       event_id: e.event_id,
       event_time: e.event_time,
@@ -157,8 +157,8 @@ export async function ingestEvents(
       event_type: e.event_type,
       result: e.result,
       deny_code: e.deny_code,
-      deny_reason: e.deny_reason,
-      error_message: e.error_message,
+      deny_reason: truncateText(e.deny_reason, EVENT_TEXT_MAX.deny_reason).text,
+      error_message: truncateText(e.error_message, EVENT_TEXT_MAX.error_message).text,
       rule_applied: e.rule_applied,
       model: e.model,
       session_id: e.session_id,
@@ -168,7 +168,7 @@ export async function ingestEvents(
       tokens_out: e.tokens_out,
       duration_ms: e.duration_ms,
       skills: e.skills,
-      prompt,
+      prompt: prompt ?? null,
       prompt_truncated: truncated,
       metadata: e.metadata,
     };

@@ -74,6 +74,14 @@ export const inventoryResponse = z
 
 const optionalText = (max: number) => z.string().max(max).optional();
 
+/**
+ * Free-text diagnostics are stored up to these lengths (code points) and truncated beyond, not refused: one long
+ * stack trace must not cost the batch it travels in (shared/domain/events.ts).
+ */
+export const EVENT_TEXT_MAX = { deny_reason: 2000, error_message: 4000 } as const;
+const diagnostic = (field: keyof typeof EVENT_TEXT_MAX) =>
+  z.string().optional().describe(`stored up to ${EVENT_TEXT_MAX[field]} characters; longer is truncated`);
+
 export const observabilityEvent = z
   .object({
     event_id: z.uuid({ message: 'must be a UUID' }).optional(),
@@ -84,8 +92,8 @@ export const observabilityEvent = z
     event_type: z.enum(['invocation', 'result', 'error']),
     result: z.enum(['allowed', 'denied', 'error']),
     deny_code: optionalText(200),
-    deny_reason: optionalText(2000),
-    error_message: optionalText(4000),
+    deny_reason: diagnostic('deny_reason'),
+    error_message: diagnostic('error_message'),
     rule_applied: optionalText(500),
     model: optionalText(200),
     session_id: optionalText(200),

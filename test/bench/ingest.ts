@@ -27,7 +27,7 @@ import { canonicalBytes } from '#shared/device/canonical-json.ts';
 import { parseDeviceCertificate } from '#shared/device/certificate.ts';
 import { decodeSignature } from '#shared/device/signature.ts';
 import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
-import { truncatePrompt } from '#shared/domain/events.ts';
+import { truncateText } from '#shared/domain/events.ts';
 import { setLogLevel } from '#shared/http/logger.ts';
 import { lambdaContext, toEvent } from '#shared/local/api-gateway.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
@@ -138,7 +138,7 @@ const makeEvents = (n: number): ToolCallEvent[] =>
 function storedRows(events: ToolCallEvent[], deviceId: string, serialNumber: string) {
   const receivedAt = new Date();
   return events.map((e) => {
-    const { prompt, truncated } = truncatePrompt(e.prompt, 4096);
+    const { text: prompt, truncated } = truncateText(e.prompt, 4096);
     return {
       eventId: e.event_id ?? null,
       deviceId,

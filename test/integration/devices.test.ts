@@ -528,6 +528,30 @@ for (const driver of driversUnderTest()) {
       assert.equal(dev?.seen, true);
     });
 
+    test('events: deny_reason and error_message past their limits are truncated (code points), not refused', async () => {
+      const { identity, deviceId } = await enroll();
+      // 4,001 characters of which the last is outside the BMP: a cut by UTF-16 units would split it.
+      const trace = `${'x'.repeat(3999)}😀😀`;
+      const reason = 'ü'.repeat(2500);
+      const res = await send(
+        svc.url,
+        prepare('/v1/devices/events', identity, {
+          events: [
+            event({ result: 'error', event_type: 'error', error_message: trace }),
+            event({ result: 'denied', deny_code: 'c', deny_reason: reason, rule_applied: 'r' }),
+          ],
+        }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.accepted, 2);
+      const stored = await queryRows<{ error_message: string | null; deny_reason: string | null }>(
+        svc.runtime.database.db,
+        sql`SELECT error_message, deny_reason FROM observability_events WHERE device_id = ${deviceId}::uuid ORDER BY id`,
+      );
+      assert.equal(stored[0]?.error_message, `${'x'.repeat(3999)}😀`);
+      assert.equal(stored[1]?.deny_reason, 'ü'.repeat(2000));
+    });
+
     test('events: one bad event rejects the batch (400 naming its index); too many or too large is 413; nothing stored', async () => {
       const { identity } = await enroll();
       const before = await count('observability_events');
