@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '#shared/config/schema.ts';
 import type { RouteKind, RouteSpec } from '#shared/http/route.ts';
-import { routeList, schedules } from '#shared/routes.ts';
+import { fallback, routeList, schedules } from '#shared/routes.ts';
 
 export type FunctionKind = RouteKind | 'scheduled';
 
@@ -49,6 +49,8 @@ export interface PlannedFunction {
   sizing: Sizing;
   routes: PlannedRoute[];
   schedules: PlannedSchedule[];
+  /** It answers the HTTP API's `$default` route: whatever no row matches (shared/routes.ts `fallback`). */
+  defaultRoute: boolean;
   /** Reads the environment-service token (the data-access request flow and the probe that checks the service). */
   usesEnvironmentService: boolean;
 }
@@ -117,6 +119,7 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
         sizing: SIZING.read,
         routes: [],
         schedules: [],
+        defaultRoute: false,
         usesEnvironmentService: usesEnvironmentService(config, entryOf(handler), projectRoot),
       };
       byHandler.set(handler, planned);
@@ -136,6 +139,8 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
     planned.routes.push({ id, method: route.method, path: route.path });
     widen(planned, route.kind ?? 'read');
   }
+
+  get(fallback.handler).defaultRoute = true;
 
   for (const [id, row] of Object.entries(schedules)) {
     const planned = get(row.handler);

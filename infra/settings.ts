@@ -186,6 +186,13 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
     throw new DeploymentConfigError(`invalid configuration (${file}): ${describeIssues(parsed.error)}`);
   }
 
+  if (!parsed.data.dashboard_url) {
+    // What the local server logs at start, said where ops see it: at synth and deploy.
+    warnings.push(
+      `${file}: CLI sign-in is disabled: no dashboard_url, so /v1/auth/cli/* is not deployed and no new device can register (403 enrollment_disabled); enrolled devices keep reporting`,
+    );
+  }
+
   const fromContext: Record<string, unknown> = {};
   for (const [key, contextKey] of Object.entries(AWS_CONTEXT_KEYS)) {
     const value = context[contextKey];

@@ -390,6 +390,18 @@ export class ControlPlaneStack extends Stack {
       },
     });
     for (const planned of this.plan) {
+      if (planned.defaultRoute) {
+        // Whatever no route matches gets {error: 'not_found', message} from the service, not API Gateway's own body.
+        new apigwv2.HttpRoute(this.api, 'DefaultRoute', {
+          httpApi: this.api,
+          routeKey: apigwv2.HttpRouteKey.DEFAULT,
+          integration: new HttpLambdaIntegration(
+            `${planned.constructId}Integration`,
+            this.functions.get(planned.handler)!,
+            { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 },
+          ),
+        });
+      }
       if (planned.routes.length === 0) continue;
       // One integration per function, shared by its rows; each route still gets its own invoke permission.
       const integration = new HttpLambdaIntegration(
@@ -406,7 +418,7 @@ export class ControlPlaneStack extends Stack {
       reason:
         'Authorization is enforced in every function by the route table auth kind (bearer JWTs and roles, device ' +
         'certificate signatures over the raw body, which no gateway authorizer can verify); public routes are public ' +
-        'by the spec (health check, OpenAPI document, sign-in).',
+        'by the spec (health check, OpenAPI document, sign-in); the $default route only answers 404 not_found.',
     });
 
     // ---- Schedules: EventBridge rules with retries and a dead-letter queue per scheduled function. ----

@@ -27,6 +27,12 @@ export const routeList: ReadonlyArray<[RouteId, RouteSpec]> = Object.entries(rou
   [RouteId, RouteSpec]
 >;
 
+/**
+ * What answers a request that no row matches: the HTTP API's `$default` route in AWS, and the local server's
+ * fallback, so both answer 404 {error: 'not_found', message} with the same code.
+ */
+export const fallback = { handler: 'meta/not-found' } as const;
+
 /** Functions run on a schedule (EventBridge in AWS, timers in the local server). */
 export const schedules = {
   healthProbe: {

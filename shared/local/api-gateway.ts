@@ -37,18 +37,17 @@ function compile(id: string, route: RouteSpec): CompiledRoute {
       return segment.endsWith('+}') ? '(.+)' : '([^/]+)';
     })
     .join('/');
+  return { id, route, pattern: new RegExp(`^${source}$`), paramNames, load: loader(route.handler) };
+}
+
+/** Imports functions/<handler>.ts once, at its first request. */
+function loader(handler: string): () => Promise<LambdaHttpHandler> {
   let loaded: Promise<LambdaHttpHandler> | undefined;
-  return {
-    id,
-    route,
-    pattern: new RegExp(`^${source}$`),
-    paramNames,
-    load: () => {
-      loaded ??= import(`${FUNCTIONS_DIR}${route.handler}.ts`).then(
-        (mod: { handler: LambdaHttpHandler }) => mod.handler,
-      );
-      return loaded;
-    },
+  return () => {
+    loaded ??= import(`${FUNCTIONS_DIR}${handler}.ts`).then(
+      (mod: { handler: LambdaHttpHandler }) => mod.handler,
+    );
+    return loaded;
   };
 }
 
@@ -158,6 +157,8 @@ function send(
 export interface EmulatorOptions {
   config: Config;
   routes: ReadonlyArray<readonly [string, RouteSpec]>;
+  /** The function (functions/<handler>.ts) that answers what no route matches: the API's default route. */
+  fallbackHandler: string;
   log: Logger;
 }
 
@@ -177,6 +178,7 @@ export async function startApiGateway(
   const compiled = options.routes
     .filter(([, route]) => !route.mountedWhen || route.mountedWhen(config))
     .map(([id, route]) => compile(id, route));
+  const fallbackRoute = { id: '$default', load: loader(options.fallbackHandler) };
   const origins = config.cors.allowed_origins;
 
   const server = createServer(async (req, res) => {
@@ -211,22 +213,15 @@ export async function startApiGateway(
         break;
       }
       const cors = corsHeaders(origins, origin);
-      if (!match) {
-        send(
-          res,
-          404,
-          { 'content-type': 'application/json', 'apigw-requestid': requestId, ...cors },
-          JSON.stringify({ error: 'not_found', message: `No route for ${method} ${path}.` }),
-        );
-        return;
-      }
       const body = await readBody(req);
-      const routeKey = `${match.route.route.method} ${match.route.route.path}`;
-      const event = toEvent(req, body, routeKey, match.params, requestId);
-      const handler = await match.route.load();
+      // No row matches: the gateway's default route (shared/routes.ts `fallback`), as in AWS.
+      const target = match ?? { route: fallbackRoute, params: {} };
+      const routeKey = match ? `${match.route.route.method} ${match.route.route.path}` : '$default';
+      const event = toEvent(req, body, routeKey, target.params, requestId);
+      const handler = await target.route.load();
       const result = (await handler(
         event,
-        lambdaContext(match.route.id, requestId),
+        lambdaContext(target.route.id, requestId),
       )) as APIGatewayProxyStructuredResultV2;
       const headers: Record<string, string> = { 'apigw-requestid': requestId, ...cors };
       for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);

@@ -3,7 +3,7 @@ import { migrate } from '../db/migrate.ts';
 import { seedDemoDatasource } from '../domain/environments/demo.ts';
 import { ensureBootstrapAdmin } from '../domain/users.ts';
 import { createLogger, type Logger } from '../http/logger.ts';
-import { routeList, type ScheduleId, schedules } from '../routes.ts';
+import { fallback, routeList, type ScheduleId, schedules } from '../routes.ts';
 import { createRuntime, type Runtime, setRuntime } from '../runtime.ts';
 import { lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
 
@@ -59,7 +59,11 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
       'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',
     );
   }
-  const emulator = await startApiGateway({ config, routes: routeList, log }, config.port, options.host);
+  const emulator = await startApiGateway(
+    { config, routes: routeList, fallbackHandler: fallback.handler, log },
+    config.port,
+    options.host,
+  );
 
   const loaded = new Map<string, Promise<(event: unknown, ctx: unknown) => Promise<unknown>>>();
   const runSchedule = async (id: ScheduleId) => {

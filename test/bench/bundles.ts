@@ -175,6 +175,7 @@ async function main() {
       const what = [
         ...planned.routes.map((r) => `${r.method} ${r.path}`),
         ...planned.schedules.map((s) => `every ${s.everyMs / 60_000} min`),
+        ...(planned.defaultRoute ? ['$default (what no route matches)'] : []),
       ].join(', ');
       rows.push(row(planned.handler, what, assetDir(stack, fn.node.defaultChild as CfnElement)));
     }

@@ -28,7 +28,7 @@ import type { Config } from '#shared/config/schema.ts';
 import { readMigrations } from '#shared/db/migrate.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
-import { routes } from '#shared/routes.ts';
+import { fallback, routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
 import {
@@ -422,6 +422,7 @@ before(() => {
       routes: [],
       schedules: [],
       usesEnvironmentService: false,
+      defaultRoute: false,
     },
     dir: copyBundle('Migrate', assetDirOf(migrateElement)),
     environment: environmentOf(migrateElement),
@@ -555,6 +556,27 @@ describe('bundles as synthesized', () => {
     assert.equal(status, 200);
     assert.deepEqual(body, JSON.parse(JSON.stringify(buildOpenApi(prodConfig()))));
     assert.ok(Object.keys(body.paths as object).length > 10);
+  });
+
+  test("the $default route's function, as bundled, answers what no row matches with 404 {error, message}", async () => {
+    const planned = synthesized.stack.plan.filter((p) => p.defaultRoute);
+    assert.deepEqual(
+      planned.map((p) => p.handler),
+      [fallback.handler],
+    );
+    const event = {
+      ...httpEvent(routes.healthcheck),
+      routeKey: '$default',
+      rawPath: '/v1/auth/cli/authorize',
+    };
+    event.requestContext.http.method = 'POST';
+    event.requestContext.http.path = '/v1/auth/cli/authorize';
+    const { status, body } = jsonBody(
+      await invoke(bundleOf(fallback.handler), event, 'pglite:memory'),
+      'default',
+    );
+    assert.equal(status, 404);
+    assert.deepEqual(body, { error: 'not_found', message: 'No route for POST /v1/auth/cli/authorize.' });
   });
 
   test('the Data API path works as bundled: signed with environment credentials, DatabaseResuming retried', async () => {

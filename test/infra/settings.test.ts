@@ -100,3 +100,12 @@ test('a config the service would refuse is refused at synth, naming the key', ()
   );
   assert.throws(() => loadDeployment(join(dir, 'missing.toml')), /cannot read config/);
 });
+
+test('a deployment without dashboard_url warns that CLI sign-in is disabled; with it, it does not', () => {
+  const without = loadDeployment(file('no-dashboard.toml', 'env = "prod"\n'));
+  assert.match(without.warnings.join('\n'), /CLI sign-in is disabled: no dashboard_url/);
+  const withIt = loadDeployment(
+    file('dashboard.toml', 'env = "prod"\ndashboard_url = "https://dash.example.com"\n'),
+  );
+  assert.deepEqual(withIt.warnings, []);
+});

@@ -12,7 +12,7 @@ import type { IConstruct } from 'constructs';
 import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import type { Config } from '#shared/config/schema.ts';
-import { routeList, schedules } from '#shared/routes.ts';
+import { fallback, routeList, schedules } from '#shared/routes.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
 import { DATA_API_ACTIONS, ENV, EVENTS_ROUTE } from '../../infra/stack.ts';
@@ -41,7 +41,11 @@ const mountedRows = routeList.filter(([, route]) => !route.mountedWhen || route.
 const scheduledHandlers = Object.values(schedules as Record<string, { handler: string }>).map(
   (row) => row.handler,
 );
-const expectedHandlers = new Set([...mountedRows.map(([, route]) => route.handler), ...scheduledHandlers]);
+const expectedHandlers = new Set([
+  ...mountedRows.map(([, route]) => route.handler),
+  ...scheduledHandlers,
+  fallback.handler,
+]);
 
 /** The service's functions (the stack's own, not CDK's providers): they read SVC_CONFIG. */
 const serviceFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => {
@@ -67,12 +71,19 @@ test('one function per distinct handler of the mounted rows and the schedules (a
   }
 });
 
-test('one API route per mounted row, each to the function of its handler', () => {
+test('one API route per mounted row, each to the function of its handler, and $default to the fallback', () => {
   const routes = ofType('AWS::ApiGatewayV2::Route');
-  assert.equal(routes.length, mountedRows.length);
+  assert.equal(routes.length, mountedRows.length + 1);
+  const integrations = new Map(ofType('AWS::ApiGatewayV2::Integration'));
+  const [, defaultRoute] = routes.find(([, r]) => r.Properties.RouteKey === '$default') ?? [];
+  assert.ok(defaultRoute, 'no $default route');
+  const defaultIntegration = JSON.stringify(defaultRoute.Properties.Target).match(/"Ref":"([^"]+)"/)?.[1];
+  assert.equal(
+    getAttOf(integrations.get(defaultIntegration ?? '')?.Properties.IntegrationUri),
+    functionOf(fallback.handler).logicalId,
+  );
   const keys = new Set(routes.map(([, r]) => r.Properties.RouteKey));
   for (const [, route] of mountedRows) assert.ok(keys.has(`${route.method} ${route.path}`), route.path);
-  const integrations = new Map(ofType('AWS::ApiGatewayV2::Integration'));
   for (const [id, route] of mountedRows) {
     const [, routeResource] = routes.find(
       ([, r]) => r.Properties.RouteKey === `${route.method} ${route.path}`,
@@ -87,13 +98,13 @@ test('one API route per mounted row, each to the function of its handler', () =>
 });
 
 test('one integration per function, and the stack stays within CloudFormation limits', (t) => {
-  const withRoutes = prod.stack.plan.filter((p) => p.routes.length > 0);
+  const withRoutes = prod.stack.plan.filter((p) => p.routes.length > 0 || p.defaultRoute);
   assert.equal(ofType('AWS::ApiGatewayV2::Integration').length, withRoutes.length);
-  // Route-scoped invoke permissions: one per row (plus EventBridge's for the schedules).
+  // Route-scoped invoke permissions: one per row and one for $default (plus EventBridge's for the schedules).
   const apiPermissions = ofType('AWS::Lambda::Permission').filter(
     ([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com',
   );
-  assert.equal(apiPermissions.length, mountedRows.length);
+  assert.equal(apiPermissions.length, mountedRows.length + 1);
   const count = Object.keys(resources).length;
   t.diagnostic(
     `${count} resources for ${mountedRows.length} routes and ${serviceFunctions.length} functions`,
@@ -108,7 +119,8 @@ test('rows whose mountedWhen is false get no route (CLI sign-in needs dashboard_
   const withoutDashboard = synth({ configFile: 'config/local.toml' });
   const localConfig = withoutDashboard.deployment.config;
   const mounted = routeList.filter(([, route]) => !route.mountedWhen || route.mountedWhen(localConfig));
-  withoutDashboard.template.resourceCountIs('AWS::ApiGatewayV2::Route', mounted.length);
+  // Plus $default, which answers the unmounted ones 404 not_found.
+  withoutDashboard.template.resourceCountIs('AWS::ApiGatewayV2::Route', mounted.length + 1);
 });
 
 test('runtime, architecture, memory, timeout and a log group with retention per function', () => {
