@@ -42,42 +42,39 @@ export const batchSizePrecheck: Precheck = (ctx, rawBody) => {
   if (Array.isArray(events)) checkBatchSize(ctx.config, events);
 };
 
-/** The values of one batch, as the ingest statement reads them: parameters, or a SQL function's arguments. */
-interface IngestValues {
-  /** The certificate's fingerprint: it finds the enrolled device, and goes into the replay record. */
-  fingerprint: SQL;
-  sourceIp: SQL;
-  receivedAt: SQL;
-  /** The latest event time of the batch (the device's last_event_at moves to it). */
-  latest: SQL;
-  signatureHash: SQL;
-  replayUntil: SQL;
-  /** The events as a json array of objects with the column names of `e` below. */
-  events: SQL;
-}
+/** Name of the SQL function that runs the ingest statement (migrations: the newest that defines it). */
+export const INGEST_FUNCTION = 'ingest_events';
 
 /**
- * The whole batch in one set-based statement: the enrolled device of the certificate (`d`; none, and nothing is
- * written), the replay record, every event (expanded from one json value by json_to_recordset, never one parameter
- * per value; json, not jsonb: the text is read once instead of being converted first, measurably faster for large
- * batches), and the device's last-seen times. All or nothing. An event_id already stored for the device is counted
- * as a duplicate, not stored again. CTEs `roll` and `series` upsert the rollups (hourly, 6-hourly, daily, weekly)
- * and the minute / hour / day series of exactly the inserted rows (observability-rollups.ts). Selects the device,
- * whether the replay record was new, and how many events were stored.
+ * CREATE OR REPLACE FUNCTION ingest_events(...): the whole batch in one set-based statement, as a PL/pgSQL function
+ * so that each database session plans it once and keeps the plan (a generic one from the first call), instead of
+ * parsing and planning ~10 kB of SQL on every request — most of the cost of a small batch, and the same on every
+ * driver, the Data API included (it has no prepared statements).
+ *
+ * The statement: the enrolled device of the certificate (`d`; none, and nothing is written), the replay record,
+ * every event (expanded from one json value by json_to_recordset, never one parameter per value; json, not jsonb:
+ * the text is read once instead of being converted first, measurably faster for large batches), and the device's
+ * last-seen times. All or nothing. An event_id already stored for the device is counted as a duplicate, not stored
+ * again. CTEs `roll` and `series` upsert the rollups (hourly, 6-hourly, daily, weekly) and the minute / hour / day
+ * series of exactly the inserted rows, from the same fragments as the raw paths (observability-rollups.ts). It
+ * returns the device, whether the replay record was new, and how many events were stored.
+ *
+ * The migration that installs it is generated from this text (`npm run db:functions -- <name>`), and a unit test
+ * fails while the newest such migration differs from it (shared/db/function-migrations.ts).
  */
-function ingestStatementSql(v: IngestValues): SQL {
+export function ingestFunctionSql(): SQL {
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;
-  return sql`WITH d AS (SELECT id, serial_number FROM devices WHERE certificate_fingerprint = ${v.fingerprint}),
-      sig AS (${signatureInsertSql(v.signatureHash, v.fingerprint, v.replayUntil, sql`EXISTS (SELECT 1 FROM d)`)}),
+  const statement = sql`WITH d AS (SELECT id, serial_number FROM devices WHERE certificate_fingerprint = p_fingerprint),
+      sig AS (${signatureInsertSql(sql`p_signature_hash`, sql`p_fingerprint`, sql`p_replay_until`, sql`EXISTS (SELECT 1 FROM d)`)}),
       ins AS (
         INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,
           agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, error_message, rule_applied, model,
           session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata)
-        SELECT e.event_id, d.id, d.serial_number, ${v.sourceIp}, ${v.receivedAt}, e.event_time, e.agent_type,
+        SELECT e.event_id, d.id, d.serial_number, p_source_ip, p_received_at, e.event_time, e.agent_type,
           e.mcp_name, e.tool, e.event_type, e.result, e.deny_code, e.deny_reason, e.error_message, e.rule_applied,
           e.model, e.session_id, e.group_name, e.actor_email, e.tokens_in, e.tokens_out, e.duration_ms,
           coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated, coalesce(e.metadata, '{}'::jsonb)
-        FROM json_to_recordset(${v.events}) AS e(event_id uuid, event_time timestamptz, agent_type text,
+        FROM json_to_recordset(p_events) AS e(event_id uuid, event_time timestamptz, agent_type text,
           mcp_name text, tool text, event_type text, result text, deny_code text, deny_reason text, error_message text,
           rule_applied text, model text, session_id text, group_name text, actor_email text, tokens_in int,
           tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
@@ -89,34 +86,10 @@ function ingestStatementSql(v: IngestValues): SQL {
       roll AS (${rollupUpsertSql(sql`ins`)}),
       series AS (${seriesUpsertSql(sql`ins`)}),
       dev AS (
-        UPDATE devices SET last_seen_at = ${v.receivedAt},
-          last_event_at = greatest(coalesce(last_event_at, ${v.latest}), ${v.latest})
+        UPDATE devices SET last_seen_at = p_received_at,
+          last_event_at = greatest(coalesce(last_event_at, p_latest), p_latest)
         WHERE id = (SELECT id FROM d) AND ${guard} RETURNING 1)
       SELECT (SELECT id FROM d), ${guard}, (SELECT count(*) FROM ins)::int`;
-}
-
-/** Name of the SQL function that runs the ingest statement (migrations: the newest that defines it). */
-export const INGEST_FUNCTION = 'ingest_events';
-
-/**
- * CREATE OR REPLACE FUNCTION ingest_events(...): the ingest statement as a PL/pgSQL function, so that each database
- * session plans it once and keeps the plan (a generic one from the first call), instead of parsing and planning
- * ~10 kB of SQL on every request — most of the cost of a small batch, and the same on every driver, the Data API
- * included (it has no prepared statements). The SQL is written once, here, from the same fragments as the raw
- * paths; the migration that installs it is generated from this text (`npm run db:functions -- <name>`) and a unit
- * test fails when the newest such migration differs from it (shared/db/function-migrations.ts).
- */
-export function ingestFunctionSql(): SQL {
-  const arg = (name: string) => sql.raw(`p_${name}`);
-  const statement = ingestStatementSql({
-    fingerprint: arg('fingerprint'),
-    sourceIp: arg('source_ip'),
-    receivedAt: arg('received_at'),
-    latest: arg('latest'),
-    signatureHash: arg('signature_hash'),
-    replayUntil: arg('replay_until'),
-    events: arg('events'),
-  });
   return sql`CREATE OR REPLACE FUNCTION ${sql.raw(INGEST_FUNCTION)}(p_fingerprint text, p_source_ip text,
   p_received_at timestamptz, p_latest timestamptz, p_signature_hash text, p_replay_until timestamptz, p_events json,
   OUT device uuid, OUT signature_ok boolean, OUT inserted integer)
