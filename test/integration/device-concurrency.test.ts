@@ -1,13 +1,12 @@
 // 20 agents send batches at once on a real PostgreSQL, and retry some of them (re-signed, same event_ids, as the
 // protocol tells a retrying agent to): afterwards stored events = distinct event_ids sent; none lost, none doubled.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { createDeviceIdentity } from '#shared/agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { testDatabaseUrl } from '#test/support/databases.ts';
-import { hardware, prepare, send } from '#test/support/device-requests.ts';
+import { hardware, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 describe('concurrent ingest on postgres', () => {
@@ -27,17 +26,7 @@ describe('concurrent ingest on postgres', () => {
         const identity = await createDeviceIdentity(i % 2 ? 'ed25519' : 'p256');
         const res = await send(svc.url, prepare('/v1/devices/register', identity, hardware(), { token }));
         assert.equal(res.status, 201);
-        const batches = Array.from({ length: 5 }, () =>
-          Array.from({ length: 100 }, () => ({
-            event_id: randomUUID(),
-            event_time: new Date().toISOString(),
-            agent_type: 'claude-code',
-            mcp_name: 'github',
-            tool: 'search_code',
-            event_type: 'invocation',
-            result: 'allowed',
-          })),
-        );
+        const batches = Array.from({ length: 5 }, () => Array.from({ length: 100 }, () => invocationEvent()));
         return { identity, batches };
       }),
     );

@@ -13,6 +13,7 @@ import {
   expiredIdentity,
   hardware,
   independentFingerprint,
+  invocationEvent,
   issuedIdentity,
   p384Identity,
   prepare,
@@ -54,19 +55,8 @@ for (const driver of driversUnderTest()) {
       assert.equal(res.status, 201, JSON.stringify(res.body));
       return { identity, deviceId: res.body.deviceId as string };
     };
-    const event = (over: Record<string, unknown> = {}) => ({
-      event_id: randomUUID(),
-      event_time: new Date().toISOString(),
-      agent_type: 'claude-code',
-      mcp_name: 'github',
-      tool: 'search_code',
-      event_type: 'invocation',
-      result: 'allowed',
-      tokens_in: 120,
-      tokens_out: 30,
-      duration_ms: 45,
-      ...over,
-    });
+    const event = (over: Record<string, unknown> = {}) =>
+      invocationEvent({ tokens_in: 120, tokens_out: 30, duration_ms: 45, ...over });
 
     before(async () => {
       svc = await startTestService(driver, {
@@ -960,17 +950,7 @@ for (const driver of driversUnderTest()) {
         const events = await send(
           url,
           prepare('/v1/devices/events', identity, {
-            events: [
-              {
-                event_id: randomUUID(),
-                event_time: new Date().toISOString(),
-                agent_type: 'claude-code',
-                mcp_name: 'github',
-                tool: 'search_code',
-                event_type: 'invocation',
-                result: 'allowed',
-              },
-            ],
+            events: [invocationEvent()],
           }),
         );
         assert.deepEqual([events.status, events.body.accepted], [200, 1]);

@@ -99,6 +99,21 @@ export const hardware = (serial = `SN-${randomUUID().slice(0, 8)}`) => ({
   ownerEmail: 'someone-else@example.test',
 });
 
+/**
+ * One event as an agent reports it (POST /v1/devices/events): a fresh event_id, the time now, an allowed
+ * invocation of github's search_code by Claude Code; `over` adds or replaces fields.
+ */
+export const invocationEvent = (over: Record<string, unknown> = {}) => ({
+  event_id: randomUUID(),
+  event_time: new Date().toISOString(),
+  agent_type: 'claude-code',
+  mcp_name: 'github',
+  tool: 'search_code',
+  event_type: 'invocation',
+  result: 'allowed',
+  ...over,
+});
+
 type GeneratorCrypto = Parameters<typeof x509.X509CertificateGenerator.create>[1];
 const pkcs8Pem = async (key: webcrypto.CryptoKey) =>
   `-----BEGIN PRIVATE KEY-----\n${Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key)).toString('base64')}\n-----END PRIVATE KEY-----\n`;
