@@ -1,11 +1,12 @@
 // `npm start` as a newcomer runs it: a child process on embedded PGlite, used over HTTP, stopped with SIGTERM.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { startMain } from '#test/support/child.ts';
 
 const children: ChildProcess[] = [];
 after(() => {
@@ -13,29 +14,9 @@ after(() => {
 });
 
 function start(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['shared/local/main.ts', ...args], {
-    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', SVC_DB_DSN: 'pglite:memory', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const waitFor = async (pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> => {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const m = pattern.exec(output);
-      if (m) return m;
-      if (child.exitCode !== null) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`did not see ${pattern} in:\n${output}`);
-  };
-  return { child, waitFor, output: () => output };
+  const svc = startMain(args, { SVC_DB_DSN: 'pglite:memory', PORT: '0', ...env });
+  children.push(svc.child);
+  return svc;
 }
 
 test('npm start serves the API, prints the admin it created and the sign-in mode, and stops on SIGTERM', async () => {

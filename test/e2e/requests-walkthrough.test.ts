@@ -2,33 +2,12 @@
 // PGlite): the admin printed at start, a user created through the API, the seeded demo datasource, then create →
 // approve → query → revoke, and the audit trail of it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, test } from 'node:test';
+import { startMain } from '#test/support/child.ts';
 
-const child = spawn(process.execPath, ['shared/local/main.ts'], {
-  env: { PATH: process.env.PATH ?? '', TZ: 'UTC', SVC_DB_DSN: 'pglite:memory', PORT: '0' },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-let output = '';
-child.stdout?.on('data', (d: Buffer) => {
-  output += d.toString();
-});
-child.stderr?.on('data', (d: Buffer) => {
-  output += d.toString();
-});
+const { child, waitFor } = startMain([], { SVC_DB_DSN: 'pglite:memory', PORT: '0' });
 after(() => child.kill('SIGKILL'));
-
-async function waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const m = pattern.exec(output);
-    if (m) return m;
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`did not see ${pattern} in:\n${output}`);
-}
 
 type Json = Record<string, unknown>;
 

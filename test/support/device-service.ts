@@ -1,13 +1,12 @@
 // Service instances the device tests need besides startTestService: one restarted on the same database with
 // another config, and a second, separate process on the same database (another "Lambda instance": its own pool,
 // its own caches), as the protocol's replay refusal must hold across instances.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createLogger } from '#shared/http/logger.ts';
 import { type LocalService, startLocalService } from '#shared/local/service.ts';
+import { startMain } from './child.ts';
 import { type DriverKind, provisionDatabase } from './databases.ts';
 import { TEST_ADMIN, TEST_JWT_SECRET, testConfig } from './service.ts';
 
@@ -43,8 +42,6 @@ export async function loginToken(baseUrl: string): Promise<string> {
   return body.data.access_token;
 }
 
-const MAIN = fileURLToPath(new URL('../../shared/local/main.ts', import.meta.url));
-
 /**
  * `npm start` in a child process on `dsn`: a second service instance with its own connections and caches.
  * Resolves once it listens; stop() ends exactly that child.
@@ -53,42 +50,23 @@ export async function spawnServiceProcess(
   dsn: string,
   env: Record<string, string> = {},
 ): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [MAIN], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      TZ: 'UTC',
-      SVC_DB_DSN: dsn,
-      SVC_JWT_SECRET: TEST_JWT_SECRET,
-      SVC_ADMIN_EMAIL: TEST_ADMIN.email,
-      SVC_ADMIN_PASSWORD: TEST_ADMIN.password,
-      PORT: '0',
-      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'AKIDTESTDATAAPI',
-      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'test-data-api-secret-key',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
+  const { child, output, waitFor } = startMain([], {
+    SVC_DB_DSN: dsn,
+    SVC_JWT_SECRET: TEST_JWT_SECRET,
+    SVC_ADMIN_EMAIL: TEST_ADMIN.email,
+    SVC_ADMIN_PASSWORD: TEST_ADMIN.password,
+    PORT: '0',
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'AKIDTESTDATAAPI',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'test-data-api-secret-key',
+    ...env,
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 30_000;
-  let url: string | undefined;
-  while (!url) {
-    url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
-    if (url) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the second service did not start:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const [, url] = await waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/).catch(() => {
+    child.kill('SIGKILL');
+    throw new Error(`the second service did not start:\n${output()}`);
+  });
   return {
-    url,
+    url: url as string,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
