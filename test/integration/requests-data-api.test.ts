@@ -12,8 +12,13 @@ import { createBuiltinProvider, environmentNames } from '#shared/domain/environm
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { runQuery } from '#shared/domain/query-proxy.ts';
 import { findRequest } from '#shared/domain/requests.ts';
-import { type DataApiServer, startDataApiServer } from '#test/support/data-api-server.ts';
-import { createPostgresDatabase, driversUnderTest, testDatabaseUrl } from '#test/support/databases.ts';
+import type { DataApiServer } from '#test/support/data-api-server.ts';
+import {
+  driversUnderTest,
+  type ProvisionedDatabase,
+  provisionDatabase,
+  testDatabaseUrl,
+} from '#test/support/databases.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 interface QueryData {
@@ -49,25 +54,16 @@ describe('request environments over the RDS Data API', () => {
   if (!testDatabaseUrl() || !driversUnderTest().includes('data-api')) return;
   let server: DataApiServer;
   let svc: TestService;
-  let drop: () => Promise<void>;
+  let database: ProvisionedDatabase;
   let admin: string;
   let ana: string;
   let anaId: string;
   const db = () => svc.runtime.database.db;
 
   before(async () => {
-    // The service's RDSDataClient resolves credentials the usual way; the test endpoint accepts any.
-    process.env.AWS_ACCESS_KEY_ID ??= 'test';
-    process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
-    const database = await createPostgresDatabase();
-    drop = database.drop;
-    server = await startDataApiServer({ connectionString: database.url });
-    const dsn = new URL(`data-api://${server.database}`);
-    dsn.searchParams.set('resourceArn', server.resourceArn);
-    dsn.searchParams.set('secretArn', server.secretArn);
-    dsn.searchParams.set('region', 'us-east-1');
-    dsn.searchParams.set('endpoint', server.url);
-    svc = await startTestService('pglite', { db: { dsn: dsn.toString() } });
+    database = await provisionDatabase('data-api');
+    server = database.dataApi as DataApiServer;
+    svc = await startTestService('pglite', { db: { dsn: database.dsn } });
     assert.equal(svc.runtime.database.driver, 'data-api');
     admin = await svc.adminToken();
     await seedDemoDatasource(db());
@@ -99,8 +95,7 @@ describe('request environments over the RDS Data API', () => {
       }
       await svc.dispose();
     }
-    await server?.close();
-    await drop?.();
+    await database?.cleanup();
   });
 
   const activeRequest = async () => {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate, readMigrations } from '#shared/db/migrate.ts';
+import type { DataApiServer } from './data-api-server.ts';
 
 export type DriverKind = 'pglite' | 'postgres' | 'data-api';
 
@@ -36,6 +37,8 @@ export interface ProvisionedDatabase {
   dsn: string;
   /** For postgres and data-api: the plain connection string of the fresh database. */
   url?: string;
+  /** For data-api: the emulator the DSN points at (its calls can be counted). */
+  dataApi?: DataApiServer;
   cleanup(): Promise<void>;
 }
 
@@ -128,6 +131,7 @@ export async function provisionDatabase(kind: DriverKind): Promise<ProvisionedDa
     kind,
     dsn,
     url: database.url,
+    dataApi: server,
     cleanup: async () => {
       await server.close();
       await database.drop();
