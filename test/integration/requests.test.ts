@@ -74,6 +74,8 @@ const newRequest = (overrides: Json = {}) => ({
   scope: sampleScope,
   ...overrides,
 });
+/** A request whose scope is one datasource with this one dataset. */
+const withDataset = (dataset: Json) => newRequest({ scope: { datasources: [{ datasets: [dataset] }] } });
 
 for (const driver of driversUnderTest()) {
   describe(`requests on ${driver}`, () => {
@@ -209,67 +211,37 @@ for (const driver of driversUnderTest()) {
         ],
         [{ ...newRequest(), unknown_field: 1 }, /unknown_field|Unrecognized/],
         [
-          newRequest({
-            scope: {
-              datasources: [
-                {
-                  datasets: [
-                    {
-                      namespace: 'x',
-                      source: { kind: 'pg', name: 'demo' },
-                      columns: ['id; DROP TABLE users'],
-                    },
-                  ],
-                },
-              ],
-            },
+          withDataset({
+            namespace: 'x',
+            source: { kind: 'pg', name: 'demo' },
+            columns: ['id; DROP TABLE users'],
           }),
           /columns/,
         ],
         [
-          newRequest({
-            scope: {
-              datasources: [
-                {
-                  datasets: [
-                    {
-                      namespace: 'x',
-                      source: { kind: 'pg', name: 'demo' },
-                      columns: ['id'],
-                      joins: [
-                        {
-                          namespace: 'y',
-                          on: 'true OR 1=1',
-                          source: { kind: 'pg', name: 'demo' },
-                          type: 'inner',
-                        },
-                      ],
-                    },
-                  ],
-                },
-              ],
-            },
+          withDataset({
+            namespace: 'x',
+            source: { kind: 'pg', name: 'demo' },
+            columns: ['id'],
+            joins: [
+              {
+                namespace: 'y',
+                on: 'true OR 1=1',
+                source: { kind: 'pg', name: 'demo' },
+                type: 'inner',
+              },
+            ],
           }),
           /on/,
         ],
         [
-          newRequest({
-            scope: {
-              datasources: [
-                {
-                  datasets: [
-                    {
-                      namespace: 'x',
-                      source: { kind: 'pg', name: 'demo' },
-                      columns: ['id'],
-                      filters: {
-                        logic: 'and',
-                        conditions: [{ condition: { column: 'id', op: 'in', value: 3 } }],
-                      },
-                    },
-                  ],
-                },
-              ],
+          withDataset({
+            namespace: 'x',
+            source: { kind: 'pg', name: 'demo' },
+            columns: ['id'],
+            filters: {
+              logic: 'and',
+              conditions: [{ condition: { column: 'id', op: 'in', value: 3 } }],
             },
           }),
           /value/,

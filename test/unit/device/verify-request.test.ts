@@ -48,6 +48,17 @@ function registerBody(id: DeviceIdentity, clientTimestamp: string) {
   return { body, canonical: Buffer.from(canonical, 'utf8') };
 }
 
+/** A request as register sends it, the signature in the body; checked at `now` with the five-minute window. */
+const verifyInBody = (body: unknown, signature: string, now: Date) =>
+  verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES });
+
+/**
+ * A request as inventory and events send it, the signature in a header; without the raw body, the canonical form
+ * decides. Checked at `now` with the five-minute window.
+ */
+const verifyInHeader = (body: unknown, signature: string, now: Date) =>
+  verifySignedDeviceRequest({ body, signature, signatureInBody: false, now, maxSkewMs: FIVE_MINUTES });
+
 beforeEach(() => clearCertificateCache());
 
 for (const keyType of ['p256', 'ed25519'] as const) {
@@ -72,13 +83,7 @@ for (const keyType of ['p256', 'ed25519'] as const) {
       const signature = signPayload(id.privateKey, keyType, canonical);
       // As received: JSON text in another key order, with whitespace, parsed.
       const wire = JSON.parse(JSON.stringify({ signature, ...body }, null, 2));
-      const out = verifySignedDeviceRequest({
-        body: wire,
-        signature,
-        signatureInBody: true,
-        now,
-        maxSkewMs: FIVE_MINUTES,
-      });
+      const out = verifyInBody(wire, signature, now);
       assert.deepEqual(out.canonical, canonical);
       assert.equal(out.via, 'canonical');
       assert.equal(out.certificate.fingerprint, id.fingerprint);
@@ -95,13 +100,7 @@ for (const keyType of ['p256', 'ed25519'] as const) {
         agents: [{ agentType: 'claude-code', displayName: 'Claude Code', mcps: [] }],
       };
       const signature = signPayload(id.privateKey, keyType, Buffer.from(canonicalize(body)), 'url');
-      const out = verifySignedDeviceRequest({
-        body,
-        signature,
-        signatureInBody: false,
-        now,
-        maxSkewMs: FIVE_MINUTES,
-      });
+      const out = verifyInHeader(body, signature, now);
       assert.equal(out.canonical?.toString(), canonicalize(body));
       assert.equal(out.via, 'canonical');
     });
@@ -213,18 +212,8 @@ for (const keyType of ['p256', 'ed25519'] as const) {
       const body = { certificate: id.certificatePem, clientTimestamp: ts, signature: 'x' };
       const withoutIt = Buffer.from(canonicalize({ certificate: id.certificatePem, clientTimestamp: ts }));
       const signature = signPayload(id.privateKey, keyType, withoutIt);
-      refused(
-        () =>
-          verifySignedDeviceRequest({
-            body,
-            signature,
-            signatureInBody: false,
-            now,
-            maxSkewMs: FIVE_MINUTES,
-          }),
-        'invalid_signature',
-      );
-      verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES });
+      refused(() => verifyInHeader(body, signature, now), 'invalid_signature');
+      verifyInBody(body, signature, now);
     });
 
     test('a body changed after signing is invalid_signature', () => {
@@ -236,62 +225,28 @@ for (const keyType of ['p256', 'ed25519'] as const) {
         { ...body, extra: true },
         { ...body, model: undefined },
       ]) {
-        refused(
-          () =>
-            verifySignedDeviceRequest({
-              body: { ...tampered, signature },
-              signature,
-              signatureInBody: true,
-              now,
-              maxSkewMs: FIVE_MINUTES,
-            }),
-          'invalid_signature',
-        );
+        refused(() => verifyInBody({ ...tampered, signature }, signature, now), 'invalid_signature');
       }
     });
 
     test('a signature by a key other than the certificate’s is invalid_signature', () => {
       const { body, canonical } = registerBody(id, ts);
       const signature = signPayload(other.privateKey, keyType, canonical);
-      refused(
-        () =>
-          verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES }),
-        'invalid_signature',
-      );
+      refused(() => verifyInBody(body, signature, now), 'invalid_signature');
     });
 
     test('a stale or future clientTimestamp with a valid signature is stale_timestamp', () => {
       for (const old of ['2026-06-01T11:54:59Z', '2026-06-01T12:05:01Z']) {
         const { body, canonical } = registerBody(id, old);
         const signature = signPayload(id.privateKey, keyType, canonical);
-        refused(
-          () =>
-            verifySignedDeviceRequest({
-              body,
-              signature,
-              signatureInBody: true,
-              now,
-              maxSkewMs: FIVE_MINUTES,
-            }),
-          'stale_timestamp',
-        );
+        refused(() => verifyInBody(body, signature, now), 'stale_timestamp');
       }
     });
 
     test('a stale request that is also tampered is invalid_signature (signature first)', () => {
       const { body, canonical } = registerBody(id, '2026-06-01T10:00:00Z');
       const signature = signPayload(id.privateKey, keyType, canonical);
-      refused(
-        () =>
-          verifySignedDeviceRequest({
-            body: { ...body, brand: 'Dell' },
-            signature,
-            signatureInBody: true,
-            now,
-            maxSkewMs: FIVE_MINUTES,
-          }),
-        'invalid_signature',
-      );
+      refused(() => verifyInBody({ ...body, brand: 'Dell' }, signature, now), 'invalid_signature');
     });
 
     test('signatureBytes: the decoded signature, the same for every base64 spelling', () => {
@@ -310,13 +265,7 @@ for (const keyType of ['p256', 'ed25519'] as const) {
                 ? raw.toString('base64url')
                 : raw.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
         assert.ok(signature.length > 0);
-        const out = verifySignedDeviceRequest({
-          body,
-          signature: fixed,
-          signatureInBody: true,
-          now,
-          maxSkewMs: FIVE_MINUTES,
-        });
+        const out = verifyInBody(body, fixed, now);
         seen.add(out.signatureBytes.toString('hex'));
         if (keyType === 'ed25519') assert.deepEqual(out.signatureBytes, raw);
       }
@@ -327,7 +276,7 @@ for (const keyType of ['p256', 'ed25519'] as const) {
       const { body, canonical } = registerBody(id, ts);
       for (let i = 0; i < 3; i++) {
         const signature = signPayload(id.privateKey, keyType, canonical);
-        verifySignedDeviceRequest({ body, signature, signatureInBody: true, now, maxSkewMs: FIVE_MINUTES });
+        verifyInBody(body, signature, now);
       }
       assert.equal(certificateCacheStats().parses, 1);
     });
@@ -343,17 +292,7 @@ describe('refusals that do not depend on the key type', () => {
     for (const clientTimestamp of [undefined, '', 'yesterday', '2026-06-01T12:00:00', 1767323045]) {
       const body = { certificate: id.certificatePem, clientTimestamp };
       const signature = signPayload(id.privateKey, 'ed25519', Buffer.from(canonicalize(body)));
-      assert.throws(
-        () =>
-          verifySignedDeviceRequest({
-            body,
-            signature,
-            signatureInBody: false,
-            now,
-            maxSkewMs: FIVE_MINUTES,
-          }),
-        InvalidTimestampError,
-      );
+      assert.throws(() => verifyInHeader(body, signature, now), InvalidTimestampError);
     }
   });
 
@@ -374,63 +313,22 @@ describe('refusals that do not depend on the key type', () => {
     for (const [id, code, status] of cases) {
       const body = { certificate: id?.certificatePem, clientTimestamp: ts() };
       const signature = id ? signPayload(id.privateKey, id.keyType, Buffer.from(canonicalize(body))) : 'AAAA';
-      refused(
-        () =>
-          verifySignedDeviceRequest({
-            body,
-            signature,
-            signatureInBody: false,
-            now,
-            maxSkewMs: FIVE_MINUTES,
-          }),
-        code,
-        status,
-      );
+      refused(() => verifyInHeader(body, signature, now), code, status);
     }
   });
 
   test('a body that is not an object, bad base64, or no canonical form: invalid_signature', async () => {
     const id = await makeDeviceIdentity({ keyType: 'p256' });
     for (const body of [null, [], 'text', 42]) {
-      refused(
-        () =>
-          verifySignedDeviceRequest({
-            body,
-            signature: 'AAAA',
-            signatureInBody: false,
-            now,
-            maxSkewMs: FIVE_MINUTES,
-          }),
-        'invalid_signature',
-      );
+      refused(() => verifyInHeader(body, 'AAAA', now), 'invalid_signature');
     }
     const body = { certificate: id.certificatePem, clientTimestamp: ts() };
     const good = signPayload(id.privateKey, 'p256', Buffer.from(canonicalize(body)));
-    refused(
-      () =>
-        verifySignedDeviceRequest({
-          body,
-          signature: `${good}!`,
-          signatureInBody: false,
-          now,
-          maxSkewMs: FIVE_MINUTES,
-        }),
-      'invalid_signature',
-    );
+    refused(() => verifyInHeader(body, `${good}!`, now), 'invalid_signature');
     // A lone surrogate (valid JSON text: "\udead") has no canonical form.
     const lone = JSON.parse(
       `{"certificate":${JSON.stringify(id.certificatePem)},"clientTimestamp":"${ts()}","name":"\\udead"}`,
     );
-    refused(
-      () =>
-        verifySignedDeviceRequest({
-          body: lone,
-          signature: good,
-          signatureInBody: false,
-          now,
-          maxSkewMs: FIVE_MINUTES,
-        }),
-      'invalid_signature',
-    );
+    refused(() => verifyInHeader(lone, good, now), 'invalid_signature');
   });
 });
