@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { eq } from 'drizzle-orm';
-import { devices } from '../db/schema.ts';
+import { type SQL, sql } from 'drizzle-orm';
+import { queryRows } from '../db/query.ts';
+import { textParam } from '../db/sql-values.ts';
 import { HttpError, unauthorized, validationFailed } from '../http/errors.ts';
 import type { Authenticator, RequestContext } from '../http/handler.ts';
 import { DeviceAuthError } from './certificate.ts';
@@ -31,16 +32,19 @@ export const unknownDevice = () =>
     'unknown_device',
   );
 
+/**
+ * The enrolled device a certificate fingerprint belongs to (its id and serial number; no row: none): the `d` of the
+ * writes that check enrollment themselves (events, inventory), and the lookup before a refused body.
+ */
+export const enrolledDeviceSql = (fingerprint: SQL): SQL =>
+  sql`SELECT id, serial_number FROM devices WHERE certificate_fingerprint = ${fingerprint}`;
+
 /** Refuses a verified certificate that no enrolled device has (401 unknown_device). */
 async function checkEnrolled(ctx: RequestContext): Promise<void> {
   const fingerprint = ctx.device?.fingerprint;
   if (!fingerprint) throw new Error('checkEnrolled runs after the signature is verified');
-  const [row] = await ctx.db
-    .select({ id: devices.id })
-    .from(devices)
-    .where(eq(devices.certificateFingerprint, fingerprint))
-    .limit(1);
-  if (!row) throw unknownDevice();
+  const rows = await queryRows<{ id: string }>(ctx.db, enrolledDeviceSql(textParam(fingerprint)));
+  if (rows.length === 0) throw unknownDevice();
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { textParam, tsParam } from '../db/sql-values.ts';
-import { replayedRequest, unknownDevice } from '../device/authenticate.ts';
+import { enrolledDeviceSql, replayedRequest, unknownDevice } from '../device/authenticate.ts';
 import { payloadTooLarge } from '../http/errors.ts';
 import type { Precheck, VerifiedDeviceRequest } from '../http/handler.ts';
 import { EVENT_TEXT_MAX, type ObservabilityEventInput } from '../schemas/devices.ts';
@@ -64,7 +64,7 @@ export const INGEST_FUNCTION = 'ingest_events';
  */
 export function ingestFunctionSql(): SQL {
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;
-  const statement = sql`WITH d AS (SELECT id, serial_number FROM devices WHERE certificate_fingerprint = p_fingerprint),
+  const statement = sql`WITH d AS (${enrolledDeviceSql(sql`p_fingerprint`)}),
       sig AS (${signatureInsertSql(sql`p_signature_hash`, sql`p_fingerprint`, sql`p_replay_until`, sql`EXISTS (SELECT 1 FROM d)`)}),
       ins AS (
         INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { jsonParam, textParam, tsParam } from '../db/sql-values.ts';
-import { replayedRequest, unknownDevice } from '../device/authenticate.ts';
+import { enrolledDeviceSql, replayedRequest, unknownDevice } from '../device/authenticate.ts';
 import type { VerifiedDeviceRequest } from '../http/handler.ts';
 import type { InventoryBody } from '../schemas/devices.ts';
 import { signatureInsert } from './devices.ts';
@@ -31,7 +31,7 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;
   const [row] = await queryRows<{ device_id: string | null; ok: number }>(
     db,
-    sql`WITH d AS (SELECT id FROM devices WHERE certificate_fingerprint = ${textParam(device.fingerprint)}),
+    sql`WITH d AS (${enrolledDeviceSql(textParam(device.fingerprint))}),
       sig AS (${signatureInsert(device, sql`EXISTS (SELECT 1 FROM d)`)}),
       in_agents AS (SELECT * FROM jsonb_to_recordset(${jsonParam(agents)}) AS a(agent_type text, display_name text)),
       in_mcps AS (SELECT * FROM jsonb_to_recordset(${jsonParam(mcps)})
