@@ -40,6 +40,11 @@ export const schedules = {
     summary: 'Background health probe; also prunes expired replay records and sign-ins',
     everyMs: (config: Config) => config.health.probe_interval,
   },
+  rollupFold: {
+    handler: 'observability/fold',
+    summary: 'Folds newly stored device events into the observability rollups (every read also folds first)',
+    everyMs: (config: Config) => config.events.fold_interval,
+  },
   requestExpiry: {
     handler: 'requests/expire',
     summary: 'Data-access requests past valid_until become expired; their environments are torn down',

@@ -79,6 +79,8 @@ export const configSchema = z
         max_batch: z.number().int().positive().max(10_000).default(1000),
         // Bounded so that a full batch of stored prompts stays far below the Data API's 4 MiB request.
         prompt_max_chars: z.number().int().positive().max(65_536).default(4096),
+        // How often the stored events are folded into the observability rollups (every admin read folds first too).
+        fold_interval: duration('1m'),
       })
       .strict()
       .prefault({}),

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { INGEST_FUNCTION, ingestFunctionSql } from '../domain/events.ts';
+import { FOLD_FUNCTION, foldFunctionSql } from '../domain/observability-rollups.ts';
 import { DEFAULT_MIGRATIONS_DIR, readMigrations } from './migrate.ts';
 
 export interface GeneratedFunction {
@@ -22,6 +23,11 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     name: INGEST_FUNCTION,
     source: 'shared/domain/events.ts (ingestFunctionSql)',
     definition: ingestFunctionSql,
+  },
+  {
+    name: FOLD_FUNCTION,
+    source: 'shared/domain/observability-rollups.ts (foldFunctionSql)',
+    definition: foldFunctionSql,
   },
 ];
 

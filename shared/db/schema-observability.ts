@@ -5,7 +5,9 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  boolean,
   check,
+  customType,
   integer,
   pgTable,
   primaryKey,
@@ -14,13 +16,17 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
+/** A 64-bit transaction id (PostgreSQL's xid8), read as its decimal text. */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+
 /** h1..h64: counts of durations in (1.25^(b-2), 1.25^(b-1)] ms (h1: <= 1 ms), see obs_duration_bucket; 0 is NULL. */
 const histColumns = Object.fromEntries(
   Array.from({ length: 64 }, (_, i) => [`h${i + 1}`, integer(`h${i + 1}`)]),
 );
 
 /**
- * Hourly, 6-hourly, daily and weekly (ISO) rollups of observability_events, maintained by the ingest statement.
+ * Hourly, 6-hourly, daily and weekly (ISO) rollups of observability_events, maintained by the fold
+ * (observability_fold(), shared/domain/observability-rollups.ts).
  * kind 'call' rows (all four grains) are keyed by agent, MCP, tool, event type, result, deny code, rule and model and carry
  * a 64-bucket duration histogram; kind 'actor' rows (daily and weekly) are keyed by actor and group. Absent values
  * are ''.
@@ -73,7 +79,7 @@ export const observabilityRollups = pgTable(
 
 /**
  * Calls, denies, errors and tokens per minute, hour and day, keyed by event type and result: the summary's time
- * series. Maintained by the ingest statement with observability_rollups.
+ * series. Maintained by the fold with observability_rollups.
  */
 export const observabilitySeries = pgTable(
   'observability_series',
@@ -92,4 +98,20 @@ export const observabilitySeries = pgTable(
     primaryKey({ name: 'observability_series_pkey', columns: [t.grain, t.bucket, t.eventType, t.result] }),
     check('observability_series_grain_check', sql`${t.grain} in ('minute', 'hour', 'day')`),
   ],
+);
+
+/**
+ * The rollup fold's watermark (one row): every event whose ingest_xid is below next_xid is in the rollups and the
+ * series; the fold (observability_fold(), shared/domain/observability-rollups.ts) adds the rest, in xid ranges that
+ * no open transaction can still write into.
+ */
+export const observabilityFoldState = pgTable(
+  'observability_fold_state',
+  {
+    id: boolean('id').primaryKey().default(true),
+    nextXid: xid8('next_xid').notNull(),
+    foldedAt: timestamp('folded_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    eventsFolded: bigint('events_folded', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [check('observability_fold_state_single_row', sql`${t.id}`)],
 );

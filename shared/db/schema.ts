@@ -7,6 +7,7 @@ import {
   bigint,
   boolean,
   check,
+  customType,
   index,
   integer,
   jsonb,
@@ -18,6 +19,8 @@ import {
 } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** A 64-bit transaction id (PostgreSQL's xid8), read as its decimal text. */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 const createdAt = () => ts('created_at').notNull().defaultNow();
 const updatedAt = () => ts('updated_at').notNull().defaultNow();
 const id = () => uuid('id').primaryKey().defaultRandom();
@@ -196,9 +199,16 @@ export const observabilityEvents = pgTable(
     prompt: text('prompt'),
     promptTruncated: boolean('prompt_truncated').notNull().default(false),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * The transaction that stored the event: the rollup fold (shared/domain/observability-rollups.ts) folds events
+     * by ranges of it. Written by ingest_events only: NULL for events stored otherwise (a bulk load, which
+     * rebuildRollups covers) or before the fold existed (their rollups were written at ingest).
+     */
+    ingestXid: xid8('ingest_xid'),
   },
   (t) => [
     uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId),
+    index('observability_events_ingest_xid_idx').on(t.ingestXid),
     index('observability_events_time_idx').on(t.eventTime.desc(), t.id.desc()),
     index('observability_events_device_time_idx').on(t.deviceId, t.eventTime.desc(), t.id.desc()),
     index('observability_events_session_idx').on(t.sessionId, t.eventTime, t.id),

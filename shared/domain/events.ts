@@ -8,7 +8,6 @@ import { payloadTooLarge } from '../http/errors.ts';
 import type { Precheck, VerifiedDeviceRequest } from '../http/handler.ts';
 import { EVENT_TEXT_MAX, type ObservabilityEventInput } from '../schemas/devices.ts';
 import { signatureInsertSql } from './devices.ts';
-import { rollupUpsertSql, seriesUpsertSql } from './observability-rollups.ts';
 
 /** Truncates a text to `max` characters (code points, so no surrogate pair is cut in half). */
 export function truncateText(
@@ -55,9 +54,10 @@ export const INGEST_FUNCTION = 'ingest_events';
  * every event (expanded from one json value by json_to_recordset, never one parameter per value; json, not jsonb:
  * the text is read once instead of being converted first, measurably faster for large batches), and the device's
  * last-seen times. All or nothing. An event_id already stored for the device is counted as a duplicate, not stored
- * again. CTEs `roll` and `series` upsert the rollups (hourly, 6-hourly, daily, weekly) and the minute / hour / day
- * series of exactly the inserted rows, from the same fragments as the raw paths (observability-rollups.ts). It
- * returns the device, whether the replay record was new, and how many events were stored.
+ * again. Each event is stamped with the transaction that stored it (ingest_xid): the rollups and series are not
+ * written here but folded from the events of finished transactions (observability_fold(), observability-rollups.ts),
+ * before every read of them and on a schedule. It returns the device, whether the replay record was new, and how
+ * many events were stored.
  *
  * The migration that installs it is generated from this text (`npm run db:functions -- <name>`), and a unit test
  * fails while the newest such migration differs from it (shared/db/function-migrations.ts).
@@ -69,11 +69,13 @@ export function ingestFunctionSql(): SQL {
       ins AS (
         INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, received_at, event_time,
           agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, error_message, rule_applied, model,
-          session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata)
+          session_id, group_name, actor_email, tokens_in, tokens_out, duration_ms, skills, prompt, prompt_truncated, metadata,
+          ingest_xid)
         SELECT e.event_id, d.id, d.serial_number, p_source_ip, p_received_at, e.event_time, e.agent_type,
           e.mcp_name, e.tool, e.event_type, e.result, e.deny_code, e.deny_reason, e.error_message, e.rule_applied,
           e.model, e.session_id, e.group_name, e.actor_email, e.tokens_in, e.tokens_out, e.duration_ms,
-          coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated, coalesce(e.metadata, '{}'::jsonb)
+          coalesce(e.skills, '[]'::jsonb), e.prompt, e.prompt_truncated, coalesce(e.metadata, '{}'::jsonb),
+          pg_current_xact_id()
         FROM json_to_recordset(p_events) AS e(event_id uuid, event_time timestamptz, agent_type text,
           mcp_name text, tool text, event_type text, result text, deny_code text, deny_reason text, error_message text,
           rule_applied text, model text, session_id text, group_name text, actor_email text, tokens_in int,
@@ -81,10 +83,7 @@ export function ingestFunctionSql(): SQL {
           CROSS JOIN d
         WHERE ${guard}
         ON CONFLICT (device_id, event_id) DO NOTHING
-        RETURNING event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
-          actor_email, group_name, tokens_in, tokens_out, duration_ms),
-      roll AS (${rollupUpsertSql(sql`ins`)}),
-      series AS (${seriesUpsertSql(sql`ins`)}),
+        RETURNING 1),
       dev AS (
         UPDATE devices SET last_seen_at = p_received_at,
           last_event_at = greatest(coalesce(last_event_at, p_latest), p_latest)

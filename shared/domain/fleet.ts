@@ -35,6 +35,7 @@ import {
   TS_RE,
   UUID_RE,
 } from './observability-cursor.ts';
+import { foldRollups } from './observability-rollups.ts';
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
 
@@ -219,6 +220,7 @@ export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date(
     const [name] = decodeCursor(query.cursor, 'agents', fh, [ANY_RE]);
     where.push(sql`a.agent_type > ${name}`);
   }
+  await foldRollups(db);
   const rows = await queryDoc<Bounded<{ agent_type: string }>>(
     db,
     sql`WITH calls AS (${callsCte('agent_type', w.from, w.to)}),
@@ -278,6 +280,7 @@ export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
   const having = query.updated_since
     ? sql`HAVING max(m.last_seen_at) >= ${query.updated_since}::timestamptz`
     : sql``;
+  await foldRollups(db);
   const doc = await queryDoc<{
     mcps: Bounded<{ name: string }>;
     shadow: Bounded<unknown>;
@@ -348,6 +351,7 @@ export async function fleetSummary(db: Db, config: Config, now = new Date()) {
   const t = threshold(config, now);
   const dayAgo = new Date(now.getTime() - 86_400_000);
   const r = rangeOf(dayAgo, now, 'hour');
+  await foldRollups(db);
   const doc = await queryDoc<Record<string, unknown>>(
     db,
     sql`WITH d AS (SELECT ${statusSql(t.since)} AS status, d.created_at FROM devices d),

@@ -1,11 +1,12 @@
 // The rollups of observability_events (tables observability_rollups, migrations/0002_observability.sql, and
 // observability_series, migrations/0003_observability_series.sql): SQL fragments that aggregate any relation with
-// the event columns into rollup rows. The ingest statement (shared/domain/events.ts) upserts the aggregate of the
-// rows it just inserted; the summary's raw path (shared/domain/observability.ts) computes the very same aggregate
+// the event columns into rollup rows. The fold (observability_fold(), below) upserts the aggregate of the events
+// stored since the last fold; the summary's raw path (shared/domain/observability.ts) computes the very same aggregate
 // from the events table, so both paths read alike and a property test can compare them. Design notes: the top of
 // shared/domain/observability.ts.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/query.ts';
 
 /** Bucket sizes: minutes (series only), hours, quarter days of 6 hours (call rollups only), UTC days, ISO weeks. */
 export type Grain = 'minute' | 'hour' | '6h' | 'day' | 'week';
@@ -186,9 +187,8 @@ export function coarserRollupsSql(
 
 /**
  * The upsert of the rollups of `source` (hourly, 6-hourly, daily and weekly call rows, daily and weekly actor rows)
- * as one statement fragment: a CTE of the ingest statement. The finest rows are computed from the events, the
- * coarser ones summed from them. Rows are inserted in key order so that concurrent batches lock shared rows in the
- * same order.
+ * as one statement fragment: a CTE of the fold. The finest rows are computed from the events, the
+ * coarser ones summed from them, in key order.
  */
 export function rollupUpsertSql(source: SQL): SQL {
   const finest = rollupSelectSql(source, ['hour'], ['day']);
@@ -228,7 +228,7 @@ export function coarserSeriesSql(source: SQL, grainList: readonly Grain[]): SQL 
 
 /**
  * The upsert of the series rows of `source` (minute rows from the events, hour and day rows summed from them), in
- * key order: a CTE of the ingest statement.
+ * key order: a CTE of the fold.
  */
 export function seriesUpsertSql(source: SQL): SQL {
   return sql`INSERT INTO observability_series (${sql.raw(SERIES_COLUMNS)})
@@ -240,6 +240,70 @@ export function seriesUpsertSql(source: SQL): SQL {
       tokens_in = observability_series.tokens_in + EXCLUDED.tokens_in,
       tokens_out = observability_series.tokens_out + EXCLUDED.tokens_out
     RETURNING 1`;
+}
+
+/** Name of the SQL function that folds newly stored events into the rollups (migrations: the newest defining it). */
+export const FOLD_FUNCTION = 'observability_fold';
+
+/** The event columns the rollup and series fragments read. */
+const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
+      actor_email, group_name, tokens_in, tokens_out, duration_ms`;
+
+/**
+ * CREATE OR REPLACE FUNCTION observability_fold(): adds to the rollups and series every event stored since the last
+ * fold, and returns how many. The ingest statement stores events only, each stamped with its transaction
+ * (ingest_xid); a fold takes the events of the transactions in [watermark, xmin), where xmin is the oldest
+ * transaction still running: every transaction below it has finished, so its events are all visible and no event
+ * can still appear in that range. Then the watermark moves to xmin. Each event is folded exactly once, whatever the
+ * commit order of concurrent batches, and folds never block ingest. Folds are serialized by the watermark row lock
+ * (a second one waits, then starts where the first ended).
+ *
+ * Every read of the rollups folds first (foldRollups), so a read includes every event committed before it began (save
+ * those of a write transaction that is still open, for its few milliseconds); the scheduled function
+ * observability/fold keeps the backlog, and so the cost of that first step, small. Folding many batches at once
+ * upserts each rollup row once per fold instead of once per batch.
+ *
+ * Generated into a migration like ingest_events (shared/db/function-migrations.ts).
+ */
+export function foldFunctionSql(): SQL {
+  const ins = sql`ins`;
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(FOLD_FUNCTION)}(OUT folded bigint)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $fold$
+DECLARE
+  lo xid8;
+  hi xid8;
+BEGIN
+  SELECT next_xid INTO lo FROM observability_fold_state FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'observability_fold_state has no row (migrations/0006_observability_fold.sql inserts it)';
+  END IF;
+  hi := pg_snapshot_xmin(pg_current_snapshot());
+  folded := 0;
+  IF hi <= lo THEN
+    RETURN;
+  END IF;
+  WITH ins AS MATERIALIZED (SELECT ${sql.raw(FOLDED_COLUMNS)} FROM observability_events
+        WHERE ingest_xid >= lo AND ingest_xid < hi),
+      roll AS (${rollupUpsertSql(ins)}),
+      series AS (${seriesUpsertSql(ins)})
+    SELECT count(*) INTO folded FROM ins;
+  UPDATE observability_fold_state SET next_xid = hi, folded_at = now(), events_folded = events_folded + folded;
+END
+$fold$`;
+}
+
+/**
+ * Folds the events stored since the last fold into the rollups (observability_fold(), above); every reader of
+ * observability_rollups or observability_series calls it first. Returns how many events it folded.
+ */
+export async function foldRollups(db: Db): Promise<number> {
+  const [row] = await queryRows<{ folded: number | string }>(
+    db,
+    sql`SELECT folded FROM ${sql.raw(FOLD_FUNCTION)}()`,
+  );
+  return Number(row?.folded ?? 0);
 }
 
 /** A grain or kind as an SQL literal (from a closed set, never user input). */
@@ -254,9 +318,17 @@ export async function rebuildRollups(db: Db): Promise<void> {
   await db.transaction(async (tx) => {
     // Hash aggregation of millions of events instead of sorting them on disk (default 4 MB).
     await tx.execute(sql`SET LOCAL work_mem = '256MB'`);
+    // As a fold does (foldFunctionSql): no fold meanwhile; every event below the oldest running transaction now,
+    // and every event without ingest_xid, is in the rebuilt rows; later ones are left to the next fold.
+    await tx.execute(sql`SELECT 1 FROM observability_fold_state FOR UPDATE`);
+    const [mark] = await queryRows<{ hi: string }>(
+      tx,
+      sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS hi`,
+    );
+    const hi = sql`${mark?.hi}::xid8`;
     await tx.execute(sql`DELETE FROM observability_rollups`);
     await tx.execute(sql`DELETE FROM observability_series`);
-    const events = sql`observability_events`;
+    const events = sql`(SELECT * FROM observability_events WHERE ingest_xid IS NULL OR ingest_xid < ${hi})`;
     // In bucket order, as a live table fills: the rows of a range share pages.
     await tx.execute(sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
       SELECT * FROM (${rollupSelectSql(events, ['hour'], ['day'])}) AS x ORDER BY bucket, kind`);
@@ -282,5 +354,6 @@ export async function rebuildRollups(db: Db): Promise<void> {
         SELECT * FROM (${coarserSeriesSql(sql`SELECT * FROM observability_series WHERE grain = ${lit(fine)}`, [to])}) AS x
         ORDER BY bucket`);
     }
+    await tx.execute(sql`UPDATE observability_fold_state SET next_xid = ${hi}, folded_at = now()`);
   });
 }

@@ -2,12 +2,14 @@
 //
 // DESIGN (figures: `npm run bench:observability`, test/bench/observability.ts; recorded in the README)
 //
-// * Rollups maintained at ingest. The ingest statement (shared/domain/events.ts) upserts, in two more CTEs of its
-//   single statement, the aggregates of exactly the rows it inserted (duplicates by event_id never count twice; all
-//   or nothing), in key order so that concurrent batches lock shared rows in the same order. Only the finest grain
-//   (hourly calls, daily actors, minute series) is grouped from the inserted events; the coarser rows are summed
-//   from those few hundred rows (buckets nest), which took the rollup and series CTEs from ~33 to ~14 ms of a
-//   1000-event batch on PostgreSQL:
+// * Rollups folded from the stored events. The ingest statement (shared/domain/events.ts) stores events only, each
+//   stamped with its transaction (ingest_xid); observability_fold() (observability-rollups.ts) upserts the
+//   aggregates of the events of every finished transaction since its watermark, exactly once each, and every reader
+//   of the rollups calls it first (foldRollups), so reads are as fresh as when ingest wrote the rollups itself; a
+//   schedule (observability/fold) keeps the backlog small. In the ingest statement they were ~20 of ~85 ms of a
+//   1000-event batch (~870 rows upserted per batch); a fold upserts each row once for all batches since the last.
+//   Only the finest grain (hourly calls, daily actors, minute series) is grouped from the events; the coarser rows
+//   are summed from those rows (buckets nest):
 //   - observability_rollups kind 'call', hourly, 6-hourly, daily and weekly (ISO), keyed by (agent, MCP, tool, event type,
 //     result, deny code, rule, model): calls, denied, errors, tokens in / out, duration sum / max and a 64-bucket
 //     log histogram of durations in h1..h64 (factor 1.25: a percentile is the upper bound of the bucket holding the
@@ -72,7 +74,14 @@ import {
   likePattern,
   TS_RE,
 } from './observability-cursor.ts';
-import { CALL_KEY, callRowsSql, type Grain, HIST_COLUMNS, histPercentile } from './observability-rollups.ts';
+import {
+  CALL_KEY,
+  callRowsSql,
+  foldRollups,
+  type Grain,
+  HIST_COLUMNS,
+  histPercentile,
+} from './observability-rollups.ts';
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
 const HOUR = 3_600_000;
@@ -545,6 +554,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
           sum(e.duration_ms)::bigint AS duration_sum, max(e.duration_ms) AS duration_max
         FROM ${events(actorRange)} e GROUP BY 1`;
   const n = query.top;
+  await foldRollups(db);
   const doc = await queryDoc<
     {
       totals: TopRow | null;
@@ -672,6 +682,7 @@ export async function observabilityFilters(db: Db, query: FiltersQuery, now = ne
           ORDER BY 2 DESC, 1 LIMIT ${lim}) y`,
       `(SELECT count(DISTINCT ${col})::int FROM ${rel} WHERE ${col} <> '')`,
     );
+  await foldRollups(db);
   const doc = await queryDoc<Record<string, { values: unknown[]; available: number; total: number | null }>>(
     db,
     sql`WITH f AS MATERIALIZED (SELECT agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,

@@ -4,7 +4,9 @@
 //     toEvent), for batches of 1, 100 and 1000, on PGlite and on PostgreSQL (a fresh database on
 //     TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test, dropped after), as a ratio to
 //     (a) drizzle's multi-row .values() insert of the same rows and (b) COPY FROM STDIN of the same rows (pg's
-//     copy-in protocol through a custom submittable; on PGlite, COPY FROM '/dev/blob').
+//     copy-in protocol through a custom submittable; on PGlite, COPY FROM '/dev/blob'). The handler stores events
+//     only; their rollups are folded later (observability_fold(), on a schedule and before every read), so the run
+//     also times one fold of all the handler's events of each batch size and prints handler + fold together.
 //  2. per-request signature verification (verifySignedDeviceRequest as the device authenticator calls it) as a
 //     ratio to a bare crypto.verify of the same bytes with a cached key, small and large bodies, both key types.
 //  3. Data API calls per request of register, inventory and events, counted by test/support/data-api-server.ts.
@@ -28,6 +30,7 @@ import { parseDeviceCertificate } from '#shared/device/certificate.ts';
 import { decodeSignature } from '#shared/device/signature.ts';
 import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
 import { truncateText } from '#shared/domain/events.ts';
+import { foldRollups } from '#shared/domain/observability-rollups.ts';
 import { setLogLevel } from '#shared/http/logger.ts';
 import { lambdaContext, toEvent } from '#shared/local/api-gateway.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
@@ -280,6 +283,9 @@ interface IngestRow {
   /** Medians of the per-round throughput ratios. */
   handlerOverDrizzle: number;
   handlerOverCopy: number;
+  /** The rollup fold of the handler's events afterwards, in one run: events/s, and handler plus fold together. */
+  fold: number;
+  handlerWithFold: number;
 }
 
 async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> {
@@ -305,6 +311,7 @@ async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> 
       // the figures are events over summed time, the ratios the medians of the per-round ratios.
       const rounds = batch === 1 ? (QUICK ? 60 : 200) : batch === 100 ? (QUICK ? 15 : 40) : QUICK ? 8 : 24;
       const warmup = Math.max(3, Math.round(rounds / 10));
+      await foldRollups(db); // what earlier batch sizes left
       const totals = { handler: 0, drizzle: 0, copy: 0 };
       const ratios = { drizzle: [] as number[], copy: [] as number[] };
       for (let round = -warmup; round < rounds; round++) {
@@ -328,6 +335,11 @@ async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> 
         ratios.drizzle.push(drizzleMs / handlerMs);
         ratios.copy.push(copyMs / handlerMs);
       }
+      // The rollups of the handler's events (warm-up included), folded at once as the schedule or a read does.
+      const t0 = performance.now();
+      const folded = await foldRollups(db);
+      const foldMs = ms(t0);
+      if (folded !== (rounds + warmup) * batch) throw new Error(`folded ${folded} events`);
       const stored = rounds * batch;
       out.push({
         driver,
@@ -337,6 +349,8 @@ async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> 
         copy: (stored / totals.copy) * 1000,
         handlerOverDrizzle: median(ratios.drizzle),
         handlerOverCopy: median(ratios.copy),
+        fold: (folded / foldMs) * 1000,
+        handlerWithFold: (stored / (totals.handler + (foldMs * rounds) / (rounds + warmup))) * 1000,
       });
     }
   } finally {
@@ -506,15 +520,15 @@ if (PARTS.has('ingest')) {
     '\nbench:ingest — events/s stored through the events handler (direct invocation with an API Gateway v2 event)',
   );
   console.log(
-    'vs (a) drizzle multi-row .values() and (b) COPY FROM STDIN (PGlite: FROM /dev/blob), same rows, same run;\nev/s over summed time, ratios = medians of per-round ratios (one request each way per round, alternated)',
+    "vs (a) drizzle multi-row .values() and (b) COPY FROM STDIN (PGlite: FROM /dev/blob), same rows, same run;\nev/s over summed time, ratios = medians of per-round ratios (one request each way per round, alternated);\nfold: the rollups of all the handler's events of that batch size, folded afterwards in one call (observability_fold())",
   );
   console.log(
-    '| database | batch | handler ev/s | (a) drizzle ev/s | handler / (a) | (b) COPY ev/s | handler / (b) |',
+    '| database | batch | handler ev/s | (a) drizzle ev/s | handler / (a) | (b) COPY ev/s | handler / (b) | fold ev/s | handler + fold ev/s |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const x of ingest) {
     console.log(
-      `| ${x.driver} | ${x.batch} | ${fmt(x.handler)} | ${fmt(x.drizzle)} | ${fmt(x.handlerOverDrizzle, 2)} | ${fmt(x.copy)} | ${fmt(x.handlerOverCopy, 2)} |`,
+      `| ${x.driver} | ${x.batch} | ${fmt(x.handler)} | ${fmt(x.drizzle)} | ${fmt(x.handlerOverDrizzle, 2)} | ${fmt(x.copy)} | ${fmt(x.handlerOverCopy, 2)} | ${fmt(x.fold)} | ${fmt(x.handlerWithFold)} |`,
     );
   }
   const pg1000 = ingest.find((x) => x.driver === 'postgres' && x.batch === 1000);

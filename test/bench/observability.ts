@@ -25,7 +25,7 @@ import { queryRows } from '#shared/db/query.ts';
 import { ingestEvents } from '#shared/domain/events.ts';
 import { listDevices } from '#shared/domain/fleet.ts';
 import { listEvents, observabilitySummary } from '#shared/domain/observability.ts';
-import { rebuildRollups } from '#shared/domain/observability-rollups.ts';
+import { foldRollups, rebuildRollups } from '#shared/domain/observability-rollups.ts';
 import { observabilityEvent } from '#shared/schemas/devices.ts';
 import {
   type ListEventsQuery,
@@ -298,7 +298,9 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       target(`device list status=${status} p95`, m.p95, 20, 'ms');
     }
 
-    console.log('\ningest through ingestEvents (one statement per batch: events, rollups, series, device):');
+    console.log(
+      '\ningest through ingestEvents (one statement per batch: events, device; rollups folded after):',
+    );
     const devices = await queryRows<{ fingerprint: string }>(
       db,
       sql`SELECT d.certificate_fingerprint AS fingerprint FROM bench_devices b JOIN devices d ON d.id = b.id
@@ -357,6 +359,11 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     const total = workers * perWorker * size;
     console.log(
       `  ${workers === 1 ? 'one device' : `${workers} devices in parallel`}, ${perWorker} batches of ${size} each: ${Math.round(total / wall).toLocaleString('en')} events/s; per batch p50 ${ms(quantile(latencies, 0.5))} ms, p95 ${ms(quantile(latencies, 0.95))} ms`,
+    );
+    const tf = performance.now();
+    const folded = await foldRollups(db);
+    console.log(
+      `  the fold of those ${folded.toLocaleString('en')} events into the rollups: ${ms(performance.now() - tf)} ms`,
     );
     if (driver === 'postgres') {
       await new Promise((resolve) => setTimeout(resolve, 1000)); // statistics are flushed asynchronously

@@ -274,24 +274,44 @@ test('the probe schedule follows health.probe_interval; change the config, the e
   }
 });
 
-test('the request-expiry schedule follows requests.expiry_interval', () => {
-  const expiryRule = (template: typeof prod.template) =>
-    Object.values(template.findResources('AWS::Events::Rule')).find((rule) =>
-      String((rule as Resource).Properties.Description).startsWith(`${schedules.requestExpiry.handler} `),
-    ) as Resource;
-  assert.equal(
-    expiryRule(prod.template).Properties.ScheduleExpression,
-    rateExpression(config.requests.expiry_interval),
-  );
-  const text = readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8');
-  assert.doesNotMatch(text, /^\[requests\]/m, 'this test appends its own [requests] table');
-  const file = join(scratch, 'expiry-5m.toml');
-  writeFileSync(file, `${text}\n[requests]\nexpiry_interval = "5m"\n`);
-  assert.equal(
-    expiryRule(synth({ configFile: file }).template).Properties.ScheduleExpression,
-    'rate(5 minutes)',
-  );
-});
+const scheduleRule = (template: typeof prod.template, handler: string) =>
+  Object.values(template.findResources('AWS::Events::Rule')).find((rule) =>
+    String((rule as Resource).Properties.Description).startsWith(`${handler} `),
+  ) as Resource;
+
+for (const { id, key, every, to5m } of [
+  {
+    id: 'requestExpiry',
+    key: 'requests.expiry_interval',
+    every: config.requests.expiry_interval,
+    // prod.toml has no [requests] table: append one.
+    to5m: (text: string) => {
+      assert.doesNotMatch(text, /^\[requests\]/m, 'this test appends its own [requests] table');
+      return `${text}\n[requests]\nexpiry_interval = "5m"\n`;
+    },
+  },
+  {
+    id: 'rollupFold',
+    key: 'events.fold_interval',
+    every: config.events.fold_interval,
+    // prod.toml sets it in its [events] table: change that line.
+    to5m: (text: string) => {
+      assert.match(text, /^fold_interval = /m);
+      return text.replace(/^fold_interval = .*$/m, 'fold_interval = "5m"');
+    },
+  },
+] as const) {
+  test(`the ${id} schedule follows ${key}`, () => {
+    const { handler } = schedules[id];
+    assert.equal(scheduleRule(prod.template, handler).Properties.ScheduleExpression, rateExpression(every));
+    const file = join(scratch, `${id}-5m.toml`);
+    writeFileSync(file, to5m(readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8')));
+    assert.equal(
+      scheduleRule(synth({ configFile: file }).template, handler).Properties.ScheduleExpression,
+      'rate(5 minutes)',
+    );
+  });
+}
 
 test('envsvc.provider = "http": a token secret, read only by the functions whose code calls the service', async () => {
   const text = readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8');

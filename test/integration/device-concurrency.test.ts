@@ -1,12 +1,19 @@
 // 20 agents send batches at once on a real PostgreSQL, and retry some of them (re-signed, same event_ids, as the
 // protocol tells a retrying agent to): afterwards stored events = distinct event_ids sent; none lost, none doubled.
+// The rollup fold (shared/domain/observability-rollups.ts) running meanwhile counts each of them exactly once, and
+// an ingest transaction still open holds the fold back below it instead of letting its events be skipped.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { createDeviceIdentity } from '#shared/agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
+import { fingerprintOf } from '#shared/device/certificate.ts';
+import { foldRollups } from '#shared/domain/observability-rollups.ts';
 import { testDatabaseUrl } from '#test/support/databases.ts';
 import { hardware, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
+import { assertRollupsEqualRecomputation } from '#test/support/rollups.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 describe('concurrent ingest on postgres', () => {
@@ -35,9 +42,24 @@ describe('concurrent ingest on postgres', () => {
       { identity, events: batches[0] as unknown[] },
       { identity, events: batches[3] as unknown[] },
     ]);
+    // Folds and admin summary reads (which fold first) all the while, on other connections.
+    let sending = true;
+    let folds = 0;
+    const folding = (async () => {
+      while (sending) {
+        await foldRollups(svc.runtime.database.db);
+        const summary = await svc.call('GET', '/v1/admin/observability/summary', { token });
+        assert.equal(summary.status, 200);
+        folds++;
+      }
+    })();
     const results = await Promise.all(
       sends.map(({ identity, events }) => send(svc.url, prepare('/v1/devices/events', identity, { events }))),
-    );
+    ).finally(() => {
+      sending = false;
+    });
+    await folding;
+    assert.ok(folds > 0);
     assert.ok(
       results.every((r) => r.status === 200),
       JSON.stringify(results.find((r) => r.status !== 200)),
@@ -52,5 +74,63 @@ describe('concurrent ingest on postgres', () => {
     assert.equal(row?.distinct_ids, 20 * 5 * 100);
     assert.equal(accepted, 10_000);
     assert.equal(duplicates, 20 * 2 * 100);
+    await assertRollupsEqualRecomputation(svc.runtime.database.db);
+  });
+
+  test('an ingest transaction still open holds the fold back; afterwards every event is folded once', async () => {
+    const db = svc.runtime.database.db;
+    const token = await svc.adminToken();
+    // Two devices: batches of one device queue on its row (last_seen_at), those of two devices do not.
+    const [identity, other] = await Promise.all([
+      createDeviceIdentity('p256'),
+      createDeviceIdentity('ed25519'),
+    ]);
+    for (const device of [identity, other]) {
+      const res = await send(svc.url, prepare('/v1/devices/register', device, hardware(), { token }));
+      assert.equal(res.status, 201);
+    }
+    await assertRollupsEqualRecomputation(db);
+    // A: the ingest statement in a transaction left open (a batch still being written), its xid the older one.
+    const a = new pg.Client({ connectionString: svc.runtime.config.db.dsn });
+    await a.connect();
+    try {
+      await a.query('BEGIN');
+      const now = new Date();
+      const opened = await a.query('SELECT inserted FROM ingest_events($1, $2, $3, $3, $4, $5, $6::json)', [
+        fingerprintOf(identity.certificatePem),
+        '198.51.100.9',
+        now,
+        randomUUID(),
+        new Date(now.getTime() + 600_000),
+        JSON.stringify(
+          Array.from({ length: 7 }, () =>
+            invocationEvent({
+              event_id: randomUUID(),
+              tokens_in: 10,
+              tokens_out: 20,
+              duration_ms: 30,
+              prompt_truncated: false,
+            }),
+          ),
+        ),
+      ]);
+      assert.equal(opened.rows[0]?.inserted, 7);
+      // B: a batch of another device through the API, committed after A began.
+      const sent = await send(
+        svc.url,
+        prepare('/v1/devices/events', other, {
+          events: Array.from({ length: 5 }, () => invocationEvent()),
+        }),
+      );
+      assert.equal(sent.status, 200);
+      // B's events are stored but not folded: folding past them would skip A's, which may still commit below them.
+      assert.equal(await foldRollups(db), 0);
+      await a.query('COMMIT');
+    } finally {
+      await a.end();
+    }
+    assert.equal(await foldRollups(db), 12);
+    assert.equal(await foldRollups(db), 0);
+    await assertRollupsEqualRecomputation(db);
   });
 });

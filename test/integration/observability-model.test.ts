@@ -6,26 +6,24 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { connectDatabase } from '#shared/db/connect.ts';
 import type { Database, Db } from '#shared/db/database.ts';
 import { migrate } from '#shared/db/migrate.ts';
-import { queryJson, queryRows } from '#shared/db/query.ts';
+import { queryRows } from '#shared/db/query.ts';
 import { ingestEvents } from '#shared/domain/events.ts';
 import { observabilitySummary } from '#shared/domain/observability.ts';
 import {
-  CALL_GRAINS,
+  foldRollups,
   histBucket,
   histPercentile,
-  ROLLUP_COLUMNS,
-  rollupSelectSql,
-  SERIES_COLUMNS,
-  seriesSelectSql,
+  rebuildRollups,
 } from '#shared/domain/observability-rollups.ts';
 import { type ObservabilityEventInput, observabilityEvent } from '#shared/schemas/devices.ts';
 import { summaryQuery } from '#shared/schemas/observability.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
+import { assertRollupsEqualRecomputation as assertRollups } from '#test/support/rollups.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const HOUR = 3_600_000;
@@ -398,31 +396,7 @@ for (const driver of driversUnderTest()) {
       assert.equal(res.accepted, accepted, 'accepted = events not seen before for the device');
     };
 
-    /** Rows of `table` and of `recomputed` that are not in the other (EXCEPT ALL both ways), computed in SQL. */
-    const difference = async (table: string, recomputed: SQL) => {
-      const doc = await queryJson<{ n: number; rows: unknown[] | null }>(
-        db,
-        sql`WITH s AS (SELECT * FROM ${sql.raw(table)}), r AS (${recomputed}),
-          d AS ((SELECT 'stored' AS side, a.* FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM r) a)
-            UNION ALL (SELECT 'recomputed' AS side, b.* FROM (SELECT * FROM r EXCEPT ALL SELECT * FROM s) b))
-        SELECT json_build_object('n', (SELECT count(*) FROM d), 'rows', (SELECT json_agg(x) FROM (SELECT * FROM d
-          LIMIT 6) x), 'stored', (SELECT count(*) FROM s)) AS j`,
-      );
-      return doc;
-    };
-
-    const assertRollupsEqualRecomputation = async () => {
-      const rollups = await difference(
-        'observability_rollups',
-        sql`SELECT * FROM (${rollupSelectSql(sql`observability_events`, CALL_GRAINS)}) AS x(${sql.raw(ROLLUP_COLUMNS)})`,
-      );
-      assert.equal(rollups.n, 0, `observability_rollups = recomputation: ${JSON.stringify(rollups.rows)}`);
-      const series = await difference(
-        'observability_series',
-        sql`SELECT * FROM (${seriesSelectSql(sql`observability_events`)}) AS x(${sql.raw(SERIES_COLUMNS)})`,
-      );
-      assert.equal(series.n, 0, `observability_series = recomputation: ${JSON.stringify(series.rows)}`);
-    };
+    const assertRollupsEqualRecomputation = () => assertRollups(db);
 
     const assertSummariesEqualModel = async () => {
       for (const q of queries(ids, serials)) {
@@ -490,8 +464,8 @@ for (const driver of driversUnderTest()) {
       }
     });
 
-    // On PostgreSQL and the Data API these are concurrent transactions upserting the same rollup rows; PGlite runs
-    // them one after another.
+    // On PostgreSQL and the Data API these are concurrent transactions storing events for the same rollup rows;
+    // PGlite runs them one after another.
     test('batches ingested in parallel keep rollups = recomputation and summaries = the model', async () => {
       const batches = fc.sample(fc.array(eventArb, { minLength: 20, maxLength: 60 }), {
         seed: 5,
@@ -501,6 +475,23 @@ for (const driver of driversUnderTest()) {
       await Promise.all(batches.map((events, i) => ingest(i % 3, events)));
       await assertRollupsEqualRecomputation();
       await assertSummariesEqualModel();
+    });
+
+    // Last: the bulk-loaded rows are not in the JS model.
+    test('a bulk load and rebuildRollups, then more batches: each event is counted once', async () => {
+      await ingest(1, fc.sample(eventArb, { seed: 9, numRuns: 15 }));
+      // Rows inserted outside ingest_events (no ingest_xid), as a backfill would; then the rebuild covers them all.
+      await db.execute(sql`INSERT INTO observability_events (device_id, serial_number, event_time, agent_type,
+          mcp_name, tool, event_type, result, tokens_in, tokens_out, duration_ms)
+        SELECT device_id, serial_number, event_time, agent_type, mcp_name, tool, event_type, result, tokens_in,
+          tokens_out, duration_ms FROM observability_events ORDER BY id LIMIT 40`);
+      await rebuildRollups(db);
+      // The watermark moved past every event the rebuild counted: the fold finds nothing left.
+      assert.equal(await foldRollups(db), 0);
+      await assertRollupsEqualRecomputation();
+      await ingest(2, fc.sample(eventArb, { seed: 10, numRuns: 12 }));
+      assert.equal(await foldRollups(db), 12);
+      await assertRollupsEqualRecomputation();
     });
   });
 }

@@ -1,0 +1,46 @@
+// The rollups and series as stored against a recomputation from the events table (the same SQL fragments the raw
+// paths use), for the property, concurrency and fold tests.
+import assert from 'node:assert/strict';
+import { type SQL, sql } from 'drizzle-orm';
+import type { Db } from '#shared/db/database.ts';
+import { queryJson } from '#shared/db/query.ts';
+import {
+  CALL_GRAINS,
+  foldRollups,
+  ROLLUP_COLUMNS,
+  rollupSelectSql,
+  SERIES_COLUMNS,
+  seriesSelectSql,
+} from '#shared/domain/observability-rollups.ts';
+
+/** Rows of `table` and of `recomputed` that are not in the other (EXCEPT ALL both ways), computed in SQL. */
+async function difference(db: Db, table: string, recomputed: SQL) {
+  return queryJson<{ n: number; rows: unknown[] | null; stored: number }>(
+    db,
+    sql`WITH s AS (SELECT * FROM ${sql.raw(table)}), r AS (${recomputed}),
+      d AS ((SELECT 'stored' AS side, a.* FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM r) a)
+        UNION ALL (SELECT 'recomputed' AS side, b.* FROM (SELECT * FROM r EXCEPT ALL SELECT * FROM s) b))
+    SELECT json_build_object('n', (SELECT count(*) FROM d), 'rows', (SELECT json_agg(x) FROM (SELECT * FROM d
+      LIMIT 6) x), 'stored', (SELECT count(*) FROM s)) AS j`,
+  );
+}
+
+/**
+ * Folds what is pending, as every reader does first, then asserts that observability_rollups and observability_series
+ * hold exactly what a recomputation from every stored event gives.
+ */
+export async function assertRollupsEqualRecomputation(db: Db): Promise<void> {
+  await foldRollups(db);
+  const rollups = await difference(
+    db,
+    'observability_rollups',
+    sql`SELECT * FROM (${rollupSelectSql(sql`observability_events`, CALL_GRAINS)}) AS x(${sql.raw(ROLLUP_COLUMNS)})`,
+  );
+  assert.equal(rollups.n, 0, `observability_rollups = recomputation: ${JSON.stringify(rollups.rows)}`);
+  const series = await difference(
+    db,
+    'observability_series',
+    sql`SELECT * FROM (${seriesSelectSql(sql`observability_events`)}) AS x(${sql.raw(SERIES_COLUMNS)})`,
+  );
+  assert.equal(series.n, 0, `observability_series = recomputation: ${JSON.stringify(series.rows)}`);
+}
