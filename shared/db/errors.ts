@@ -56,6 +56,21 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+// A statement the database gave up on for reasons of load, not of the request: a statement or lock timeout, a
+// deadlock, a serialization failure. Retrying later succeeds, so these are 503, not 500.
+const BUSY_STATES = new Set([
+  '57014', // query_canceled: statement_timeout
+  '55P03', // lock_not_available: lock_timeout
+  '40P01', // deadlock_detected
+  '40001', // serialization_failure
+]);
+
+/** Whether the database refused a statement for a transient reason (BUSY_STATES) that a retry can get past. */
+export function isDatabaseBusy(err: unknown): boolean {
+  const state = sqlState(err);
+  return state !== undefined && BUSY_STATES.has(state);
+}
+
 // The RDS Data API reports a failed statement as DatabaseErrorException (BadRequestException on Serverless v1)
 // whose message ends in "SQLState: <code>": the SQLSTATE reaches the caller only inside that text.
 const DATA_API_SQLSTATE = /SQLState: ([0-9A-Z]{5})\s*$/;

@@ -39,6 +39,11 @@ export const databaseUnavailable = () =>
     'database_unavailable',
     'The database is unavailable right now; retry in a few seconds.',
   );
+export const databaseBusy = () =>
+  serviceUnavailable(
+    'database_busy',
+    'The database did not complete the request in time (a timeout, a lock or a conflict); retry in a few seconds.',
+  );
 export const internalError = () =>
   new HttpError(
     500,

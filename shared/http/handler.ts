@@ -10,10 +10,11 @@ import type { z } from 'zod';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
-import { isDatabaseUnavailable } from '../db/errors.ts';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../db/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import {
   badRequest,
+  databaseBusy,
   databaseUnavailable,
   forbidden,
   HttpError,
@@ -132,6 +133,7 @@ export function errorToHttp(err: unknown): HttpError {
       : badRequest('invalid_json', 'The request body is not valid JSON.');
   }
   if (isDatabaseUnavailable(err)) return databaseUnavailable();
+  if (isDatabaseBusy(err)) return databaseBusy();
   return internalError();
 }
 

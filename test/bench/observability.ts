@@ -366,7 +366,8 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       `  the fold of those ${folded.toLocaleString('en')} events into the rollups: ${ms(performance.now() - tf)} ms`,
     );
     if (driver === 'postgres') {
-      await new Promise((resolve) => setTimeout(resolve, 1000)); // statistics are flushed asynchronously
+      // Statistics are flushed asynchronously: an idle backend (the one that folded) within 10 s (PGSTAT_IDLE_INTERVAL).
+      await new Promise((resolve) => setTimeout(resolve, 11_000));
       const stats = await queryRows<{ table: string; upd: number; hot: number }>(
         db,
         sql`SELECT relname AS table, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables
