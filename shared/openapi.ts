@@ -40,6 +40,7 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): Jso
 
 function errorStatuses(route: RouteSpec): number[] {
   const set = new Set<number>([500, ...(route.errors ?? [])]);
+  if (route.database !== false) set.add(503);
   if (route.body || route.query || route.params) set.add(400);
   if (route.auth !== 'public') set.add(401);
   if (route.auth === 'admin' || route.auth === 'user') set.add(403);

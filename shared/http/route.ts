@@ -26,8 +26,13 @@ export interface RouteSpec {
   /** The success body as sent (including the envelope when there is one), for the OpenAPI document. */
   response?: z.ZodType;
   successStatus?: number;
-  /** Statuses of the error responses it documents besides 400/401/403/500 implied by its schemas and auth. */
+  /**
+   * Statuses of the error responses it documents besides those implied by its schemas and auth (400/401/403/404),
+   * 500, and 503 (database_unavailable, database_busy) for every route that uses the database.
+   */
   errors?: readonly number[];
+  /** false: answers without the database, so never 503 database_unavailable / database_busy (the OpenAPI document). */
+  database?: false;
   /** Bodies larger than this are refused with 413 and this error code, before parsing. */
   maxBody?: { bytes: number; code: string };
   /** Mounted only when this returns true (e.g. CLI sign-in needs a dashboard URL). */

@@ -34,6 +34,7 @@ export const openapi = /* @__PURE__ */ defineRoute({
   path: '/v1/openapi.json',
   handler: 'meta/openapi',
   auth: 'public',
+  database: false,
   tags: ['meta'],
   summary: 'This OpenAPI 3.1 document',
 });

@@ -278,6 +278,12 @@ for (const driver of driversUnderTest()) {
         const [method, path] = mounted.split(' ') as [string, string];
         assert.ok(paths[path]?.[method.toLowerCase()], `${mounted} in OpenAPI`);
       }
+      // A route on the database documents 503 (database_unavailable, database_busy); the document itself does not.
+      const responses = (path: string, method: string) =>
+        Object.keys((paths[path]?.[method] as { responses: Record<string, unknown> }).responses);
+      assert.ok(responses('/v1/devices/events', 'post').includes('503'));
+      assert.ok(responses('/v1/admin/users', 'get').includes('503'));
+      assert.ok(!responses('/v1/openapi.json', 'get').includes('503'));
     });
 
     test('unknown routes are 404 {error, message}; CORS preflight follows cors.allowed_origins', async () => {
