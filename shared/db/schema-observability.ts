@@ -7,7 +7,6 @@ import {
   bigint,
   boolean,
   check,
-  customType,
   integer,
   pgTable,
   primaryKey,
@@ -15,9 +14,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-
-/** A 64-bit transaction id (PostgreSQL's xid8), read as its decimal text. */
-const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+import { xid8 } from './column-types.ts';
 
 /** h1..h64: counts of durations in (1.25^(b-2), 1.25^(b-1)] ms (h1: <= 1 ms), see obs_duration_bucket; 0 is NULL. */
 const histColumns = Object.fromEntries(

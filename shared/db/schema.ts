@@ -7,7 +7,6 @@ import {
   bigint,
   boolean,
   check,
-  customType,
   index,
   integer,
   jsonb,
@@ -17,10 +16,9 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { xid8 } from './column-types.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
-/** A 64-bit transaction id (PostgreSQL's xid8), read as its decimal text. */
-const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 const createdAt = () => ts('created_at').notNull().defaultNow();
 const updatedAt = () => ts('updated_at').notNull().defaultNow();
 const id = () => uuid('id').primaryKey().defaultRandom();
