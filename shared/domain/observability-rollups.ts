@@ -256,7 +256,8 @@ const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, resu
  * transaction still running: every transaction below it has finished, so its events are all visible and no event
  * can still appear in that range. Then the watermark moves to xmin. Each event is folded exactly once, whatever the
  * commit order of concurrent batches, and folds never block ingest. Folds are serialized by the watermark row lock
- * (a second one waits, then starts where the first ended).
+ * (a second one waits, then starts where the first ended). When nothing is pending (an index probe), it returns
+ * before taking the lock: a read then neither writes nor waits for a fold in progress.
  *
  * Every read of the rollups folds first (foldRollups), so a read includes every event committed before it began (save
  * those of a write transaction that is still open, for its few milliseconds); the scheduled function
@@ -275,12 +276,18 @@ DECLARE
   lo xid8;
   hi xid8;
 BEGIN
+  folded := 0;
+  -- Nothing to fold (the usual case of a read): answer without locking or writing anything.
+  SELECT next_xid INTO lo FROM observability_fold_state;
+  hi := pg_snapshot_xmin(pg_current_snapshot());
+  IF NOT EXISTS (SELECT 1 FROM observability_events WHERE ingest_xid >= lo AND ingest_xid < hi) THEN
+    RETURN;
+  END IF;
   SELECT next_xid INTO lo FROM observability_fold_state FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'observability_fold_state has no row (migrations/0006_observability_fold.sql inserts it)';
   END IF;
   hi := pg_snapshot_xmin(pg_current_snapshot());
-  folded := 0;
   IF hi <= lo THEN
     RETURN;
   END IF;

@@ -133,4 +133,54 @@ describe('concurrent ingest on postgres', () => {
     assert.equal(await foldRollups(db), 0);
     await assertRollupsEqualRecomputation(db);
   });
+
+  test('a fold in progress holds back reads only when there is something to fold', async () => {
+    const db = svc.runtime.database.db;
+    const token = await svc.adminToken();
+    const identity = await createDeviceIdentity('p256');
+    const reg = await send(svc.url, prepare('/v1/devices/register', identity, hardware(), { token }));
+    assert.equal(reg.status, 201);
+    await foldRollups(db);
+    const settled = <T>(p: Promise<T>, ms: number) =>
+      Promise.race([p.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), ms))]);
+    // Another session holds the watermark, as a long fold would.
+    const holdWatermark = async () => {
+      const folder = new pg.Client({ connectionString: svc.runtime.config.db.dsn });
+      await folder.connect();
+      await folder.query('BEGIN');
+      await folder.query('SELECT next_xid FROM observability_fold_state FOR UPDATE');
+      return {
+        release: async () => {
+          await folder.query('COMMIT');
+          await folder.end();
+        },
+      };
+    };
+    // Nothing pending: the read's fold answers at once, without the lock.
+    let holder = await holdWatermark();
+    try {
+      assert.equal(await settled(foldRollups(db), 2000), true);
+      const summary = await svc.call('GET', '/v1/admin/observability/summary', { token });
+      assert.equal(summary.status, 200);
+    } finally {
+      await holder.release();
+    }
+    // Something pending (stored before the fold in progress began): the read's fold waits for that fold, then
+    // folds it, so a read is never staler than the events committed before it.
+    const sent = await send(
+      svc.url,
+      prepare('/v1/devices/events', identity, { events: Array.from({ length: 4 }, () => invocationEvent()) }),
+    );
+    assert.equal(sent.status, 200);
+    holder = await holdWatermark();
+    let waiting: Promise<number> | undefined;
+    try {
+      waiting = foldRollups(db);
+      assert.equal(await settled(waiting, 300), false);
+    } finally {
+      await holder.release();
+    }
+    assert.equal(await waiting, 4);
+    await assertRollupsEqualRecomputation(db);
+  });
 });
