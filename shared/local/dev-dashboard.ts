@@ -6,6 +6,22 @@
 
 export const DEV_DASHBOARD_LOGIN_PATH = '/dev/cli/login';
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * A dashboard URL that is this server's own /dev page on loopback follows the port the server listens on: with
+ * `npm start -- --port 9000` the browser must be sent to port 9000, not to the 8080 of config/local.toml. Any other
+ * URL (a real dashboard) is left as it is, and so is every URL when the port is 0 (chosen by the system).
+ */
+export function devDashboardOnPort(dashboardUrl: string, port: number): string {
+  if (port <= 0) return dashboardUrl;
+  const url = new URL(dashboardUrl);
+  const ownPage = url.pathname === '/dev' || url.pathname.startsWith('/dev/');
+  if (!LOOPBACK_HOSTS.has(url.hostname) || !ownPage || url.port === String(port)) return dashboardUrl;
+  url.port = String(port);
+  return url.toString();
+}
+
 export const devDashboardLoginPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in the agent (local development)</title>
 <style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}

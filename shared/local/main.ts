@@ -1,6 +1,7 @@
 // npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '../config/load.ts';
 import { rootLogger } from '../http/logger.ts';
+import { devDashboardOnPort } from './dev-dashboard.ts';
 import { startLocalService } from './service.ts';
 
 const USAGE = [
@@ -32,6 +33,9 @@ async function main() {
       process.exit(2);
     }
     throw err;
+  }
+  if (config.dashboard_url) {
+    config = { ...config, dashboard_url: devDashboardOnPort(config.dashboard_url, config.port) };
   }
   const service = await startLocalService({ config, schedules: true, host: config.host });
   const { admin } = service;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -62,6 +63,34 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   svc.child.kill('SIGTERM');
   const [code] = await once(svc.child, 'exit');
   assert.equal(code, 0);
+});
+
+test('npm start -- --port P: the local sign-in page of config/local.toml follows the port', async () => {
+  const free = createServer();
+  await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+  const port = (free.address() as AddressInfo).port;
+  await new Promise((r) => free.close(r));
+  const svc = start(['--port', String(port)]);
+  await svc.waitFor(new RegExp(`listening on http://127\\.0\\.0\\.1:${port}`));
+  assert.match(svc.output(), new RegExp(`enabled, dashboard http://127\\.0\\.0\\.1:${port}/dev`));
+  // The agent's login: the browser is sent to this server's own page, which it serves.
+  const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+  const authorize = await fetch(
+    `http://127.0.0.1:${port}/v1/auth/cli/authorize?${new URLSearchParams({
+      redirect_uri: 'http://127.0.0.1:53682/callback',
+      state: 'xyz',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })}`,
+    { redirect: 'manual' },
+  );
+  assert.equal(authorize.status, 302);
+  const location = new URL(String(authorize.headers.get('location')));
+  assert.equal(location.origin, `http://127.0.0.1:${port}`);
+  assert.equal(location.pathname, '/dev/cli/login');
+  assert.equal((await fetch(location)).status, 200);
+  svc.child.kill('SIGTERM');
+  await once(svc.child, 'exit');
 });
 
 test('startup refuses a dashboard URL that is not absolute, naming the key', async () => {
