@@ -277,16 +277,17 @@ DECLARE
   hi xid8;
 BEGIN
   folded := 0;
-  -- Nothing to fold (the usual case of a read): answer without locking or writing anything.
   SELECT next_xid INTO lo FROM observability_fold_state;
-  hi := pg_snapshot_xmin(pg_current_snapshot());
-  IF NOT EXISTS (SELECT 1 FROM observability_events WHERE ingest_xid >= lo AND ingest_xid < hi) THEN
-    RETURN;
-  END IF;
-  SELECT next_xid INTO lo FROM observability_fold_state FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'observability_fold_state has no row (migrations/0006_observability_fold.sql inserts it)';
   END IF;
+  hi := pg_snapshot_xmin(pg_current_snapshot());
+  -- Nothing to fold (the usual case of a read): answer without locking or writing anything.
+  IF NOT EXISTS (SELECT 1 FROM observability_events WHERE ingest_xid >= lo AND ingest_xid < hi) THEN
+    RETURN;
+  END IF;
+  -- Something to fold: wait for a fold in progress, then start where it ended.
+  SELECT next_xid INTO lo FROM observability_fold_state FOR UPDATE;
   hi := pg_snapshot_xmin(pg_current_snapshot());
   IF hi <= lo THEN
     RETURN;
