@@ -26,7 +26,6 @@ export const healthcheck = /* @__PURE__ */ defineRoute({
   tags: ['health'],
   summary: 'Service status and system information; 503 when the database is unreachable',
   response: healthView,
-  errors: [503],
 });
 
 export const openapi = /* @__PURE__ */ defineRoute({

@@ -98,7 +98,7 @@ export const queryRequest = /* @__PURE__ */ defineRoute({
   params: requestIdParam,
   body: queryBody,
   response: queryResponse,
-  errors: [404, 409, 502, 503],
+  errors: [404, 409, 502],
   maxBody: { bytes: 131_072 /* 128 KiB */, code: 'payload_too_large' },
 });
 
@@ -163,7 +163,7 @@ export const retryProvisioning = /* @__PURE__ */ defineRoute({
   summary: 'Retry a failed provisioning (approved request, environment_status failed); 409 otherwise',
   params: requestIdParam,
   response: requestResponse,
-  errors: [404, 409, 502, 503],
+  errors: [404, 409, 502],
 });
 
 export const listCatalog = /* @__PURE__ */ defineRoute({
