@@ -8,7 +8,8 @@
 // per-process cache; its status does change, and the builtin provider checks it in the very transaction that runs
 // the statement (a revoke is effective for the next query, on every instance). Providers that cannot (http) get a
 // fresh read of the request every time. The statement itself runs in one pipelined round trip on PostgreSQL (see
-// environments/builtin.ts), and the usage event is one INSERT.
+// environments/builtin.ts), and the usage event is one INSERT, prepared once per connection. It is written before the
+// answer is returned: a query whose use cannot be recorded fails (503) and its rows are not sent.
 import { createHash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { isAdmin, type Principal } from '../auth/principal.ts';
@@ -109,7 +110,7 @@ export async function recordUsage(
   const meta = { actor_id: principal.subject, actor_email: principal.email, ...metadata };
   const raw = rawExecutor(database);
   if (raw) {
-    await raw(`${USAGE_INSERT} SELECT $1::uuid, $2::text, $3::text, $4::jsonb FROM cfg`, [
+    await raw('acp_usage_event', `${USAGE_INSERT} SELECT $1::uuid, $2::text, $3::text, $4::jsonb FROM cfg`, [
       requestId,
       actionType,
       ipAddress,

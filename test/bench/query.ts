@@ -8,7 +8,8 @@
 // request's status checked in the query's own transaction, role + statement timeout + search_path + read-only,
 // the capped statement, rollback, value normalization and byte cap, usage event. Also through HTTP (API Gateway
 // emulator, middy, JWT auth), for reference. Samples of the two are interleaved so that machine load hits both alike.
-// Then where the time goes: each phase timed on its own. Goal: domain ratio ≤ 1.5×.
+// Then the floor the layers alone set (the role session, interleaved the same way) and where the time goes: each
+// phase timed on its own. Goal: domain ratio ≤ 1.5×.
 //
 // BENCH_DRIVER=pglite (default) | postgres | data-api (the last two on TEST_DATABASE_URL, default the local
 // PostgreSQL); BENCH_ITERATIONS=300.
@@ -166,25 +167,30 @@ try {
     `  domain ratio, other views: median of paired ratios ${paired.toFixed(2)}×, first quartiles ${(q1(p as number[]) / q1(d as number[])).toFixed(2)}×`,
   );
 
-  // Where the time goes: each phase on its own (medians; they overlap slightly with the totals above).
+  // The floor the defence layers set: the role session with the capped statement and nothing else (no checks, no
+  // usage event), interleaved with the direct SELECT like the proxy above.
   await loadSqlParser();
   const session = roleSessionFor(database);
+  const sessionOnly = () =>
+    session(cappedStatement(statement, limits), {
+      role,
+      schema,
+      timeoutMs: 5000,
+      requestId: id,
+      keep: limits,
+    });
+  const [ds, s] = await interleaved([direct, sessionOnly], iterations);
+  console.log(
+    `  role session alone (no checks, no usage event)  ${fmt(median(s as number[]))} / ${fmt(p95(s as number[]))}   ratio ${(median(s as number[]) / median(ds as number[])).toFixed(2)}×`,
+  );
+
+  // Where the time goes: each phase on its own (medians; they overlap slightly with the totals above).
   const views = viewsOf({ scope: (await findRequest(db, id))?.scope ?? {} });
   const n = Math.min(iterations, 200);
   const phases: Array<[string, () => Promise<unknown>]> = [
     ['request lookup (first query of a request only)', () => queryRow(db, id, principal)],
     ['parse + allowlist (libpg-query)', async () => checkStatement(statement, { schema, views })],
-    [
-      'session: setup + capped statement + rollback',
-      () =>
-        session(cappedStatement(statement, limits), {
-          role,
-          schema,
-          timeoutMs: 5000,
-          requestId: id,
-          keep: limits,
-        }),
-    ],
+    ['session: setup + capped statement + rollback', sessionOnly],
     [
       'session: setup + plain statement + rollback',
       () => session(statement, { role, schema, timeoutMs: 5000, requestId: id }),

@@ -716,6 +716,46 @@ for (const driver of driversUnderTest()) {
       assert.equal(mine?.tunnel?.credentials[0]?.use_count, 8);
     });
 
+    test('no rows without their usage event: when it cannot be written the query answers 503 with no data; the next query works', async () => {
+      const r = await activeRequest();
+      // The usage table refuses this request's query events, as a lock timeout on it would.
+      await db().execute(
+        sql.raw(`CREATE FUNCTION test_refuse_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            IF NEW.request_id = '${r.id}' AND NEW.action_type = 'query' THEN
+              RAISE EXCEPTION 'usage store locked' USING ERRCODE = '55P03';
+            END IF;
+            RETURN NEW;
+          END $$`),
+      );
+      await db().execute(
+        sql.raw(`CREATE TRIGGER test_refuse_usage BEFORE INSERT ON request_usage_events
+          FOR EACH ROW EXECUTE FUNCTION test_refuse_usage()`),
+      );
+      try {
+        const refused = await query(r.id, 'SELECT id, name FROM products ORDER BY id');
+        assert.equal(refused.status, 503, refused.text);
+        assert.equal((refused.body as { error: string }).error, 'database_busy');
+        assert.doesNotMatch(refused.text, /Sensor|Gateway|Cable/, 'none of the rows reached the answer');
+      } finally {
+        await db().execute(sql.raw('DROP TRIGGER test_refuse_usage ON request_usage_events'));
+        await db().execute(sql.raw('DROP FUNCTION test_refuse_usage()'));
+      }
+      const [stored] = await queryRows<{ n: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n FROM request_usage_events WHERE request_id = ${r.id}::uuid`,
+      );
+      assert.equal(stored?.n, 0, 'nothing was recorded, and nothing was answered');
+      // Nothing is left broken: the next queries run and are recorded.
+      for (let i = 0; i < 3; i++) {
+        const ok = await query(r.id, 'SELECT id, name FROM products ORDER BY id LIMIT 2');
+        assert.equal(ok.status, 200, ok.text);
+        assert.equal((ok.body.data as QueryData).row_count, 2);
+      }
+      const view = (await svc.call('GET', `/v1/requests/${r.id}`, { token: ana })).body.data as RequestData;
+      assert.equal(view.tunnel?.credentials[0]?.use_count, 3);
+    });
+
     test('a failed provisioning is visible and an admin retries it', async () => {
       const scope = {
         datasources: [
