@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '#shared/config/schema.ts';
-import type { RouteKind, RouteSpec } from '#shared/http/route.ts';
+import type { RouteKind, RouteSpec, ServiceTokenKey } from '#shared/http/route.ts';
 import { fallback, routeList, schedules } from '#shared/routes.ts';
 
 export type FunctionKind = RouteKind | 'scheduled';
@@ -53,6 +53,8 @@ export interface PlannedFunction {
   defaultRoute: boolean;
   /** Reads the environment-service token (the data-access request flow and the probe that checks the service). */
   usesEnvironmentService: boolean;
+  /** Service tokens its routes accept (RouteSpec.serviceToken): it alone gets their secrets' ARNs and read access. */
+  serviceTokens: ServiceTokenKey[];
 }
 
 export function constructIdFor(handler: string): string {
@@ -121,6 +123,7 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
         schedules: [],
         defaultRoute: false,
         usesEnvironmentService: usesEnvironmentService(config, entryOf(handler), projectRoot),
+        serviceTokens: [],
       };
       byHandler.set(handler, planned);
     }
@@ -137,6 +140,9 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
     if (!isMounted(route, config)) continue;
     const planned = get(route.handler);
     planned.routes.push({ id, method: route.method, path: route.path });
+    if (route.serviceToken && !planned.serviceTokens.includes(route.serviceToken)) {
+      planned.serviceTokens.push(route.serviceToken);
+    }
     widen(planned, route.kind ?? 'read');
   }
 

@@ -18,6 +18,7 @@ export const LAMBDA_CONFIG_PATH = '/var/task/config.json';
 const STRIPPED_KEYS: ReadonlyArray<readonly string[]> = [
   ['auth', 'jwt_secret'],
   ['envsvc', 'token'],
+  ['audit', 'ingest_token'],
   ['db', 'dsn'],
   ['bootstrap'],
   ['aws'],
@@ -155,9 +156,13 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
   const auth = isTable(raw.auth) ? raw.auth : {};
   const bootstrap = isTable(raw.bootstrap) ? raw.bootstrap : {};
   const envsvc = isTable(raw.envsvc) ? raw.envsvc : {};
+  const audit = isTable(raw.audit) ? raw.audit : {};
   const secretsInFile: string[] = [];
   if (typeof auth.jwt_secret === 'string' && auth.jwt_secret !== '') secretsInFile.push('auth.jwt_secret');
   if (typeof envsvc.token === 'string' && envsvc.token !== '') secretsInFile.push('envsvc.token');
+  if (typeof audit.ingest_token === 'string' && audit.ingest_token !== '') {
+    secretsInFile.push('audit.ingest_token');
+  }
   if (typeof bootstrap.admin_password === 'string' && bootstrap.admin_password !== '') {
     secretsInFile.push('bootstrap.admin_password');
   }

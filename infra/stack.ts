@@ -58,6 +58,7 @@ export const ENV = {
   dsn: 'SVC_DB_DSN',
   jwtSecretArn: 'SVC_JWT_SECRET_ARN',
   envServiceTokenArn: 'SVC_ENVSVC_TOKEN_ARN',
+  auditIngestTokenArn: 'SVC_AUDIT_INGEST_TOKEN_ARN',
 } as const;
 
 export interface ControlPlaneStackProps extends StackProps {
@@ -177,6 +178,15 @@ export class ControlPlaneStack extends Stack {
             removalPolicy: retain,
           })
         : undefined;
+
+    // The log shipper's token for POST /v1/admin/audit-logs (audit.ingest_token): only the ingest function can read
+    // it, and no other route accepts it, so the shipper needs no admin account. Hand its value to the shipper.
+    const auditIngestToken = new secretsmanager.Secret(this, 'AuditIngestToken', {
+      description:
+        "The log shipper's bearer token for POST /v1/admin/audit-logs (audit.ingest_token); that route only",
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: retain,
+    });
 
     const dataApiStatements = () => [
       new iam.PolicyStatement({ actions: [...DATA_API_ACTIONS], resources: [cluster.clusterArn] }),
@@ -310,6 +320,15 @@ export class ControlPlaneStack extends Stack {
           }),
         );
       }
+      const readsIngestToken = planned.serviceTokens.includes('audit.ingest_token');
+      if (readsIngestToken) {
+        role.addToPrincipalPolicy(
+          new iam.PolicyStatement({
+            actions: ['secretsmanager:GetSecretValue'],
+            resources: [auditIngestToken.secretArn],
+          }),
+        );
+      }
       const fn = new NodejsFunction(this, planned.constructId, {
         ...common,
         entry: planned.entry,
@@ -325,10 +344,12 @@ export class ControlPlaneStack extends Stack {
           ...(planned.usesEnvironmentService && envServiceToken
             ? { [ENV.envServiceTokenArn]: envServiceToken.secretArn }
             : {}),
+          ...(readsIngestToken ? { [ENV.auditIngestTokenArn]: auditIngestToken.secretArn } : {}),
           ...(props.sourceMapsAtRuntime ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
           // `sam local` only passes variables the template declares; its env-vars file gives the values.
           ...(props.samLocal ? { SVC_JWT_SECRET: '' } : {}),
           ...(props.samLocal && planned.usesEnvironmentService ? { SVC_ENVSVC_TOKEN: '' } : {}),
+          ...(props.samLocal && readsIngestToken ? { SVC_AUDIT_INGEST_TOKEN: '' } : {}),
         },
         bundling: bundling(
           planned.entry,
@@ -511,6 +532,11 @@ export class ControlPlaneStack extends Stack {
         'Secret holding the environment service token (put-secret-value)',
       );
     }
+    output(
+      'AuditIngestTokenSecretArn',
+      auditIngestToken.secretArn,
+      "The log shipper's token for POST /v1/admin/audit-logs (get-secret-value)",
+    );
     output('DatabaseClusterArn', cluster.clusterArn, 'Aurora cluster (Data API resourceArn)');
     output('DatabaseSecretArn', databaseSecret.secretArn, 'Database credentials (Data API secretArn)');
     output('DatabaseName', aws.database_name, 'Database name (Data API database)');
@@ -532,6 +558,7 @@ export class ControlPlaneStack extends Stack {
       isProd,
       [
         jwtSecret,
+        auditIngestToken,
         ...(envServiceToken ? [envServiceToken] : []),
         ...(initialAdminPassword ? [initialAdminPassword] : []),
       ],
@@ -550,7 +577,8 @@ export class ControlPlaneStack extends Stack {
         id: 'AwsSolutions-SMG4',
         reason:
           'Application secret without a rotation Lambda: rotating the JWT secret signs every user out, the ' +
-          'environment-service token is issued by that service and the initial admin password is used once; they ' +
+          'environment-service token is issued by that service, the initial admin password is used once and the ' +
+          'audit ingest token is shared with the log shipper; they ' +
           'are rotated by runbook (put-secret-value, then a deploy or cold start picks the new value up).',
       });
     }

@@ -6,3 +6,6 @@
 export function authenticate(): never {
   throw new Error('no route of this function takes a bearer token: its authenticators are not bundled');
 }
+export function servicePrincipal(): never {
+  throw new Error('no route of this function takes a bearer token: its authenticators are not bundled');
+}

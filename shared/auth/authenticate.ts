@@ -1,5 +1,7 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config/schema.ts';
 import { unauthorized } from '../http/errors.ts';
+import type { ServiceTokenKey } from '../http/route.ts';
 import { verifyIdpToken } from './idp-tokens.ts';
 import { rolesFrom, verifyLocalToken } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
@@ -17,6 +19,31 @@ export function bearerToken(headers: Record<string, string | undefined>): string
   if (!value) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(value);
   return match?.[1];
+}
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * The service a route's service token stands for, when the request carries exactly that token (compared in constant
+ * time); undefined otherwise, and always when the token is not configured. Its email names the credential, so records
+ * it writes say which token sent them.
+ */
+export function servicePrincipal(
+  config: Config,
+  key: ServiceTokenKey,
+  headers: Record<string, string | undefined>,
+): Principal | undefined {
+  const configured: Record<ServiceTokenKey, string> = { 'audit.ingest_token': config.audit.ingest_token };
+  const expected = configured[key];
+  const token = bearerToken(headers);
+  if (!expected || !token || !timingSafeEqual(digest(token), digest(expected))) return undefined;
+  return {
+    subject: `service:${key}`,
+    email: `service-token:${key}`,
+    name: 'log shipper (service token)',
+    roles: [],
+    tokenUse: 'service',
+  };
 }
 
 function unverifiedClaims(token: string): Record<string, unknown> | undefined {

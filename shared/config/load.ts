@@ -47,6 +47,7 @@ export const ENVIRONMENT_OVERRIDES = {
   SVC_ADMIN_EMAIL: 'bootstrap.admin_email',
   SVC_ADMIN_PASSWORD: 'bootstrap.admin_password',
   SVC_ENVSVC_TOKEN: 'envsvc.token',
+  SVC_AUDIT_INGEST_TOKEN: 'audit.ingest_token',
 } as const;
 type OptionName = keyof typeof COMMAND_LINE_OPTIONS;
 

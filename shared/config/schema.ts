@@ -123,6 +123,16 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** The audit log. */
+    audit: z
+      .object({
+        // The log shipper's bearer token for POST /v1/admin/audit-logs (that route only), so that the shipper needs
+        // no admin account. Empty: only admins ingest. Production reads it from Secrets Manager
+        // (SVC_AUDIT_INGEST_TOKEN_ARN); never put it in a committed file.
+        ingest_token: z.string().default(''),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((cfg, ctx) => {
@@ -155,6 +165,13 @@ export const configSchema = z
         code: 'custom',
         path: ['auth', 'idp_domain'],
         message: 'auth.idp_domain and auth.idp_audience are required when auth.provider = "idp"',
+      });
+    }
+    if (cfg.audit.ingest_token !== '' && Buffer.byteLength(cfg.audit.ingest_token, 'utf8') < 32) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audit', 'ingest_token'],
+        message: 'must be at least 32 bytes (or empty: only admins ingest audit records)',
       });
     }
     if (cfg.envsvc.provider === 'http' && !cfg.envsvc.url) {

@@ -7,6 +7,11 @@ export const SECRET_ARNS = [
   { arnVariable: 'SVC_JWT_SECRET_ARN', key: 'auth.jwt_secret', directVariable: 'SVC_JWT_SECRET' },
   { arnVariable: 'SVC_ENVSVC_TOKEN_ARN', key: 'envsvc.token', directVariable: 'SVC_ENVSVC_TOKEN' },
   {
+    arnVariable: 'SVC_AUDIT_INGEST_TOKEN_ARN',
+    key: 'audit.ingest_token',
+    directVariable: 'SVC_AUDIT_INGEST_TOKEN',
+  },
+  {
     arnVariable: 'SVC_ADMIN_PASSWORD_ARN',
     key: 'bootstrap.admin_password',
     directVariable: 'SVC_ADMIN_PASSWORD',

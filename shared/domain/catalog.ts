@@ -108,6 +108,8 @@ export async function updateCatalogEntry(
   if (body.summary !== undefined) set.summary = body.summary;
   if (body.target_location !== undefined) set.targetLocation = body.target_location;
   if (body.target_name !== undefined) set.targetName = body.target_name;
+  // Nothing to change (an empty patch): the entry as it is, not touched, not audited.
+  if (Object.keys(body).length === 0) return getCatalogEntry(db, id);
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(catalogEntries)

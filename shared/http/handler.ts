@@ -228,9 +228,13 @@ export function httpHandler<R extends RouteSpec>(
         );
       }
       if (route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user') {
-        const { authenticate } = await authenticateModule();
-        ctx.principal = await authenticate(runtime.config, headers);
-        if (route.auth === 'admin' && !isAdmin(ctx.principal)) throw forbidden();
+        const { authenticate, servicePrincipal } = await authenticateModule();
+        // A route that names a service token also takes that token (and only that route does).
+        const service = route.serviceToken
+          ? servicePrincipal(runtime.config, route.serviceToken, headers)
+          : undefined;
+        ctx.principal = service ?? (await authenticate(runtime.config, headers));
+        if (route.auth === 'admin' && !service && !isAdmin(ctx.principal)) throw forbidden();
         if (route.auth === 'user' && ctx.principal.tokenUse !== 'session') {
           throw forbidden('This token only enrolls a device; sign in to the dashboard for this endpoint.');
         }

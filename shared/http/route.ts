@@ -6,6 +6,8 @@ import type { Config } from '../config/schema.ts';
  * request, certificate-authenticated), device+user (signed and carrying the user's bearer token).
  */
 export type AuthKind = 'public' | 'user' | 'admin' | 'device' | 'device+user';
+/** Config keys holding a service's bearer token (see RouteSpec.serviceToken). */
+export type ServiceTokenKey = 'audit.ingest_token';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Sizes Lambda memory and timeout per kind in the stack. */
 export type RouteKind = 'read' | 'write' | 'ingest' | 'query';
@@ -35,6 +37,11 @@ export interface RouteSpec {
   database?: false;
   /** Bodies larger than this are refused with 413 and this error code, before parsing. */
   maxBody?: { bytes: number; code: string };
+  /**
+   * Also accepts, instead of an admin's token, the bearer token configured at this config key (a service's: the log
+   * shipper's). No other route accepts it. Empty in the config: only the route's `auth` applies.
+   */
+  serviceToken?: ServiceTokenKey;
   /** Mounted only when this returns true (e.g. CLI sign-in needs a dashboard URL). */
   mountedWhen?: (config: Config) => boolean;
   description?: string;

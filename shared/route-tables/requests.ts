@@ -237,10 +237,13 @@ export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
   path: '/v1/admin/audit-logs',
   handler: 'admin/audit-logs-ingest',
   auth: 'admin',
+  serviceToken: 'audit.ingest_token',
   kind: 'ingest',
   tags: ['audit'],
   summary:
     'Ingest a batch (1..1000) of log-shipper audit records (source logshipper), chained in batch order',
+  description:
+    "The bearer token is an admin's, or the log shipper's own service token (`audit.ingest_token`; in AWS the stack generates it in Secrets Manager, output AuditIngestTokenSecretArn). That token is accepted by this route only, so the shipper needs no admin account. Every record keeps who sent it in `metadata.ingested_by` (an admin's email, or `service-token:audit.ingest_token`), inside its hash.",
   body: ingestAuditBody,
   response: ingestAuditResponse,
   successStatus: 201,

@@ -34,7 +34,10 @@ export const createCatalogBody = z
   .strict();
 export type CreateCatalogBody = z.output<typeof createCatalogBody>;
 
-/** The spec's PATCH body: every field optional; an empty body is a 400 (nothing to change). */
+/**
+ * The spec's PATCH body: every field optional. An empty body is a valid patch that changes nothing: the entry comes
+ * back as it is, with no write and no audit record. An unknown field is a 400.
+ */
 export const updateCatalogBody = z
   .object({
     metadata: metadata.optional(),
@@ -44,8 +47,7 @@ export const updateCatalogBody = z
     target_location: z.string().max(2000).optional(),
     target_name: z.string().max(200).optional(),
   })
-  .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
+  .strict();
 export type UpdateCatalogBody = z.output<typeof updateCatalogBody>;
 
 export const listCatalogQuery = z

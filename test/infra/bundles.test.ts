@@ -52,12 +52,15 @@ const FAKE_ARN = {
   jwt: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-jwt-AbCdEf',
   envsvc: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-envsvc-AbCdEf',
   admin: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-admin-AbCdEf',
+  auditIngest: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:bundle-test-audit-ingest-AbCdEf',
 };
 const FAKE_ARN_OF: Record<string, string> = {
   SVC_JWT_SECRET_ARN: FAKE_ARN.jwt,
   SVC_ENVSVC_TOKEN_ARN: FAKE_ARN.envsvc,
   SVC_ADMIN_PASSWORD_ARN: FAKE_ARN.admin,
+  SVC_AUDIT_INGEST_TOKEN_ARN: FAKE_ARN.auditIngest,
 };
+const AUDIT_INGEST_TOKEN = 'bundle-test-audit-ingest-token-0123456789abcdef';
 
 interface Bundle {
   planned: PlannedFunction;
@@ -195,7 +198,11 @@ async function invoke(
     // it from Secrets Manager by the ARN of its environment (at the endpoint `env` names).
     ...(options.secretsFromArns
       ? {}
-      : { SVC_JWT_SECRET: JWT_SECRET, SVC_ENVSVC_TOKEN: 'bundle-test-envsvc-token' }),
+      : {
+          SVC_JWT_SECRET: JWT_SECRET,
+          SVC_ENVSVC_TOKEN: 'bundle-test-envsvc-token',
+          SVC_AUDIT_INGEST_TOKEN: AUDIT_INGEST_TOKEN,
+        }),
     ...options.env,
   };
   const entry = options.fromSource ? bundle.planned.entry : join(bundle.dir, 'index.mjs');
@@ -422,6 +429,7 @@ before(() => {
       routes: [],
       schedules: [],
       usesEnvironmentService: false,
+      serviceTokens: [],
       defaultRoute: false,
     },
     dir: copyBundle('Migrate', assetDirOf(migrateElement)),
@@ -683,6 +691,56 @@ describe('bundles as synthesized', () => {
       assert.equal(me.status, 200, JSON.stringify(me.body));
       assert.deepEqual(fake.calls, [{ target: 'secretsmanager.GetSecretValue', secretId: FAKE_ARN.jwt }]);
       assert.match(fake.authorizations[0]!, /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLETEST\//);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  test('the log shipper token: only the ingest bundle has its ARN; it reads it from Secrets Manager and takes it', async () => {
+    const withArn = [...bundles.values()]
+      .filter((b) => ENV.auditIngestTokenArn in b.environment)
+      .map((b) => b.planned.handler);
+    assert.deepEqual(withArn, [routes.ingestAuditLogs.handler]);
+    const bundle = bundleOf(routes.ingestAuditLogs.handler);
+    const token = 'log-shipper-token-from-secrets-manager-0123456789';
+    const fake = await fakeSecretsManager({
+      [FAKE_ARN.jwt]: JWT_SECRET,
+      [FAKE_ARN.auditIngest]: token,
+      [FAKE_ARN.admin]: 'an admin password for the migration',
+    });
+    const dsn = `pglite:${join(work, 'pglite-audit-ingest')}`;
+    const record = {
+      action_type: 'query.executed',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      actor_email: 'ana@bundle.test',
+      resource_type: 'environment',
+      resource_id: 'env-1',
+    };
+    try {
+      const migrated = await invoke(migrateBundle, {}, dsn, {
+        env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url },
+      });
+      assert.equal(migrated.error, undefined, JSON.stringify(migrated.error) + migrated.stderr);
+      fake.calls.length = 0;
+      const ingest = (bearer: string) =>
+        invoke(
+          bundle,
+          httpEvent(routes.ingestAuditLogs, { token: bearer, body: { records: [record] } }),
+          dsn,
+          {
+            secretsFromArns: true,
+            env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url },
+          },
+        );
+      const accepted = jsonBody(await ingest(token), 'ingest');
+      assert.equal(accepted.status, 201, JSON.stringify(accepted.body));
+      assert.equal((accepted.body.data as { accepted: number }).accepted, 1);
+      const refused = jsonBody(await ingest(`${token}x`), 'ingest with another token');
+      assert.equal(refused.status, 401, JSON.stringify(refused.body));
+      assert.deepEqual(
+        [...new Set(fake.calls.map((c) => c.secretId))].sort(),
+        [FAKE_ARN.auditIngest, FAKE_ARN.jwt].sort(),
+      );
     } finally {
       await fake.close();
     }

@@ -52,6 +52,39 @@ const serviceFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => {
   const variables = (r.Properties.Environment as { Variables?: Json } | undefined)?.Variables ?? {};
   return ENV.config in variables;
 });
+/**
+ * Of a synthesized stack, the functions whose role may read the secret `secretId`, and those given its ARN in
+ * `variable` (checked to be that secret), each sorted.
+ */
+function secretAccess(
+  synthesized: ReturnType<typeof synth>,
+  secretId: string,
+  variable: string,
+): { readers: string[]; withArn: string[] } {
+  const all = synthesized.template.toJSON().Resources as Record<string, Resource>;
+  const readers: string[] = [];
+  const withArn: string[] = [];
+  for (const planned of synthesized.stack.plan) {
+    const logicalId = synthesized.stack.getLogicalId(
+      synthesized.stack.functions.get(planned.handler)!.node
+        .defaultChild as unknown as import('aws-cdk-lib').CfnElement,
+    );
+    const fn = all[logicalId]!;
+    const roleId = getAttOf(fn.Properties.Role)!;
+    const statements = Object.values(all)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) => (p.Properties.Roles as unknown[]).some((r) => refOf(r) === roleId))
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+    if (JSON.stringify(statements).includes(`"Ref":"${secretId}"`)) readers.push(planned.handler);
+    const variables = (fn.Properties.Environment as { Variables: Json }).Variables;
+    if (variable in variables) {
+      assert.equal(refOf(variables[variable]), secretId, planned.handler);
+      withArn.push(planned.handler);
+    }
+  }
+  return { readers: readers.sort(), withArn: withArn.sort() };
+}
+
 const functionOf = (handler: string) => {
   const logicalId = prod.stack.getLogicalId(
     prod.stack.functions.get(handler)!.node.defaultChild as unknown as import('aws-cdk-lib').CfnElement,
@@ -201,6 +234,33 @@ test('a prod config carrying a secret is refused', () => {
     `env = "prod"\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\ntoken = "issued-token"\n`,
   );
   assert.throws(() => synth({ configFile: envsvc }), /envsvc\.token must not be in a prod config/);
+  const ingest = join(scratch, 'audit-ingest-token.toml');
+  writeFileSync(ingest, `env = "prod"\n[audit]\ningest_token = "${'t'.repeat(40)}"\n`);
+  assert.throws(() => synth({ configFile: ingest }), /audit\.ingest_token must not be in a prod config/);
+});
+
+test("the log shipper's token: a generated secret that only the audit ingest function can read, and its output", () => {
+  const tokens = ofType('AWS::SecretsManager::Secret').filter(([, r]) =>
+    String(r.Properties.Description).includes('audit.ingest_token'),
+  );
+  assert.equal(tokens.length, 1);
+  const [tokenId, token] = tokens[0]!;
+  assert.ok(token.Properties.GenerateSecretString, 'generated, never given');
+  const outputs = prod.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+  assert.equal(refOf(outputs.AuditIngestTokenSecretArn?.Value), tokenId);
+  const { readers, withArn } = secretAccess(prod, tokenId, ENV.auditIngestTokenArn);
+  // The route table names the one route that takes this token; its function alone reads it.
+  const takers = routeList
+    .filter(([, r]) => r.serviceToken === 'audit.ingest_token')
+    .map(([, r]) => r.handler);
+  assert.deepEqual(takers, ['admin/audit-logs-ingest']);
+  assert.deepEqual(readers, takers);
+  assert.deepEqual(withArn, takers);
+  assert.doesNotMatch(
+    prod.deployment.lambdaConfigToml,
+    /ingest_token/,
+    'the bundled config carries no token',
+  );
 });
 
 test('Aurora PostgreSQL Serverless v2: capacity 0 to max with auto-pause, Data API, encryption, backups', () => {
@@ -362,28 +422,9 @@ test('envsvc.provider = "http": a token secret, read only by the functions whose
   }
   assert.ok(callers.size > 0, 'some function calls the environment service');
 
-  const readers = new Set<string>();
-  const withArn = new Set<string>();
-  for (const planned of http.stack.plan) {
-    const logicalId = http.stack.getLogicalId(
-      http.stack.functions.get(planned.handler)!.node
-        .defaultChild as unknown as import('aws-cdk-lib').CfnElement,
-    );
-    const fn = httpResources[logicalId]!;
-    const roleId = getAttOf(fn.Properties.Role)!;
-    const statements = Object.values(httpResources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .filter((p) => (p.Properties.Roles as unknown[]).some((r) => refOf(r) === roleId))
-      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement);
-    if (JSON.stringify(statements).includes(`"Ref":"${tokenId}"`)) readers.add(planned.handler);
-    const variables = (fn.Properties.Environment as { Variables: Json }).Variables;
-    if (ENV.envServiceTokenArn in variables) {
-      assert.equal(refOf(variables[ENV.envServiceTokenArn]), tokenId, planned.handler);
-      withArn.add(planned.handler);
-    }
-  }
-  assert.deepEqual([...readers].sort(), [...callers].sort());
-  assert.deepEqual([...withArn].sort(), [...callers].sort());
+  const { readers, withArn } = secretAccess(http, tokenId, ENV.envServiceTokenArn);
+  assert.deepEqual(readers, [...callers].sort());
+  assert.deepEqual(withArn, [...callers].sort());
 });
 
 test('each schedule target retries and has a dead-letter queue; so does the async invocation', () => {

@@ -65,6 +65,9 @@ export const sampleScope = {
   ],
 };
 
+/** The log shipper's service token (audit.ingest_token) of the services under test. */
+const SHIPPER_TOKEN = 'log-shipper-token-for-tests-0123456789abcdef';
+
 const newRequest = (overrides: Json = {}) => ({
   title: 'Quarterly EU sales analysis',
   description: 'Revenue by region',
@@ -124,7 +127,7 @@ for (const driver of driversUnderTest()) {
     };
 
     before(async () => {
-      svc = await startTestService(driver);
+      svc = await startTestService(driver, { audit: { ingest_token: SHIPPER_TOKEN } });
       admin = await svc.adminToken();
       const me = await svc.call('GET', '/v1/me', { token: admin });
       adminId = (me.body.data as { subject: string }).subject;
@@ -660,8 +663,18 @@ for (const driver of driversUnderTest()) {
       assert.deepEqual(patched.body.metadata, { owner: 'ops' });
       assert.equal(patched.body.target_name, 'orders', 'fields not sent are kept');
       assert.ok(String(patched.body.updated_at) >= String(entry.updated_at));
+      // An empty patch (every field is optional) changes nothing: the entry as it is, no audit record.
       const empty = await svc.call('PATCH', `/v1/admin/catalog/${entry.id}`, { token: admin, body: {} });
-      assert.equal(empty.status, 400);
+      assert.equal(empty.status, 200, empty.text);
+      assert.deepEqual(empty.body, patched.body);
+      const noBody = await svc.call('PATCH', `/v1/admin/catalog/${entry.id}`, { token: admin });
+      assert.equal(noBody.status, 200, noBody.text);
+      assert.deepEqual(noBody.body, patched.body);
+      const emptyGone = await svc.call('PATCH', '/v1/admin/catalog/00000000-0000-4000-8000-000000000000', {
+        token: admin,
+        body: {},
+      });
+      assert.equal(emptyGone.status, 404);
       const badField = await svc.call('PATCH', `/v1/admin/catalog/${entry.id}`, {
         token: admin,
         body: { datasource_id: 'changed' },
@@ -732,6 +745,56 @@ for (const driver of driversUnderTest()) {
       );
       const verify = await svc.call('GET', '/v1/admin/audit-logs/verify', { token: admin });
       assert.equal((verify.body.data as { intact: boolean }).intact, true);
+    });
+
+    test("the log shipper's service token: it ingests, and no other route takes it", async () => {
+      const record = {
+        action_type: 'container.started',
+        timestamp: '2026-01-02T00:00:00.000Z',
+        actor_email: 'ana@example.test',
+        resource_type: 'environment',
+        resource_id: 'env-shipper-token',
+      };
+      const res = await svc.call('POST', '/v1/admin/audit-logs', {
+        token: SHIPPER_TOKEN,
+        body: { records: [record] },
+      });
+      assert.equal(res.status, 201, res.text);
+      const logs = await svc.call('GET', '/v1/admin/audit-logs?resource_id=env-shipper-token', {
+        token: admin,
+      });
+      const [row] = (logs.body.data as { logs: Array<Json & { metadata: Json }> }).logs;
+      assert.equal(row?.source, 'logshipper');
+      assert.equal(
+        row?.metadata.ingested_by,
+        'service-token:audit.ingest_token',
+        'the record names its sender',
+      );
+
+      const r = await create(ana);
+      for (const [method, path] of [
+        ['GET', '/v1/admin/audit-logs'],
+        ['GET', '/v1/admin/audit-logs/verify'],
+        ['GET', '/v1/admin/requests'],
+        ['POST', `/v1/admin/requests/${r.id}/approve`],
+        ['GET', '/v1/requests'],
+        ['GET', '/v1/me'],
+      ] as const) {
+        const other = await svc.call(method, path, { token: SHIPPER_TOKEN });
+        assert.equal(other.status, 401, `${method} ${path}: ${other.text}`);
+      }
+      const still = await svc.call('GET', `/v1/admin/requests/${r.id}`, { token: admin });
+      assert.equal((still.body.data as RequestData).status, 'pending');
+      const wrong = await svc.call('POST', '/v1/admin/audit-logs', {
+        token: `${SHIPPER_TOKEN.slice(0, -1)}x`,
+        body: { records: [record] },
+      });
+      assert.equal(wrong.status, 401, wrong.text);
+      const [count] = await queryRows<{ n: number }>(
+        svc.runtime.database.db,
+        sql`SELECT count(*)::int AS n FROM audit_logs WHERE resource_id = 'env-shipper-token'`,
+      );
+      assert.equal(count?.n, 1, 'the refused batch stored nothing');
     });
 
     test('audit verify: intact, then a row changed behind the service’s back is found', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { JwtVerifier } from 'aws-jwt-verify';
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
-import { authenticate, BYPASS_PRINCIPAL } from '#shared/auth/authenticate.ts';
+import { authenticate, BYPASS_PRINCIPAL, servicePrincipal } from '#shared/auth/authenticate.ts';
 import { idpIssuer, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
@@ -126,6 +126,25 @@ test('idp_bypass: no token is the local developer; a token is read without verif
   const p = await authenticate(bypass, headers(unsigned));
   assert.equal(p.subject, 'dev2');
   assert.deepEqual(p.roles, ['user']);
+});
+
+test('a service token: exactly the configured one, never when none is configured, never as a session', () => {
+  const token = 'a-log-shipper-token-0123456789abcdef';
+  const configured = testConfig({ audit: { ingest_token: token } });
+  const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+  const principal = servicePrincipal(configured, 'audit.ingest_token', bearer(token));
+  assert.equal(principal?.tokenUse, 'service');
+  assert.deepEqual(principal?.roles, []);
+  assert.equal(principal?.email, 'service-token:audit.ingest_token');
+  for (const other of [`${token}x`, token.slice(1), token.toUpperCase(), '']) {
+    assert.equal(servicePrincipal(configured, 'audit.ingest_token', bearer(other)), undefined, other);
+  }
+  assert.equal(servicePrincipal(configured, 'audit.ingest_token', {}), undefined);
+  // Not configured: no bearer matches, the empty one included.
+  const none = testConfig();
+  assert.equal(none.audit.ingest_token, '');
+  assert.equal(servicePrincipal(none, 'audit.ingest_token', bearer('')), undefined);
+  assert.equal(servicePrincipal(none, 'audit.ingest_token', { authorization: 'Bearer ' }), undefined);
 });
 
 test('passwords: scrypt hashes verify, differ per salt, and reject wrong input', async () => {

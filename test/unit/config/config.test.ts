@@ -136,6 +136,18 @@ const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
     {},
     /requests\.default_validity/,
   ],
+  [
+    'a short log shipper token',
+    `[auth]\njwt_secret = "${SECRET}"\n[audit]\ningest_token = "short"\n`,
+    {},
+    /audit\.ingest_token/,
+  ],
+  [
+    'a short log shipper token given in the environment',
+    `[auth]\njwt_secret = "${SECRET}"\n`,
+    { SVC_AUDIT_INGEST_TOKEN: 'short' },
+    /audit\.ingest_token/,
+  ],
 ];
 for (const [what, toml, env, pattern] of refusals) {
   test(`startup refuses ${what}, naming the key`, () => {
