@@ -13,6 +13,7 @@ import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/er
 import type {
   CreateRequestBody,
   ListRequestsQuery,
+  ListUsageEventsQuery,
   RequestView,
   Scope,
   TunnelView,
@@ -91,13 +92,52 @@ export function toRequestView(row: RequestRow, usage: Usage = NO_USAGE): Request
     requester: { id: row.requesterId, name: row.requesterName, email: row.requesterEmail },
     scope: row.scope as Scope,
     tunnel: tunnelWithUsage((row.tunnel as TunnelView | null) ?? null, usage),
-    usage_events: usage.events.map((u) => ({
-      id: u.id,
-      action_type: u.actionType,
-      ip_address: u.ipAddress ?? '',
-      timestamp: u.timestamp.toISOString(),
-      metadata: u.metadata,
-    })),
+    usage_events: usage.events.map(usageEventViewOf),
+  };
+}
+
+const usageEventViewOf = (u: Omit<UsageRow, 'requestId'>) => ({
+  id: u.id,
+  action_type: u.actionType,
+  ip_address: u.ipAddress ?? '',
+  timestamp: u.timestamp.toISOString(),
+  metadata: u.metadata,
+});
+
+/**
+ * GET /v1/requests/{id}/usage-events: every usage event of a request the caller may see (its requester or an admin;
+ * else 404), a page at a time, newest first by default. The request's own view shows only the newest
+ * `requests.usage_events_in_view`.
+ */
+export async function listUsageEvents(db: Db, id: string, principal: Principal, query: ListUsageEventsQuery) {
+  const row = await requestVisibleTo(db, id, principal);
+  const e = requestUsageEvents;
+  const where = and(
+    eq(e.requestId, row.id),
+    query.action_type ? eq(e.actionType, query.action_type) : undefined,
+  );
+  const order = query.sort === 'timestamp' ? [asc(e.timestamp), asc(e.id)] : [desc(e.timestamp), desc(e.id)];
+  const [rows, [total]] = await Promise.all([
+    db
+      .select({
+        id: e.id,
+        actionType: e.actionType,
+        ipAddress: e.ipAddress,
+        timestamp: e.timestamp,
+        metadata: e.metadata,
+      })
+      .from(e)
+      .where(where)
+      .orderBy(...order)
+      .limit(query.limit)
+      .offset(query.offset),
+    db.select({ n: count() }).from(e).where(where),
+  ]);
+  return {
+    usage_events: rows.map(usageEventViewOf),
+    total: Number(total?.n ?? 0),
+    limit: query.limit,
+    offset: query.offset,
   };
 }
 

@@ -22,12 +22,14 @@ import {
   ingestAuditResponse,
   listAdminRequestsQuery,
   listOwnRequestsQuery,
+  listUsageEventsQuery,
   queryBody,
   queryResponse,
   requestIdParam,
   requestListResponse,
   requestResponse,
   revokeBody,
+  usageEventListResponse,
 } from '../schemas/requests.ts';
 
 export const createRequest = /* @__PURE__ */ defineRoute({
@@ -68,6 +70,22 @@ export const getRequest = /* @__PURE__ */ defineRoute({
   summary: 'One request: its requester or an admin; anyone else gets 404 (never 403, so ids do not leak)',
   params: requestIdParam,
   response: requestResponse,
+  errors: [404],
+});
+
+export const listUsageEvents = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/requests/{id}/usage-events',
+  handler: 'requests/usage-events',
+  auth: 'user',
+  tags: ['requests'],
+  summary:
+    "Every usage event of a request (who, when, IP, the SQL's hash, rows, duration), paginated: its requester or an admin; anyone else gets 404",
+  description:
+    'The request itself shows only the newest `requests.usage_events_in_view` events; this lists them all. `action_type` filters on query (executed), query_failed or query_refused; the default order is newest first.',
+  params: requestIdParam,
+  query: listUsageEventsQuery,
+  response: usageEventListResponse,
   errors: [404],
 });
 
@@ -255,6 +273,7 @@ export const requestRoutes = {
   createRequest,
   listOwnRequests,
   getRequest,
+  listUsageEvents,
   revokeRequest,
   queryRequest,
   listAdminRequests,

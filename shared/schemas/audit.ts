@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { AUDIT_SOURCES } from '../db/schema.ts';
-import { envelope, isoTimestamp, pagination } from './common.ts';
+import { isoTimestamp, pageEnvelope, pagination } from './common.ts';
 
 export const auditLogView = z
   .object({
@@ -37,11 +37,4 @@ export const listAuditLogsQuery = z.object({
 });
 export type ListAuditLogsQuery = z.output<typeof listAuditLogsQuery>;
 
-export const auditLogListResponse = envelope(
-  z.object({
-    logs: z.array(auditLogView),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-  }),
-);
+export const auditLogListResponse = pageEnvelope('logs', auditLogView);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { envelope, isoTimestamp, pagination } from './common.ts';
+import { isoTimestamp, pageEnvelope, pagination } from './common.ts';
 
 export const catalogEntryView = z
   .object({
@@ -59,11 +59,4 @@ export const listCatalogQuery = z
   .strict();
 export type ListCatalogQuery = z.output<typeof listCatalogQuery>;
 
-export const catalogListResponse = envelope(
-  z.object({
-    entries: z.array(catalogEntryView),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-  }),
-);
+export const catalogListResponse = pageEnvelope('entries', catalogEntryView);

@@ -18,6 +18,21 @@ export const errorBody = z
 
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
+/** The envelope of an offset-paginated list: {success, data: {<key>: [item…], total, limit, offset}}. */
+export const pageEnvelope = <K extends string, T extends z.ZodType>(key: K, item: T) =>
+  envelope(
+    z.object({
+      [key]: z.array(item),
+      total: z.number().int(),
+      limit: z.number().int(),
+      offset: z.number().int(),
+    } as { [P in K]: z.ZodArray<T> } & {
+      total: z.ZodNumber;
+      limit: z.ZodNumber;
+      offset: z.ZodNumber;
+    }),
+  );
+
 export const uuidParam = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
 export const idParam = z.object({ id: z.string().min(1).max(200) });
 

@@ -3,7 +3,7 @@
 // builtin environment (namespaces, tables, columns) are restricted to plain PostgreSQL identifiers here, on the way in.
 import * as z from 'zod';
 import { REQUEST_STATUSES, RISK_LEVELS } from '../db/schema.ts';
-import { envelope, isoTimestamp, pagination } from './common.ts';
+import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
 
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const identifier = z.string().regex(IDENTIFIER, {
@@ -282,15 +282,20 @@ export const listAdminRequestsQuery = z
   .strict();
 export type ListRequestsQuery = z.output<typeof listAdminRequestsQuery> & { requester_id?: string };
 
-export const requestListResponse = envelope(
-  z.object({
-    requests: z.array(requestView),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-  }),
-);
+export const requestListResponse = pageEnvelope('requests', requestView);
 export const requestResponse = envelope(requestView);
+
+export const USAGE_ACTIONS = ['query', 'query_failed', 'query_refused'] as const;
+/** All of a request's usage events, a page at a time (its view shows only the newest). */
+export const listUsageEventsQuery = z
+  .object({
+    action_type: z.enum(USAGE_ACTIONS).optional(),
+    sort: z.enum(['timestamp', '-timestamp']).default('-timestamp'),
+    ...pagination,
+  })
+  .strict();
+export type ListUsageEventsQuery = z.output<typeof listUsageEventsQuery>;
+export const usageEventListResponse = pageEnvelope('usage_events', usageEventView);
 
 // The handler passes {} for an absent body, so optional bodies are objects with optional fields.
 export const approveBody = z.object({ notes: z.string().max(5000).optional() }).strict();

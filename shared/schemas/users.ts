@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ROLES } from '../auth/principal.ts';
-import { envelope, isoTimestamp, pagination } from './common.ts';
+import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
 
 export const role = z.enum(ROLES);
 
@@ -38,14 +38,7 @@ export const createUserBody = z
   .strict();
 
 export const listUsersQuery = z.object({ ...pagination });
-export const userListResponse = envelope(
-  z.object({
-    users: z.array(userView),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-  }),
-);
+export const userListResponse = pageEnvelope('users', userView);
 
 export const meView = z.object({
   subject: z.string(),

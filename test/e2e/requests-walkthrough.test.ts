@@ -105,6 +105,13 @@ test('README walkthrough: demo data, create → approve → query → revoke, au
     (await call('POST', `/v1/requests/${id}/query`, ana, { sql: 'SELECT * FROM demo.customers' })).body.error,
     'sql_refused',
   );
+  const usage = data(await call('GET', `/v1/requests/${id}/usage-events?sort=timestamp`, ana));
+  assert.deepEqual(
+    (usage.usage_events as Array<{ action_type: string; metadata: Json }>).map(
+      (u) => `${u.action_type} rows=${u.metadata.row_count}`,
+    ),
+    ['query rows=3', 'query_refused rows=undefined'],
+  );
 
   const revoked = data(await call('POST', `/v1/requests/${id}/revoke`, ana, { reason: 'done' }));
   assert.equal(revoked.status, 'revoked');

@@ -716,6 +716,63 @@ for (const driver of driversUnderTest()) {
       assert.equal(mine?.tunnel?.credentials[0]?.use_count, 8);
     });
 
+    test('usage events: every one of a request, paginated and filtered, for its requester or an admin; anyone else 404', async () => {
+      const r = await activeRequest();
+      for (let i = 1; i <= 5; i++) {
+        assert.equal((await query(r.id, `SELECT id FROM products ORDER BY id LIMIT ${i}`)).status, 200);
+      }
+      assert.equal((await query(r.id, 'SELECT nope FROM products')).status, 400);
+      assert.equal((await query(r.id, 'DELETE FROM products')).status, 400);
+      const list = (q: string, token = ana) =>
+        svc.call('GET', `/v1/requests/${r.id}/usage-events${q}`, { token });
+      type Page = {
+        usage_events: Array<{ id: string; action_type: string; timestamp: string; metadata: Json }>;
+        total: number;
+        limit: number;
+        offset: number;
+      };
+      const [stored] = await queryRows<{ n: number; q: number }>(
+        db(),
+        sql`SELECT count(*)::int AS n, (count(*) FILTER (WHERE action_type = 'query'))::int AS q
+            FROM request_usage_events WHERE request_id = ${r.id}::uuid`,
+      );
+      assert.equal(stored?.n, 7);
+      const all = await list('?limit=100');
+      assert.equal(all.status, 200, all.text);
+      const page = all.body.data as Page;
+      assert.equal(page.total, stored?.n);
+      assert.equal(page.usage_events.length, stored?.n);
+      const times = page.usage_events.map((u) => u.timestamp);
+      assert.deepEqual(times, [...times].sort().reverse(), 'newest first by default');
+      // Two pages of 4, oldest first, make up the same events.
+      const first = (await list('?sort=timestamp&limit=4')).body.data as Page;
+      const second = (await list('?sort=timestamp&limit=4&offset=4')).body.data as Page;
+      assert.deepEqual(
+        [...first.usage_events, ...second.usage_events].map((u) => u.id),
+        page.usage_events.map((u) => u.id).reverse(),
+      );
+      const executed = (await list('?action_type=query')).body.data as Page;
+      assert.equal(executed.total, stored?.q);
+      assert.deepEqual(
+        executed.usage_events.map((u) => u.metadata.row_count),
+        [5, 4, 3, 2, 1],
+      );
+      const refused = (await list('?action_type=query_refused')).body.data as Page;
+      assert.equal(refused.total, 1);
+      // The admin sees them; another user does not see the request at all; bad parameters are 400.
+      assert.equal(((await list('', admin)).body.data as Page).total, stored?.n);
+      assert.equal((await list('', bob)).status, 404);
+      assert.equal(
+        (await svc.call('GET', `/v1/requests/${randomUUID()}/usage-events`, { token: ana })).status,
+        404,
+      );
+      for (const bad of ['?limit=101', '?action_type=select', '?sort=id', '?page=2']) {
+        const res = await list(bad);
+        assert.equal(res.status, 400, `${bad}: ${res.text}`);
+        assert.equal((res.body as { error: string }).error, 'validation_failed');
+      }
+    });
+
     test('no rows without their usage event: when it cannot be written the query answers 503 with no data; the next query works', async () => {
       const r = await activeRequest();
       // The usage table refuses this request's query events, as a lock timeout on it would.
