@@ -17,7 +17,7 @@ import type { Database, Db } from '../db/database.ts';
 import { requests } from '../db/schema.ts';
 import { jsonParam, uuidParam } from '../db/sql-values.ts';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
-import type { Scope } from '../schemas/requests.ts';
+import type { Scope, UsageAction } from '../schemas/requests.ts';
 import {
   databaseError,
   environmentNames,
@@ -104,7 +104,7 @@ export async function recordUsage(
   requestId: string,
   principal: Principal,
   ipAddress: string,
-  actionType: 'query' | 'query_failed' | 'query_refused',
+  actionType: UsageAction,
   metadata: Record<string, unknown>,
 ): Promise<void> {
   const meta = { actor_id: principal.subject, actor_email: principal.email, ...metadata };

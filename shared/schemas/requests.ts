@@ -286,6 +286,8 @@ export const requestListResponse = pageEnvelope('requests', requestView);
 export const requestResponse = envelope(requestView);
 
 export const USAGE_ACTIONS = ['query', 'query_failed', 'query_refused'] as const;
+/** What a usage event records: an executed query, one that failed in the database, one the SQL guard refused. */
+export type UsageAction = (typeof USAGE_ACTIONS)[number];
 /** All of a request's usage events, a page at a time (its view shows only the newest). */
 export const listUsageEventsQuery = z
   .object({
