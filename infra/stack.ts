@@ -3,7 +3,7 @@
 // schedules, migrations on deploy, alarms and a dashboard.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import {
   Annotations,
   Aws,
@@ -95,8 +95,9 @@ export class ControlPlaneStack extends Stack {
 
     // The config every function reads at cold start: the TOML without secrets, as JSON (loadConfig reads a `.json`
     // file with JSON.parse, so the bundles carry no TOML parser), copied into each bundle. Staged inside the cloud
-    // assembly (cdk.out), where the bundling hooks copy it from.
-    const stagingDir = Stage.of(this)?.outdir ?? tmpdir();
+    // assembly (cdk.out), where the bundling hooks copy it from. Absolute: under the CDK CLI the outdir is relative
+    // (`cdk.out`), and esbuild reads a relative entry path such as the route modules' as a package name.
+    const stagingDir = resolve(Stage.of(this)?.outdir ?? tmpdir());
     const configDir = join(stagingDir, 'lambda-config');
     mkdirSync(configDir, { recursive: true });
     const lambdaConfigJson = `${JSON.stringify(parseToml(props.deployment.lambdaConfigToml), null, 2)}\n`;

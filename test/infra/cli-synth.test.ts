@@ -1,74 +1,106 @@
-// `npm run synth` is `cdk synth` through the pinned CLI: it must read the cloud assembly the pinned aws-cdk-lib
-// writes (the schema versions of the two packages must match), offline (no lookups, no credentials), with the local
-// esbuild (no Docker). This runs the real CLI, as ops do, into a temporary --output directory.
+// `npx cdk synth` as ops run it: the real, pinned CDK CLI in a fresh copy of the project, with cdk.json's own
+// settings (the default, relative output directory `cdk.out`), offline (no lookups, no AWS credentials), with the
+// local esbuild (no Docker). The in-process stack tests synthesize with an absolute outdir, so they cannot see what
+// only the CLI does (a relative outdir once broke every function's bundling this way). The copy is the temporary
+// output: nothing is written into the checkout.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { after, test } from 'node:test';
+import { planFunctions } from '../../infra/plan.ts';
+import { loadDeployment } from '../../infra/settings.ts';
 import { cdkJsonContext, PROJECT_ROOT } from './synth.ts';
 
-const output = mkdtempSync(join(tmpdir(), 'acp-cdk-synth-'));
-after(() => rmSync(output, { recursive: true, force: true }));
+const copy = mkdtempSync(join(tmpdir(), 'acp-cli-synth-'));
+after(() => rmSync(copy, { recursive: true, force: true }));
+
+/** What a clone holds: the sources, without installed packages, build output or local data. */
+const NOT_IN_A_CLONE = new Set(['node_modules', '.git', 'cdk.out', '.data']);
 
 interface Manifest {
-  version: string;
   artifacts: Record<string, { type: string; properties?: { templateFile?: string } }>;
 }
+interface CfnTemplate {
+  Description?: string;
+  Resources: Record<
+    string,
+    { Type: string; Metadata?: Record<string, string>; Properties?: Record<string, unknown> }
+  >;
+}
 
-test('the pinned CLI synthesizes the app: exit 0, the stack template in the assembly', () => {
-  const packageJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
-    scripts: Record<string, string>;
-  };
-  assert.equal(packageJson.scripts.synth, 'cdk synth');
-  const result = spawnSync(
-    join(PROJECT_ROOT, 'node_modules/.bin/cdk'),
-    ['synth', '--quiet', '--output', output],
-    {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      env: {
-        PATH: `${join(PROJECT_ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
-        HOME: output,
-        TZ: 'UTC',
-        // Offline: no credentials, no instance metadata, no version check or telemetry.
-        AWS_EC2_METADATA_DISABLED: 'true',
-        CDK_DISABLE_VERSION_CHECK: '1',
-        CDK_DISABLE_CLI_TELEMETRY: 'true',
-      },
-      timeout: 15 * 60_000,
+test('npx cdk synth in a fresh copy: exit 0, one bundled function per planned handler, nothing looked up', () => {
+  cpSync(PROJECT_ROOT, copy, {
+    recursive: true,
+    filter: (source) => {
+      const top = relative(PROJECT_ROOT, source).split(sep)[0] ?? '';
+      return !NOT_IN_A_CLONE.has(top) && !top.startsWith('cdk.out');
     },
-  );
-  assert.equal(result.status, 0, `cdk synth exited ${result.status}:\n${result.stderr.slice(-4000)}`);
-  assert.doesNotMatch(result.stderr, /Cloud assembly schema version mismatch/);
+  });
+  // `npm ci` would install the same lockfile; linking the installed packages keeps the test offline and fast.
+  symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
 
+  const result = spawnSync('npx', ['cdk', 'synth', '--quiet'], {
+    cwd: copy,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: copy,
+      TZ: 'UTC',
+      // Offline: no credentials, no instance metadata, no version check or telemetry.
+      AWS_EC2_METADATA_DISABLED: 'true',
+      CDK_DISABLE_VERSION_CHECK: '1',
+      CDK_DISABLE_CLI_TELEMETRY: 'true',
+    },
+    timeout: 15 * 60_000,
+  });
+  assert.equal(result.status, 0, `npx cdk synth exited ${result.status}:\n${result.stderr.slice(-4000)}`);
+  assert.doesNotMatch(result.stderr, /Cloud assembly schema version mismatch/);
+  assert.doesNotMatch(result.stderr, /Could not resolve/);
+
+  const output = join(copy, 'cdk.out');
   const manifest = JSON.parse(readFileSync(join(output, 'manifest.json'), 'utf8')) as Manifest;
   const stacks = Object.entries(manifest.artifacts).filter(
     ([, artifact]) => artifact.type === 'aws:cloudformation:stack',
   );
   assert.equal(stacks.length, 1);
   const [stackName, stack] = stacks[0]!;
-  const templateFile = join(output, stack.properties?.templateFile ?? `${stackName}.template.json`);
-  assert.ok(existsSync(templateFile), templateFile);
-  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as {
-    Resources: Record<string, { Type: string; Metadata?: Record<string, string> }>;
-  };
-  // The functions were bundled locally: each asset directory holds its index.mjs.
-  const functions = Object.values(template.Resources).filter(
-    (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Metadata?.['aws:asset:path'],
+  const template = JSON.parse(
+    readFileSync(join(output, stack.properties?.templateFile ?? `${stackName}.template.json`), 'utf8'),
+  ) as CfnTemplate;
+
+  // The config named by cdk.json built it (the stack description names it).
+  const configFile = String(cdkJsonContext().config);
+  assert.match(template.Description ?? '', new RegExp(`config ${configFile}`));
+
+  // One Lambda per planned handler (the route table's, the schedules', the not-found fallback) plus the migration
+  // trigger's (CDK's own custom-resource providers aside); each asset directory holds the bundle esbuild wrote, with
+  // the function's config beside it (Migrate: the migrations).
+  const deployment = loadDeployment(join(PROJECT_ROOT, configFile), cdkJsonContext());
+  const planned = planFunctions(deployment.config, PROJECT_ROOT);
+  const bundled = Object.values(template.Resources).filter(
+    (resource) =>
+      resource.Type === 'AWS::Lambda::Function' &&
+      resource.Properties?.Handler === 'index.handler' &&
+      resource.Metadata?.['aws:asset:path'],
   );
-  assert.ok(functions.length > 0);
-  for (const fn of functions) {
+  assert.equal(bundled.length, planned.length + 1, 'functions: one per planned handler, plus Migrate');
+  for (const fn of bundled) {
     const dir = join(output, fn.Metadata!['aws:asset:path']!);
     const files = readdirSync(dir);
-    assert.ok(files.includes('index.mjs') || files.includes('index.js'), `${dir}: ${files.join(', ')}`);
+    assert.ok(files.includes('index.mjs'), `${dir}: ${files.join(', ')}`);
+    const isMigrate = fn.Metadata!['aws:cdk:path']?.endsWith('/Migrate/Resource');
+    if (isMigrate)
+      assert.ok(
+        readdirSync(join(dir, 'migrations')).some((f) => f.endsWith('.sql')),
+        `${dir}: no SQL`,
+      );
+    else assert.ok(files.includes('config.json'), `${dir}: no config.json`);
+    assert.ok(readFileSync(join(dir, 'index.mjs'), 'utf8').length > 0);
   }
-  // The config named by cdk.json built it (its env becomes the stack description).
-  assert.match(JSON.stringify(template), new RegExp(`config ${String(cdkJsonContext().config)}`));
-  // Nothing was looked up: no context file written next to cdk.json.
-  assert.ok(
-    !existsSync(join(PROJECT_ROOT, 'cdk.context.json')),
-    'cdk synth wrote cdk.context.json (a lookup)',
-  );
+
+  // Nothing was looked up (no context file next to cdk.json), and nothing was written into the checkout.
+  assert.ok(!existsSync(join(copy, 'cdk.context.json')), 'cdk synth wrote cdk.context.json (a lookup)');
+  assert.ok(!existsSync(join(PROJECT_ROOT, 'cdk.context.json')));
 });
