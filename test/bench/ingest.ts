@@ -2,7 +2,7 @@
 //  1. events/s stored through the events handler (the Lambda export of functions/devices/events.ts, invoked
 //     directly with the API Gateway payload 2.0 event the local emulator builds, shared/local/api-gateway.ts
 //     toEvent), for batches of 1, 100 and 1000, on PGlite and on PostgreSQL (a fresh database on
-//     TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test, dropped after), as a ratio to
+//     TEST_DATABASE_URL, else on a PostgreSQL from npm started for the run, dropped after), as a ratio to
 //     (a) drizzle's multi-row .values() insert of the same rows and (b) COPY FROM STDIN of the same rows (pg's
 //     copy-in protocol through a custom submittable; on PGlite, COPY FROM '/dev/blob'). The handler stores events
 //     only; their rollups are folded later (observability_fold(), on a schedule and before every read), so the run
@@ -37,7 +37,7 @@ import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 
-useBenchDatabase();
+await useBenchDatabase();
 setLogLevel('error');
 const QUICK = process.env.BENCH_QUICK === '1';
 /** BENCH_PARTS=ingest,verify,calls (default: all) runs only those parts. */

@@ -11,7 +11,7 @@
 // Targets: summary p95 <= 50 ms at 30 d (also reported at 24 h and 7 d), event pages p95 <= 20 ms at any depth, the
 // summary >= 50x faster than the raw scan.
 //
-// Environment: TEST_DATABASE_URL (PostgreSQL server, default the local one; a fresh database is created and dropped), BENCH_DRIVERS
+// Environment: TEST_DATABASE_URL (PostgreSQL server, else one from npm started for the run; a fresh database is created and dropped), BENCH_DRIVERS
 // (pglite,postgres), BENCH_SCALE (0.1 = a tenth of the events, for a quick run), BENCH_EVENTS / BENCH_PG_EVENTS
 // (event counts), BENCH_RUNS (30), BENCH_RAW_RUNS (3), BENCH_KEEP=1 (keep the PostgreSQL database).
 // The domain functions are called directly: figures are database + JSON time, without HTTP.
@@ -387,7 +387,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
   }
 }
 
-useBenchDatabase();
+await useBenchDatabase();
 const drivers = (process.env.BENCH_DRIVERS ?? 'pglite,postgres').split(',');
 const all: Target[] = [];
 for (const driver of drivers) {

@@ -11,8 +11,8 @@
 // Then the floor the layers alone set (the role session, interleaved the same way) and where the time goes: each
 // phase timed on its own. Goal: domain ratio ≤ 1.5×.
 //
-// BENCH_DRIVER=pglite (default) | postgres | data-api (the last two on TEST_DATABASE_URL, default the local
-// PostgreSQL); BENCH_ITERATIONS=300.
+// BENCH_DRIVER=pglite (default) | postgres | data-api (the last two on TEST_DATABASE_URL, else on a
+// PostgreSQL from npm started for the run); BENCH_ITERATIONS=300.
 import { sql } from 'drizzle-orm';
 import type { Principal } from '#shared/auth/principal.ts';
 import {
@@ -31,7 +31,7 @@ import { startTestService } from '#test/support/service.ts';
 
 setLogLevel('error');
 const driver = (process.env.BENCH_DRIVER ?? 'pglite') as DriverKind;
-if (driver !== 'pglite') useBenchDatabase();
+if (driver !== 'pglite') await useBenchDatabase();
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
 const svc = await startTestService(driver);
 const database = svc.runtime.database;

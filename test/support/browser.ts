@@ -1,0 +1,41 @@
+// A real headless Chromium for the browser tests, from npm: `@sparticuz/chromium` ships the binary (and the NSS
+// libraries it links against, built for Amazon Linux 2023) inside its tarball, so no system browser, apt or download
+// is needed. playwright-core drives it.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import sparticuz, { inflate } from '@sparticuz/chromium';
+import { type Browser, chromium } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+
+/** Where the package keeps its compressed archives (`bin/*.br`). */
+function archiveDir(): string {
+  return join(dirname(require.resolve('@sparticuz/chromium')), '..', 'bin');
+}
+
+/**
+ * Unpacks the browser (once per machine, into the temporary directory) and launches it headless. Its own libraries
+ * come first on the library path, so it starts on a machine without libnss3 too; glibc is the only system library it
+ * needs.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const executablePath = await sparticuz.executablePath();
+  const libraries = join(await inflate(join(archiveDir(), 'al2023.tar.br')), 'lib');
+  const libraryPath = [libraries, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    env: { ...process.env, LD_LIBRARY_PATH: libraryPath },
+    args: [
+      '--no-sandbox',
+      '--no-zygote',
+      '--disable-gpu',
+      '--use-angle=swiftshader',
+      '--no-first-run',
+      // This machine's network is closed: no background connections at start.
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
