@@ -19,10 +19,19 @@ export interface LoginOptions {
   timeoutMs?: number;
 }
 
-/** Tries the platform's opener (xdg-open, open, start); false when none can run here. */
-export function openInSystemBrowser(url: string): Promise<boolean> {
-  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
-  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+/**
+ * Opens the URL with the program named by the BROWSER environment variable when it is set (the convention of git,
+ * gh and Python's webbrowser: a path or a command name, given the URL as its one argument), else with the
+ * platform's opener (xdg-open, open, start); false when none can run here.
+ */
+export function openInSystemBrowser(url: string, browser = process.env.BROWSER): Promise<boolean> {
+  const [command, args] = browser
+    ? [browser, [url]]
+    : process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   return new Promise((resolve) => {
     try {
       const child = spawn(command, args, { stdio: 'ignore', detached: true });

@@ -5,19 +5,17 @@
 // output: nothing is written into the checkout.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { freshCopy } from '#test/support/fresh-copy.ts';
 import { planFunctions } from '../../infra/plan.ts';
 import { loadDeployment } from '../../infra/settings.ts';
 import { cdkJsonContext, PROJECT_ROOT } from './synth.ts';
 
-const copy = mkdtempSync(join(tmpdir(), 'acp-cli-synth-'));
-after(() => rmSync(copy, { recursive: true, force: true }));
-
-/** What a clone holds: the sources, without installed packages, build output or local data. */
-const NOT_IN_A_CLONE = new Set(['node_modules', '.git', 'cdk.out', '.data']);
+const fresh = freshCopy('acp-cli-synth-');
+const copy = fresh.dir;
+after(() => fresh.remove());
 
 interface Manifest {
   artifacts: Record<string, { type: string; properties?: { templateFile?: string } }>;
@@ -31,16 +29,6 @@ interface CfnTemplate {
 }
 
 test('npx cdk synth in a fresh copy: exit 0, one bundled function per planned handler, nothing looked up', () => {
-  cpSync(PROJECT_ROOT, copy, {
-    recursive: true,
-    filter: (source) => {
-      const top = relative(PROJECT_ROOT, source).split(sep)[0] ?? '';
-      return !NOT_IN_A_CLONE.has(top) && !top.startsWith('cdk.out');
-    },
-  });
-  // `npm ci` would install the same lockfile; linking the installed packages keeps the test offline and fast.
-  symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
-
   const result = spawnSync('npx', ['cdk', 'synth', '--quiet'], {
     cwd: copy,
     encoding: 'utf8',
