@@ -38,14 +38,25 @@ export interface StartOptions {
 export async function startLocalService(options: StartOptions): Promise<LocalService> {
   const { config } = options;
   const log = options.log ?? createLogger({ service: 'agent-control-plane', component: 'local' });
+  // Where start-up time goes, logged once it listens (bench:newcomer reads it).
+  const phases: Record<string, number> = {};
+  let mark = performance.now();
+  const phase = (name: string) => {
+    const now = performance.now();
+    phases[name] = Math.round(now - mark);
+    mark = now;
+  };
   const runtime = await createRuntime(config);
+  phase('open_database_ms');
   const { applied } = await migrate(runtime.database.db);
   if (applied.length) log.info('migrations applied', { applied });
+  phase('migrations_ms');
   const admin = await ensureBootstrapAdmin(runtime.database.db, {
     email: config.bootstrap.admin_email,
     password: config.bootstrap.admin_password,
     allowGenerated: config.env === 'local' && config.auth.provider === 'local',
   });
+  phase('bootstrap_admin_ms');
   setRuntime(runtime);
   const demo =
     (options.demoData ?? options.schedules === true) &&
@@ -54,6 +65,7 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
   if (demo && (await seedDemoDatasource(runtime.database.db)).seeded) {
     log.info('demo datasource seeded: schema demo (customers, products, orders) and its catalog entries');
   }
+  phase('demo_data_ms');
   if (!config.dashboard_url) {
     log.warn(
       'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',
@@ -64,6 +76,8 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     config.port,
     options.host,
   );
+  phase('listen_ms');
+  log.info('service started', { url: emulator.url, ...phases });
 
   const loaded = new Map<string, Promise<(event: unknown, ctx: unknown) => Promise<unknown>>>();
   const runSchedule = async (id: ScheduleId) => {
