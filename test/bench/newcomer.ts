@@ -8,7 +8,7 @@
 //      names a server, `npm test` once more on it, to say how much the embedded server changes the total.
 // Options: --skip-test (steps 1 and 2 only), --warm-cache (use the machine's npm cache for step 1).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -35,7 +35,7 @@ function run(command: string, argv: string[], env: NodeJS.ProcessEnv): { ms: num
 }
 
 function sizeOf(path: string): number {
-  const stat = statSync(path, { throwIfNoEntry: false });
+  const stat = lstatSync(path, { throwIfNoEntry: false });
   if (!stat) return 0;
   if (!stat.isDirectory()) return stat.size;
   return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0);
