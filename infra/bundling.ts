@@ -265,10 +265,12 @@ export const CJS_PATH_DEFINES: Readonly<Record<string, string>> = {
 /**
  * Files a bundle loads from its own directory at run time: copied next to index.mjs when the bundle names them
  * (paths relative to the project root). libpg-query's parser (the query proxy's first layer) is 1.7 MB of WASM, so
- * only the functions that use it carry it.
+ * only the functions that use it carry it; likewise Redoc's script, only the API reference.
  */
 export const RUNTIME_ASSETS: ReadonlyArray<{ name: string; from: string }> = [
   { name: 'libpg-query.wasm', from: 'node_modules/libpg-query/wasm/libpg-query.wasm' },
+  // The API reference page's script (functions/meta/api-reference.ts), 1.1 MB.
+  { name: 'redoc.standalone.js', from: 'node_modules/redoc/bundles/redoc.standalone.js' },
 ];
 
 export function copyRuntimeAssets(inputDir: string, outputDir: string): string[] {

@@ -58,6 +58,7 @@ export const handler = async (): Promise<MigrationResult> => {
     max_idle_conns: 0,
     max_idle_time: 1_000,
     statement_timeout: 60_000,
+    resume_wait: 20_000,
   };
   const started = Date.now();
   for (let attempt = 1, delay = 2_000; ; attempt++, delay = Math.min(delay * 2, 30_000)) {

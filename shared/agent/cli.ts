@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createApiClient } from '#client/api.ts';
 import { type AgentReport, DeviceClient, type ToolCallEvent } from './client.ts';
 import {
   type AgentState,
@@ -97,14 +98,11 @@ const baseUrl = values.url ?? state.baseUrl ?? 'http://127.0.0.1:8080';
 async function userToken(): Promise<string> {
   if (values.token) return values.token;
   if (values.email && values.password) {
-    const res = await fetch(new URL('/v1/auth/login', baseUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: values.email, password: values.password }),
+    const { data, error, response } = await createApiClient(baseUrl).POST('/v1/auth/login', {
+      body: { email: values.email, password: values.password },
     });
-    const body = (await res.json()) as { data?: { access_token: string }; message?: string };
-    if (!res.ok || !body.data) throw new Error(`login failed: ${res.status} ${body.message}`);
-    return body.data.access_token;
+    if (!data) throw new Error(`login failed: ${response.status} ${error?.message ?? ''}`);
+    return data.data.access_token;
   }
   if (state.accessToken) return state.accessToken;
   throw new Error(

@@ -1,42 +1,17 @@
 // A typed client of the device API (device-protocol.md): canonical signing, retries with fresh timestamps,
 // event batching with event_id so that retries never duplicate events.
 import { randomUUID, sign } from 'node:crypto';
+import type { RequestBody, ResponseBody } from '#client/api.ts';
 import { canonicalBytes } from '../device/canonical-json.ts';
 import { type DeviceIdentity, privateKeyOf } from './identity.ts';
 
-export interface McpReport {
-  name: string;
-  enabled: boolean;
-  transport: 'stdio' | 'http' | 'sse';
-}
-export interface AgentReport {
-  agentType: string;
-  displayName: string;
-  mcps: McpReport[];
-}
-export interface ToolCallEvent {
-  event_id?: string;
-  event_time: string;
-  agent_type: string;
-  mcp_name: string;
-  tool: string;
-  event_type: 'invocation' | 'result' | 'error';
-  result: 'allowed' | 'denied' | 'error';
-  deny_code?: string;
-  deny_reason?: string;
-  error_message?: string;
-  rule_applied?: string;
-  model?: string;
-  session_id?: string;
-  group?: string;
-  actor_email?: string;
-  tokens_in?: number;
-  tokens_out?: number;
-  duration_ms?: number;
-  skills?: string[];
-  prompt?: string;
-  metadata?: Record<string, unknown>;
-}
+/** What the API takes and answers, from the OpenAPI document's generated types (client/openapi.d.ts). */
+export type AgentReport = RequestBody<'reportInventory'>['agents'][number];
+export type McpReport = NonNullable<AgentReport['mcps']>[number];
+export type ToolCallEvent = RequestBody<'ingestEvents'>['events'][number];
+type Registered = ResponseBody<'registerDevice', 201>;
+type InventoryAccepted = ResponseBody<'reportInventory', 200>;
+type EventsAccepted = ResponseBody<'ingestEvents', 200>;
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -129,21 +104,14 @@ export class DeviceClient {
   }
 
   register(token: string, hardware: { serialNumber: string; brand: string; model: string }, ownerEmail = '') {
-    return this.post<{ deviceId: string; certificateFingerprint: string; ownerAssigned: boolean }>(
-      '/v1/devices/register',
-      () => ({ ...hardware, ownerEmail }),
-      { header: false, token },
-    );
+    return this.post<Registered>('/v1/devices/register', () => ({ ...hardware, ownerEmail }), {
+      header: false,
+      token,
+    });
   }
 
   reportInventory(agents: AgentReport[]) {
-    return this.post<{
-      success: boolean;
-      deviceId: string;
-      agentsIn: number;
-      mcpsIn: number;
-      receivedAt: string;
-    }>('/v1/devices/inventory', () => ({ agents }), { header: true });
+    return this.post<InventoryAccepted>('/v1/devices/inventory', () => ({ agents }), { header: true });
   }
 
   /**
@@ -167,11 +135,9 @@ export class DeviceClient {
         bytes += size;
         i++;
       }
-      const { body } = await this.post<{ accepted: number; duplicates: number }>(
-        '/v1/devices/events',
-        () => ({ events: batch }),
-        { header: true },
-      );
+      const { body } = await this.post<EventsAccepted>('/v1/devices/events', () => ({ events: batch }), {
+        header: true,
+      });
       accepted += body.accepted;
       duplicates += body.duplicates;
       batches++;

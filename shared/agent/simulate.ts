@@ -1,7 +1,10 @@
 // Realistic MCP tool-call traffic for a simulated fleet: several agent types, MCP servers and tools, allowed /
 // denied / error results, tokens and durations, sessions and groups. Deterministic for a given seed.
 import { randomUUID } from 'node:crypto';
-import type { AgentReport, ToolCallEvent } from './client.ts';
+import type { AgentReport, McpReport, ToolCallEvent } from './client.ts';
+
+/** An agent of the simulated inventory: every one lists its MCP servers. */
+export type SimulatedAgent = AgentReport & { mcps: McpReport[] };
 
 const CATALOG = [
   {
@@ -81,7 +84,7 @@ export function rng(seed: number): () => number {
 }
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 
-export function simulatedInventory(r: () => number): AgentReport[] {
+export function simulatedInventory(r: () => number): SimulatedAgent[] {
   const agents = AGENTS.filter(() => r() < 0.6);
   if (agents.length === 0) agents.push(AGENTS[0]);
   return agents.map((a) => ({
@@ -99,7 +102,7 @@ export function simulatedInventory(r: () => number): AgentReport[] {
 
 export function simulatedEvents(
   r: () => number,
-  inventory: AgentReport[],
+  inventory: SimulatedAgent[],
   count: number,
   options: { actorEmail: string; from: Date; to: Date },
 ): ToolCallEvent[] {

@@ -45,6 +45,8 @@ export const configSchema = z
         max_idle_conns: z.number().int().nonnegative().default(25),
         max_idle_time: duration('15m'),
         statement_timeout: duration('20s'),
+        // RDS Data API: how long a call keeps being retried while Aurora resumes from auto-pause (about 15 s).
+        resume_wait: duration('20s'),
       })
       .strict()
       .prefault({}),

@@ -35,15 +35,22 @@ export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Datab
         statement_timeout: config.db.statement_timeout,
         options: '-c TimeZone=UTC',
       });
-      // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
+      // A connection lost (database restart, failover, backend terminated) must not crash the process. The pool
+      // listens on idle clients and replaces them; a client lost while checked out also emits 'error', which the
+      // pool does not listen to then: its query fails (503) and the pool discards it on release.
       pool.on('error', () => {});
+      pool.on('connect', (client) => client.on('error', () => {}));
       const db = drizzle(pool, { schema }) as unknown as Db;
       return { db, driver: 'postgres', description, close: () => pool.end() };
     }
     case 'data-api': {
       const { createDataApiClient } = await import('./data-api-client.ts');
       const { drizzle } = await import('drizzle-orm/aws-data-api/pg');
-      const client = createDataApiClient({ region: parsed.region, endpoint: parsed.endpoint });
+      const client = createDataApiClient({
+        region: parsed.region,
+        endpoint: parsed.endpoint,
+        resumeBudgetMs: config.db.resume_wait,
+      });
       const db = drizzle(client, {
         schema,
         database: parsed.database,

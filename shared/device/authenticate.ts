@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
 import { queryRows } from '../db/query.ts';
 import { textParam } from '../db/sql-values.ts';
-import { HttpError, unauthorized, validationFailed } from '../http/errors.ts';
+import { HttpError, unauthorized } from '../http/errors.ts';
 import type { Authenticator, RequestContext } from '../http/handler.ts';
+import { invalidField } from '../http/validation.ts';
 import { DeviceAuthError } from './certificate.ts';
 import { InvalidTimestampError } from './freshness.ts';
 import { verifySignedDeviceRequest } from './verify-request.ts';
@@ -12,7 +13,7 @@ export const SIGNATURE_HEADER = 'x-device-signature';
 
 function toHttp(err: unknown): unknown {
   if (err instanceof DeviceAuthError) return new HttpError(err.status, err.code, err.message);
-  if (err instanceof InvalidTimestampError) return validationFailed(`clientTimestamp: ${err.message}`);
+  if (err instanceof InvalidTimestampError) return invalidField('body', ['clientTimestamp'], err.message);
   return err;
 }
 

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { auditLogs } from '../db/schema.ts';
-import { jsonParam, tsParam, uuidParam } from '../db/sql-values.ts';
+import { jsonParam, textEquals, tsParam, uuidParam } from '../db/sql-values.ts';
 import { canonicalize } from '../device/canonical-json.ts';
 import type { ListAuditLogsQuery } from '../schemas/audit.ts';
 
@@ -197,11 +197,11 @@ export const toAuditView = (row: AuditRow) => ({
 
 export async function listAuditLogs(db: Db, query: ListAuditLogsQuery) {
   const conditions: SQL[] = [];
-  if (query.action_type) conditions.push(eq(auditLogs.actionType, query.action_type));
-  if (query.actor_email) conditions.push(eq(auditLogs.actorEmail, query.actor_email));
-  if (query.resource_type) conditions.push(eq(auditLogs.resourceType, query.resource_type));
-  if (query.resource_id) conditions.push(eq(auditLogs.resourceId, query.resource_id));
-  if (query.source) conditions.push(eq(auditLogs.source, query.source));
+  if (query.action_type) conditions.push(textEquals(auditLogs.actionType, query.action_type));
+  if (query.actor_email) conditions.push(textEquals(auditLogs.actorEmail, query.actor_email));
+  if (query.resource_type) conditions.push(textEquals(auditLogs.resourceType, query.resource_type));
+  if (query.resource_id) conditions.push(textEquals(auditLogs.resourceId, query.resource_id));
+  if (query.source) conditions.push(textEquals(auditLogs.source, query.source));
   const where = conditions.length ? and(...conditions) : undefined;
   const column = query.sort.endsWith('timestamp') ? auditLogs.timestamp : auditLogs.createdAt;
   const direction = query.sort.startsWith('-') ? desc : asc;

@@ -4,7 +4,7 @@
 // (tampered), or that was issued for another list or other filters is 400 validation_failed naming `cursor`.
 import { createHash } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
-import { validationFailed } from '../http/errors.ts';
+import { invalidField } from '../http/validation.ts';
 
 const digest = (text: string, n: number) => createHash('sha256').update(text).digest('base64url').slice(0, n);
 
@@ -23,7 +23,11 @@ export function encodeCursor(list: string, position: readonly string[], filters:
 }
 
 const invalid = () =>
-  validationFailed('query cursor: not a cursor this list returned for these filters (tampered or stale)');
+  invalidField(
+    'query',
+    ['cursor'],
+    'expected a cursor this list returned for these filters (this one is tampered or stale)',
+  );
 
 /** The position of a cursor; `shape` checks each element (regexes of the sort key and the id). */
 export function decodeCursor(

@@ -45,7 +45,8 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { tsParam, uuidParam } from '../db/sql-values.ts';
-import { notFound, validationFailed } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
+import { invalidField } from '../http/validation.ts';
 import type {
   EventFilters,
   FiltersQuery,
@@ -492,8 +493,10 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const actorRange = align(fromIn, toIn, 'day');
   const points = (range.to.getTime() - range.from.getTime()) / STEP[bucket];
   if (points > MAX_POINTS) {
-    throw validationFailed(
-      `query bucket: ${bucket} buckets over this range (widened to whole ${bucket === 'day' ? 'days' : 'hours'}) make ${points} points; at most ${MAX_POINTS} (choose a larger bucket or a shorter range)`,
+    throw invalidField(
+      'query',
+      ['bucket'],
+      `${bucket} buckets over this range (widened to whole ${bucket === 'day' ? 'days' : 'hours'}) make ${points} points; at most ${MAX_POINTS} (choose a larger bucket or a shorter range)`,
     );
   }
   const used = usedFilters(query);

@@ -1,5 +1,6 @@
 // POST /v1/requests/{id}/query: the requester's SQL against the request's environment. Checks in order: visible to
-// the caller (else 404), the caller is the requester (an admin who is not: 403), the request is active (else 409),
+// the caller (else 404), the caller is the requester (an admin who is not: 404 too, with a message that says so; the
+// spec lists no 403 for this route), the request is active (else 409),
 // the SQL guard (400), then the provider runs it as the request's credential. Every executed or failed query records
 // a usage event (who, when, IP, SHA-256 of the SQL, rows, duration); the credential's use_count and last_used_at are
 // read from those events (shared/domain/requests.ts), so a query writes one row and never rewrites the request.
@@ -16,7 +17,7 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Database, Db } from '../db/database.ts';
 import { requests } from '../db/schema.ts';
 import { jsonParam, uuidParam } from '../db/sql-values.ts';
-import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
+import { badRequest, conflict, HttpError, notFound } from '../http/errors.ts';
 import type { Scope, UsageAction } from '../schemas/requests.ts';
 import {
   databaseError,
@@ -86,11 +87,16 @@ export function viewsOf(row: Pick<RequestRow, 'scope'>): Set<string> {
 const notActive = (status: string) =>
   conflict('request_not_active', `Queries run only while the request is active; this one is ${status}.`);
 
-/** The caller must be the requester: anyone else who is not an admin does not see the request at all. */
-function checkCaller(requesterId: string, principal: Principal): void {
+/**
+ * The caller must be the requester. Anyone else who is not an admin does not see the request at all; an admin sees
+ * it, but has no query environment in it: 404 as well (the spec lists no 403 here), saying where an admin reads it.
+ */
+function checkCaller(id: string, requesterId: string, principal: Principal): void {
   if (requesterId === principal.subject) return;
   if (!isAdmin(principal)) throw notFound('No request with this id.');
-  throw forbidden('Only the requester runs queries in a request environment.');
+  throw notFound(
+    `Only the requester of request ${id} can query it; admins read it at GET /v1/admin/requests/${id}.`,
+  );
 }
 
 // Its commit does not wait for the WAL flush (synchronous_commit off for this transaction only): a crash can lose the
@@ -166,10 +172,10 @@ export async function runQuery(
   let fixed = provider.checksActive ? fixedParts.get(id) : undefined;
   const cached = fixed !== undefined;
   if (fixed) {
-    checkCaller(fixed.requesterId, principal);
+    checkCaller(id, fixed.requesterId, principal);
   } else {
     const row = await queryRow(db, id, principal);
-    checkCaller(row.requesterId, principal);
+    checkCaller(id, row.requesterId, principal);
     if (row.status !== 'active') throw notActive(row.status);
     fixed = remember(row);
   }

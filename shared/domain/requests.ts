@@ -8,8 +8,10 @@ import { isAdmin } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { requests, requestUsageEvents } from '../db/schema.ts';
+import { textEquals } from '../db/sql-values.ts';
 import { canonicalize } from '../device/canonical-json.ts';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
+import { invalidField } from '../http/validation.ts';
 import type {
   CreateRequestBody,
   ListRequestsQuery,
@@ -235,12 +237,13 @@ export function validUntilOf(body: CreateRequestBody, settings: Config['requests
   if (!body.valid_until) return new Date(now.getTime() + settings.default_validity);
   const at = new Date(body.valid_until);
   if (at.getTime() <= now.getTime()) {
-    throw badRequest('validation_failed', 'valid_until: must be in the future');
+    throw invalidField('body', ['valid_until'], 'must be in the future');
   }
   if (at.getTime() > now.getTime() + settings.max_validity) {
-    throw badRequest(
-      'validation_failed',
-      `valid_until: must be at most ${Math.round(settings.max_validity / DAY)} days from now`,
+    throw invalidField(
+      'body',
+      ['valid_until'],
+      `must be at most ${Math.round(settings.max_validity / DAY)} days from now`,
     );
   }
   return at;
@@ -352,8 +355,8 @@ function orderOf(sort: string) {
 export async function listRequests(db: Db, config: Config, query: ListRequestsQuery) {
   const conditions: SQL[] = [];
   if (query.requester_id !== undefined) conditions.push(eq(requests.requesterId, query.requester_id));
-  if (query.status) conditions.push(eq(requests.status, query.status));
-  if (query.risk_level) conditions.push(eq(requests.riskLevel, query.risk_level));
+  if (query.status) conditions.push(textEquals(requests.status, query.status));
+  if (query.risk_level) conditions.push(textEquals(requests.riskLevel, query.risk_level));
   const where = conditions.length ? and(...conditions) : undefined;
   const rows = await db
     .select()
@@ -444,6 +447,13 @@ export async function approveRequest(
   return moveRequest(db, id, 'approve', actorOf(principal, ipAddress), {
     set: { approvedAt: new Date(), approvedBy: principal.email, approvalNotes: notes ?? null },
     metadata: notes ? { notes } : {},
+    // The spec lists no Conflict for approve: a request that is not pending has no pending request to approve.
+    refused: (status) =>
+      new HttpError(
+        404,
+        'request_not_pending',
+        `Only a pending request can be approved; this one is ${status}.`,
+      ),
   });
 }
 

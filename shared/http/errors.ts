@@ -33,17 +33,17 @@ export const notFound = (message = 'Not found.') => new HttpError(404, 'not_foun
 export const conflict = (code: string, message: string) => new HttpError(409, code, message);
 export const payloadTooLarge = (code: string, message: string) => new HttpError(413, code, message);
 export const badGateway = (code: string, message: string) => new HttpError(502, code, message);
-export const serviceUnavailable = (code: string, message: string) => new HttpError(503, code, message);
+/** A dependency is down or busy: retrying later succeeds, so the answer says when (RFC 9110 Retry-After). */
+export const serviceUnavailable = (code: string, message: string, retryAfterSeconds = 5) =>
+  new HttpError(503, code, message, { 'retry-after': String(retryAfterSeconds) });
 export const databaseUnavailable = () =>
   serviceUnavailable(
     'database_unavailable',
     'The database is unavailable right now; retry in a few seconds.',
   );
-export const databaseBusy = () =>
-  serviceUnavailable(
-    'database_busy',
-    'The database did not complete the request in time (a timeout, a lock or a conflict); retry in a few seconds.',
-  );
+export const databaseBusy = (
+  message = 'The database did not complete the request in time (a timeout, a lock or a conflict); retry in a few seconds.',
+) => serviceUnavailable('database_busy', message);
 export const internalError = () =>
   new HttpError(
     500,

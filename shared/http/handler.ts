@@ -6,11 +6,10 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context as LambdaContext,
 } from 'aws-lambda';
-import type { z } from 'zod';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../db/errors.ts';
+import { databaseFault, sqlState } from '../db/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import {
   badRequest,
@@ -21,11 +20,12 @@ import {
   internalError,
   notFound,
   payloadTooLarge,
-  validationFailed,
+  unauthorized,
 } from './errors.ts';
 import { type Logger, rootLogger } from './logger.ts';
 import type { Reply } from './reply.ts';
-import type { RouteInput, RouteSpec } from './route.ts';
+import { errorStatuses, type RouteInput, type RouteSpec } from './route.ts';
+import { parsePart } from './validation.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -89,27 +89,6 @@ interface State {
   ctx?: RequestContext;
 }
 
-function describeZodIssues(error: z.ZodError, where: string): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const path = issue.path.length
-        ? issue.path
-            .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`))
-            .join('')
-        : where;
-      return `${where === 'body' || issue.path.length === 0 ? '' : `${where} `}${path}: ${issue.message}`;
-    })
-    .join('; ');
-}
-
-function parsePart<T extends z.ZodType | undefined>(schema: T, value: unknown, where: string): unknown {
-  if (!schema) return undefined;
-  const result = schema.safeParse(value);
-  if (!result.success) throw validationFailed(describeZodIssues(result.error, where));
-  return result.data;
-}
-
 /** The content types middy's JSON body parser accepts (@middy/util jsonContentTypePattern). */
 const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
 const MAY_SPELL_FORBIDDEN_KEY = /__proto__|constructor|\\u/;
@@ -123,8 +102,11 @@ function toResult(status: number, body: unknown, headers: Record<string, string>
   };
 }
 
-/** Maps anything thrown to the error model; nothing about a 500 (stack, SQL, parameters) reaches the response. */
-export function errorToHttp(err: unknown): HttpError {
+/**
+ * Maps anything thrown to the error model; nothing about a 500 (stack, SQL, parameters) reaches the response. A
+ * database fault is 503 (shared/db/errors.ts); a statement timeout says which limit it ran into.
+ */
+export function errorToHttp(err: unknown, config?: Pick<Config, 'db'>): HttpError {
   if (err instanceof HttpError) return err;
   const e = err as { statusCode?: number; cause?: { package?: string } };
   if (e?.cause?.package === '@middy/http-json-body-parser') {
@@ -132,8 +114,15 @@ export function errorToHttp(err: unknown): HttpError {
       ? badRequest('invalid_content_type', 'Send the body as JSON with Content-Type: application/json.')
       : badRequest('invalid_json', 'The request body is not valid JSON.');
   }
-  if (isDatabaseUnavailable(err)) return databaseUnavailable();
-  if (isDatabaseBusy(err)) return databaseBusy();
+  const fault = databaseFault(err);
+  if (fault === 'unavailable') return databaseUnavailable();
+  if (fault === 'busy') {
+    return sqlState(err) === '57014' && config
+      ? databaseBusy(
+          `The statement ran past the database's time limit (db.statement_timeout = ${config.db.statement_timeout / 1000} s); retry, or ask for less (a shorter range, more filters).`,
+        )
+      : databaseBusy();
+  }
   return internalError();
 }
 
@@ -175,7 +164,9 @@ export function httpHandler<R extends RouteSpec>(
       options.precheck?.(ctx, rawBody);
       input = {
         params: parsePart(route.params, event.pathParameters ?? {}, 'path'),
-        query: parsePart(route.query, event.queryStringParameters ?? {}, 'query'),
+        query: parsePart(route.query, event.queryStringParameters ?? {}, 'query', {
+          nulAllowed: !errorStatuses(route).includes(400),
+        }),
         body: parsePart(route.body, rawBody ?? {}, 'body'),
       };
     } catch (err) {
@@ -183,6 +174,13 @@ export function httpHandler<R extends RouteSpec>(
       throw err;
     }
     const reply = await fn(input as RouteInput<R>, ctx);
+    if (reply.contentType) {
+      return {
+        statusCode: reply.status,
+        headers: { 'content-type': reply.contentType, ...reply.headers },
+        body: String(reply.body),
+      };
+    }
     const body = reply.envelope ? { success: true, data: reply.body } : reply.body;
     return toResult(reply.status, body, { ...(reply.headers ?? {}) });
   };
@@ -222,10 +220,11 @@ export function httpHandler<R extends RouteSpec>(
       };
       state.ctx = ctx;
       if (route.maxBody && ctx.rawBodyBytes > route.maxBody.bytes) {
-        throw payloadTooLarge(
-          route.maxBody.code,
-          `The request body is larger than ${route.maxBody.bytes} bytes.`,
-        );
+        const message = `The request body is larger than ${route.maxBody.bytes} bytes.`;
+        // 413, unless the route's spec lists no such status: then it is a Bad Request like any other.
+        throw errorStatuses(route).includes(413)
+          ? payloadTooLarge(route.maxBody.code, message)
+          : badRequest(route.maxBody.code, message);
       }
       if (route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user') {
         const { authenticate, servicePrincipal } = await authenticateModule();
@@ -234,17 +233,25 @@ export function httpHandler<R extends RouteSpec>(
           ? servicePrincipal(runtime.config, route.serviceToken, headers)
           : undefined;
         ctx.principal = service ?? (await authenticate(runtime.config, headers));
-        if (route.auth === 'admin' && !service && !isAdmin(ctx.principal)) throw forbidden();
-        if (route.auth === 'user' && ctx.principal.tokenUse !== 'session') {
-          throw forbidden('This token only enrolls a device; sign in to the dashboard for this endpoint.');
+        // A CLI sign-in token is a credential for enrollment only (register, the one device+user route): anywhere
+        // else it is no credential at all, as a token for another audience is, so 401 (sign in for a session
+        // token), not 403 (a signed-in person without the role). 403 is left to the role check.
+        if (ctx.principal.tokenUse === 'cli' && route.auth !== 'device+user') {
+          throw unauthorized(
+            'This token only enrolls a device (POST /v1/devices/register); sign in to the dashboard for a session token.',
+            'invalid_token',
+          );
         }
+        if (route.auth === 'admin' && !service && !isAdmin(ctx.principal)) throw forbidden();
       }
     })
     .before(async (request) => {
-      // Only parse when there is a body: optional bodies (approve notes, revoke reason) may be absent.
+      // Only parse when there is a body: optional bodies (approve notes, revoke reason) may be absent. A route
+      // without a body schema takes no body: what is sent anyway (a GET with content) is ignored, not parsed, so it
+      // cannot answer 400 invalid_json there.
       const event = request.event;
       const body = event.body;
-      if (body === undefined || body === null || body === '') {
+      if (body === undefined || body === null || body === '' || !route.body) {
         (event as { body?: unknown }).body = undefined;
         return;
       }
@@ -281,7 +288,7 @@ export function httpHandler<R extends RouteSpec>(
       const state = (request.event as unknown as { __state?: State }).__state;
       const requestId = state?.requestId ?? randomUUID();
       const log = state?.log ?? rootLogger.child({ requestId });
-      const httpError = errorToHttp(request.error);
+      const httpError = errorToHttp(request.error, state?.ctx?.config);
       const fields = {
         method: request.event.requestContext?.http?.method,
         path: request.event.rawPath,

@@ -4,6 +4,8 @@ export interface Reply {
   body?: unknown;
   envelope: boolean;
   headers?: Record<string, string>;
+  /** A body that is not JSON: sent as it is (a string), with this content type. */
+  contentType?: string;
 }
 
 /** Success in the envelope of the admin and request endpoints: {success: true, data}. */
@@ -20,4 +22,12 @@ export const redirect = (location: string): Reply => ({
   status: 302,
   envelope: false,
   headers: { location, 'cache-control': 'no-store' },
+});
+/** A body that is not JSON (a page, a script), sent as it is. */
+export const text = (body: string, contentType: string, headers?: Record<string, string>): Reply => ({
+  status: 200,
+  body,
+  envelope: false,
+  contentType,
+  ...(headers ? { headers } : {}),
 });

@@ -27,12 +27,30 @@ export interface RouteSpec {
   body?: z.ZodType;
   /** The success body as sent (including the envelope when there is one), for the OpenAPI document. */
   response?: z.ZodType;
-  successStatus?: number;
+  /** A success body that is not JSON (a page, a script): its content type, for the OpenAPI document. */
+  responseType?: 'text/html' | 'text/javascript';
+  /** The statuses of a success, the first the usual one (default [200]); each answers `response`. */
+  successStatuses?: readonly number[];
+  /** Request headers the route reads besides Authorization and the device signature (for the OpenAPI document). */
+  headers?: ReadonlyArray<{
+    name: string;
+    description: string;
+    required?: boolean;
+    schema: Record<string, unknown>;
+  }>;
   /**
    * Statuses of the error responses it documents besides those implied by its schemas and auth (400/401/403/404),
    * 500, and 503 (database_unavailable, database_busy) for every route that uses the database.
    */
   errors?: readonly number[];
+  /**
+   * The error statuses the service spec lists for this route (its Errors table). The route answers no other, but
+   * 503 when the database is unavailable and those in `errors`, each a deliberate exception; a body over `maxBody`
+   * is then 400 unless 413 is listed.
+   */
+  specErrors?: readonly number[];
+  /** Error statuses whose body is not `{error, message}` (the health check's 503 is the health report). */
+  errorBodies?: Readonly<Partial<Record<number, z.ZodType>>>;
   /** false: answers without the database, so never 503 database_unavailable / database_busy (the OpenAPI document). */
   database?: false;
   /** Bodies larger than this are refused with 413 and this error code, before parsing. */
@@ -55,3 +73,24 @@ export interface RouteInput<R extends RouteSpec> {
   query: Out<R['query']>;
   body: Out<R['body']>;
 }
+
+/** Every status a route answers besides its successes: declared, or implied by its shape (the OpenAPI document). */
+export function errorStatuses(route: RouteSpec): number[] {
+  const set = new Set<number>([500, ...(route.errors ?? [])]);
+  if (route.database !== false) set.add(503);
+  if (route.specErrors) {
+    for (const status of route.specErrors) set.add(status);
+    return [...set].sort();
+  }
+  if (route.body || route.query || route.params) set.add(400);
+  if (route.maxBody) set.add(413);
+  if (route.auth !== 'public') set.add(401);
+  // Only an admin route refuses a signed-in person for a role; a session-less token is 401 everywhere.
+  if (route.auth === 'admin') set.add(403);
+  // A route that is not mounted under some config (CLI sign-in without a dashboard URL) is the default route's 404.
+  if (route.params || route.mountedWhen) set.add(404);
+  return [...set].sort();
+}
+
+/** The statuses of a success, the usual one first. */
+export const successStatuses = (route: RouteSpec): readonly number[] => route.successStatuses ?? [200];

@@ -160,6 +160,17 @@ export interface EmulatorOptions {
   /** The function (functions/<handler>.ts) that answers what no route matches: the API's default route. */
   fallbackHandler: string;
   log: Logger;
+  /** Sees every response a function gave, as sent (the tests check each against the OpenAPI document). */
+  onResponse?: (response: GatewayResponse) => void;
+}
+
+export interface GatewayResponse {
+  /** The apigw-requestid header of the response. */
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  body: string;
 }
 
 export interface RunningEmulator {
@@ -232,6 +243,13 @@ export async function startApiGateway(
           : result.isBase64Encoded
             ? Buffer.from(result.body, 'base64')
             : result.body;
+      options.onResponse?.({
+        requestId,
+        method,
+        path,
+        status: result.statusCode ?? 200,
+        body: payload === undefined ? '' : payload.toString(),
+      });
       send(res, result.statusCode ?? 200, headers, payload);
     } catch (err) {
       const status = (err as { status?: number }).status === 413 ? 413 : 500;

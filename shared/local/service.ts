@@ -5,7 +5,7 @@ import { ensureBootstrapAdmin } from '../domain/users.ts';
 import { createLogger, type Logger } from '../http/logger.ts';
 import { fallback, routeList, type ScheduleId, schedules } from '../routes.ts';
 import { createRuntime, type Runtime, setRuntime } from '../runtime.ts';
-import { lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
+import { type EmulatorOptions, lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
 
 export interface LocalService {
   url: string;
@@ -29,6 +29,8 @@ export interface StartOptions {
    */
   demoData?: boolean;
   host?: string;
+  /** Sees every response a function gave (see EmulatorOptions.onResponse). */
+  onResponse?: EmulatorOptions['onResponse'];
 }
 
 /**
@@ -72,7 +74,7 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     );
   }
   const emulator = await startApiGateway(
-    { config, routes: routeList, fallbackHandler: fallback.handler, log },
+    { config, routes: routeList, fallbackHandler: fallback.handler, log, onResponse: options.onResponse },
     config.port,
     options.host,
   );

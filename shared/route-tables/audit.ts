@@ -13,7 +13,10 @@ export const auditRoutes = {
     auth: 'admin',
     tags: ['audit'],
     summary: 'Audit records from every source (api, env-svc, logshipper), filtered and paginated',
+    description:
+      'No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied.',
     query: listAuditLogsQuery,
     response: auditLogListResponse,
+    specErrors: [401, 403, 500],
   }),
 } satisfies Record<string, RouteSpec>;

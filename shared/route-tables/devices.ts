@@ -35,7 +35,10 @@ export const registerDevice = /* @__PURE__ */ defineRoute({
     'New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: rotated, 200. Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.',
   body: registerBody,
   response: registerResponse,
-  successStatus: 201,
+  // 201 for a new device; 200 for an enrolled certificate registering again and for a rotation.
+  successStatuses: [201, 200],
+  // 403 enrollment_disabled: without a dashboard URL no new device or rotation is accepted.
+  errors: [403],
   maxBody: { bytes: 65_536 /* 64 KiB */, code: 'payload_too_large' },
 });
 
@@ -88,7 +91,7 @@ export const cliAuthorize = /* @__PURE__ */ defineRoute({
   tags: ['auth'],
   summary: 'Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page',
   query: cliAuthorizeQuery,
-  successStatus: 302,
+  successStatuses: [302],
   mountedWhen: cliSigninEnabled,
 });
 

@@ -4,9 +4,10 @@
 // Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
 // and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
 // (body limits are numbers, not products; `envelope(...)` is marked pure too).
+import * as z from 'zod';
 import type { RouteSpec } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
-import { envelope } from '../schemas/common.ts';
+import { envelope, errorBody, openApiDocument } from '../schemas/common.ts';
 import { healthView } from '../schemas/health.ts';
 import {
   createUserBody,
@@ -26,6 +27,9 @@ export const healthcheck = /* @__PURE__ */ defineRoute({
   tags: ['health'],
   summary: 'Service status and system information; 503 when the database is unreachable',
   response: healthView,
+  // Unavailable: the health report itself (status "unavailable"), or {error, message} when the service cannot
+  // even build it.
+  errorBodies: { 503: /* @__PURE__ */ z.union([healthView, errorBody]) },
 });
 
 export const openapi = /* @__PURE__ */ defineRoute({
@@ -36,6 +40,30 @@ export const openapi = /* @__PURE__ */ defineRoute({
   database: false,
   tags: ['meta'],
   summary: 'This OpenAPI 3.1 document',
+  response: openApiDocument,
+});
+
+export const apiReference = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/docs',
+  handler: 'meta/api-reference',
+  auth: 'public',
+  database: false,
+  tags: ['meta'],
+  summary:
+    'The API reference: this document rendered for people (Redoc), with a strict Content-Security-Policy',
+  responseType: 'text/html',
+});
+
+export const apiReferenceScript = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/docs/redoc.standalone.js',
+  handler: 'meta/api-reference',
+  auth: 'public',
+  database: false,
+  tags: ['meta'],
+  summary: 'The script of the API reference page (Redoc)',
+  responseType: 'text/javascript',
 });
 
 export const login = /* @__PURE__ */ defineRoute({
@@ -48,6 +76,7 @@ export const login = /* @__PURE__ */ defineRoute({
   summary: 'Local sign-in (auth.provider = local): email and password for a bearer token',
   body: loginBody,
   response: loginResponse,
+  errors: [401],
   mountedWhen: (config) => config.auth.provider === 'local',
 });
 
@@ -71,7 +100,7 @@ export const createUser = /* @__PURE__ */ defineRoute({
   summary: 'Create a user (local auth) with roles',
   body: createUserBody,
   response: /* @__PURE__ */ envelope(userView),
-  successStatus: 201,
+  successStatuses: [201],
   errors: [409],
 });
 
@@ -89,6 +118,8 @@ export const listUsers = /* @__PURE__ */ defineRoute({
 export const foundationRoutes = {
   healthcheck,
   openapi,
+  apiReference,
+  apiReferenceScript,
   login,
   me,
   createUser,

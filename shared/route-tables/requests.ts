@@ -45,7 +45,15 @@ export const createRequest = /* @__PURE__ */ defineRoute({
     'With an Idempotency-Key header (1..200 visible ASCII characters), a retry by the same caller with the same key and the same body returns the request the first call created (201, header idempotent-replayed: true) instead of creating a second one. The same key with a different body is 422 idempotency_key_reused and creates nothing (draft-ietf-httpapi-idempotency-key-header). Keys are per caller.',
   body: createRequestBody,
   response: requestResponse,
-  successStatus: 201,
+  successStatuses: [201],
+  headers: [
+    {
+      name: 'Idempotency-Key',
+      description:
+        'Makes a retry with the same body return the first result; 1..200 visible ASCII characters, per caller',
+      schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' },
+    },
+  ],
   errors: [422],
   maxBody: { bytes: 262_144 /* 256 KiB */, code: 'payload_too_large' },
 });
@@ -100,7 +108,7 @@ export const revokeRequest = /* @__PURE__ */ defineRoute({
   params: requestIdParam,
   body: revokeBody,
   response: requestResponse,
-  errors: [404],
+  specErrors: [400, 401, 404, 500],
 });
 
 export const queryRequest = /* @__PURE__ */ defineRoute({
@@ -112,11 +120,11 @@ export const queryRequest = /* @__PURE__ */ defineRoute({
   tags: ['requests'],
   summary: 'Run one read-only SELECT against the active request environment, as the request’s role',
   description:
-    'Only the requester (another user: 404; an admin who is not the requester: 403). 409 request_not_active unless the request is active (checked again inside the query’s own transaction). The statement is parsed with the PostgreSQL parser and refused (400 sql_refused) unless it is a single SELECT over the request’s views (and CTEs in scope) using allowlisted functions, the size-multiplying ones (lpad, rpad, replace, regexp_replace) only with small constant arguments; it then runs as the request’s role, search_path = its schema, in a read-only transaction with a statement timeout (400 query_timeout), capped in rows (query.max_rows) and bytes (query.max_bytes) while it is fetched (truncated: true); a single row larger than max_bytes is 400 result_row_too_large. On the embedded PGlite (no statement timeout) statements that combine relations are planned first and refused above a cost (400 query_too_expensive), and WITH RECURSIVE and regular expressions are refused. 502/503 when an external environment service fails or is unreachable.',
+    'Only the requester (anyone else: 404, an admin who is not the requester too, with a message that says so; admins read requests at GET /v1/admin/requests/{id}). 409 request_not_active unless the request is active (checked again inside the query’s own transaction). The statement is parsed with the PostgreSQL parser and refused (400 sql_refused) unless it is a single SELECT over the request’s views (and CTEs in scope) using allowlisted functions, the size-multiplying ones (lpad, rpad, replace, regexp_replace) only with small constant arguments; it then runs as the request’s role, search_path = its schema, in a read-only transaction with a statement timeout (400 query_timeout), capped in rows (query.max_rows) and bytes (query.max_bytes) while it is fetched (truncated: true); a single row larger than max_bytes is 400 result_row_too_large. On the embedded PGlite (no statement timeout) statements that combine relations are planned first and refused above a cost (400 query_too_expensive), and WITH RECURSIVE and regular expressions are refused. 502/503 when an external environment service fails or is unreachable.',
   params: requestIdParam,
   body: queryBody,
   response: queryResponse,
-  errors: [404, 409, 502],
+  specErrors: [400, 401, 404, 409, 500, 502, 503],
   maxBody: { bytes: 131_072 /* 128 KiB */, code: 'payload_too_large' },
 });
 
@@ -127,8 +135,11 @@ export const listAdminRequests = /* @__PURE__ */ defineRoute({
   auth: 'admin',
   tags: ['requests', 'admin'],
   summary: 'Every request, filtered by status and risk_level, sorted by created_at, paginated',
+  description:
+    'No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied.',
   query: listAdminRequestsQuery,
   response: requestListResponse,
+  specErrors: [401, 403, 500],
 });
 
 export const getAdminRequest = /* @__PURE__ */ defineRoute({
@@ -150,11 +161,14 @@ export const approveRequest = /* @__PURE__ */ defineRoute({
   auth: 'admin',
   kind: 'write',
   tags: ['requests', 'admin'],
-  summary: 'Approve a pending request (optional notes); 403 for the requester themself, 409 when not pending',
+  summary: 'Approve a pending request (optional notes); 403 for the requester themself, 404 when not pending',
+  description:
+    'The spec lists Unauthorized, Forbidden and Not Found for this route: a request that is not pending (already approved, denied, …) is 404 request_not_pending, with a message naming its status. A body that is not the documented shape is 400, the one status outside the list: no other refuses malformed input.',
   params: requestIdParam,
   body: approveBody,
   response: requestResponse,
-  errors: [404, 409],
+  specErrors: [401, 403, 404, 500],
+  errors: [400],
 });
 
 export const denyRequest = /* @__PURE__ */ defineRoute({
@@ -217,7 +231,7 @@ export const createCatalogEntry = /* @__PURE__ */ defineRoute({
   summary: 'Create a catalog entry (audited)',
   body: createCatalogBody,
   response: /* @__PURE__ */ envelope(catalogEntryView),
-  successStatus: 201,
+  successStatuses: [201],
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
 });
 
@@ -232,7 +246,7 @@ export const updateCatalogEntry = /* @__PURE__ */ defineRoute({
   params: requestIdParam,
   body: updateCatalogBody,
   response: catalogEntryView,
-  errors: [404],
+  specErrors: [400, 401, 403, 404, 500],
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
 });
 
@@ -264,7 +278,7 @@ export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
     "The bearer token is an admin's, or the log shipper's own service token (`audit.ingest_token`; in AWS the stack generates it in Secrets Manager, output AuditIngestTokenSecretArn). That token is accepted by this route only, so the shipper needs no admin account. Every record keeps who sent it in `metadata.ingested_by` (an admin's email, or `service-token:audit.ingest_token`), inside its hash.",
   body: ingestAuditBody,
   response: ingestAuditResponse,
-  successStatus: 201,
+  successStatuses: [201],
   errors: [413],
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'batch_too_large' },
 });

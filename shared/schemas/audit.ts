@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { AUDIT_SOURCES } from '../db/schema.ts';
-import { isoTimestamp, pageEnvelope, pagination } from './common.ts';
+import { isoTimestamp, pageEnvelope } from './common.ts';
+import { cappedPagination, lenientQuery } from './input-rules.ts';
 
 export const auditLogView = z
   .object({
@@ -24,16 +25,18 @@ export const auditLogView = z
   })
   .meta({ id: 'AuditLog' });
 
-const filter = z.string().min(1).max(320).optional();
-
+/**
+ * The spec lists no 400 for this list, so no parameter is refused (shared/schemas/input-rules.ts): limit and offset
+ * are capped, an unknown source matches nothing, an unknown sort is the default, unknown parameters are ignored.
+ */
 export const listAuditLogsQuery = z.object({
-  action_type: filter,
-  actor_email: filter,
-  resource_type: filter,
-  resource_id: filter,
-  source: z.enum(AUDIT_SOURCES).optional(),
-  sort: z.enum(['timestamp', '-timestamp', 'created_at', '-created_at']).default('-created_at'),
-  ...pagination,
+  action_type: lenientQuery.text(),
+  actor_email: lenientQuery.text(),
+  resource_type: lenientQuery.text(),
+  resource_id: lenientQuery.text(),
+  source: lenientQuery.filter(AUDIT_SOURCES),
+  sort: lenientQuery.choice(['timestamp', '-timestamp', 'created_at', '-created_at'], '-created_at'),
+  ...cappedPagination,
 });
 export type ListAuditLogsQuery = z.output<typeof listAuditLogsQuery>;
 

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { nullAsAbsent } from './input-rules.ts';
 
 const base64url = (min: number, max: number) =>
   z
@@ -15,18 +16,22 @@ export const cliAuthorizeQuery = z.object({
   code_challenge_method: z.literal('S256', { message: 'only S256 is supported (RFC 7636)' }),
 });
 
-export const cliApproveBody = z.object({
-  request: z.uuid({ message: 'must be the request id from the login URL' }),
-});
+export const cliApproveBody = nullAsAbsent(
+  z.object({
+    request: z.uuid({ message: 'must be the request id from the login URL' }),
+  }),
+);
 export const cliApproveView = z.object({ redirect_to: z.string() });
 
-export const cliTokenBody = z.object({
-  code: z.string().min(1).max(256),
-  // RFC 7636 section 4.1: 43..128 characters of [A-Z a-z 0-9 - . _ ~].
-  code_verifier: z
-    .string()
-    .min(43)
-    .max(128)
-    .regex(/^[A-Za-z0-9._~-]+$/, { message: 'must be 43-128 unreserved characters (RFC 7636)' }),
-  redirect_uri: z.string().min(1).max(512),
-});
+export const cliTokenBody = nullAsAbsent(
+  z.object({
+    code: z.string().min(1).max(256),
+    // RFC 7636 section 4.1: 43..128 characters of [A-Z a-z 0-9 - . _ ~].
+    code_verifier: z
+      .string()
+      .min(43)
+      .max(128)
+      .regex(/^[A-Za-z0-9._~-]+$/, { message: 'must be 43-128 unreserved characters (RFC 7636)' }),
+    redirect_uri: z.string().min(1).max(512),
+  }),
+);

@@ -37,3 +37,12 @@ export const uuidParam = z.object({ id: z.uuid({ message: 'must be a UUID' }) })
 export const idParam = z.object({ id: z.string().min(1).max(200) });
 
 export const isoTimestamp = z.string().meta({ format: 'date-time' });
+
+/** GET /v1/openapi.json answers an OpenAPI 3.1 document, described here only by its top level. */
+export const openApiDocument = z
+  .object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).loose() })
+  .loose()
+  .meta({
+    id: 'OpenApiDocument',
+    description: 'An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0)',
+  });

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { isoTimestamp } from './common.ts';
+import { boundedJson, nullAsAbsent } from './input-rules.ts';
 
 // RFC 3339 with a zone (Z or ±hh:mm), optional fraction. The freshness window itself is checked by shared/device.
 export const rfc3339 = z
@@ -18,48 +19,54 @@ const pem = z
 
 const short = (max = 256) => z.string().trim().min(1).max(max);
 
-export const registerBody = z.object({
-  serialNumber: short(128),
-  brand: short(128),
-  model: short(256),
-  certificate: pem,
-  ownerEmail: z.string().max(320).default(''),
-  clientTimestamp: rfc3339,
-  signature: z.string().min(1).max(1024),
-});
+export const registerBody = nullAsAbsent(
+  z.object({
+    serialNumber: short(128),
+    brand: short(128),
+    model: short(256),
+    certificate: pem,
+    ownerEmail: z.string().max(320).default(''),
+    clientTimestamp: rfc3339,
+    signature: z.string().min(1).max(1024),
+  }),
+);
 
 export const registerResponse = z
   .object({ deviceId: z.uuid(), certificateFingerprint: z.string(), ownerAssigned: z.literal(true) })
   .meta({ id: 'DeviceRegistration' });
 
 // command, args and env are not part of the schema: zod drops them, so they are never stored, logged or returned.
-const mcp = z.object({
-  name: short(200),
-  enabled: z.boolean(),
-  transport: z.enum(['stdio', 'http', 'sse']),
-});
+const mcp = nullAsAbsent(
+  z.object({
+    name: short(200),
+    enabled: z.boolean(),
+    transport: z.enum(['stdio', 'http', 'sse']),
+  }),
+);
 
-const agent = z
-  .object({
+const agent = nullAsAbsent(
+  z.object({
     agentType: short(100),
     displayName: z.string().max(200).default(''),
     mcps: z.array(mcp).max(500).default([]),
-  })
-  .refine((a) => new Set(a.mcps.map((m) => m.name)).size === a.mcps.length, {
-    message: 'lists the same MCP name twice',
-    path: ['mcps'],
-  });
-
-export const inventoryBody = z.object({
-  certificate: pem,
-  clientTimestamp: rfc3339,
-  agents: z
-    .array(agent)
-    .max(200)
-    .refine((agents) => new Set(agents.map((a) => a.agentType)).size === agents.length, {
-      message: 'lists the same agentType twice',
-    }),
+  }),
+).refine((a) => new Set(a.mcps.map((m) => m.name)).size === a.mcps.length, {
+  message: 'lists the same MCP name twice',
+  path: ['mcps'],
 });
+
+export const inventoryBody = nullAsAbsent(
+  z.object({
+    certificate: pem,
+    clientTimestamp: rfc3339,
+    agents: z
+      .array(agent)
+      .max(200)
+      .refine((agents) => new Set(agents.map((a) => a.agentType)).size === agents.length, {
+        message: 'lists the same agentType twice',
+      }),
+  }),
+);
 export type InventoryBody = z.output<typeof inventoryBody>;
 
 export const inventoryResponse = z
@@ -82,8 +89,8 @@ export const EVENT_TEXT_MAX = { deny_reason: 2000, error_message: 4000 } as cons
 const diagnostic = (field: keyof typeof EVENT_TEXT_MAX) =>
   z.string().optional().describe(`stored up to ${EVENT_TEXT_MAX[field]} characters; longer is truncated`);
 
-export const observabilityEvent = z
-  .object({
+export const observabilityEvent = nullAsAbsent(
+  z.object({
     event_id: z.uuid({ message: 'must be a UUID' }).optional(),
     event_time: rfc3339,
     agent_type: short(100),
@@ -104,27 +111,28 @@ export const observabilityEvent = z
     duration_ms: z.number().int().min(0).max(86_400_000).default(0),
     skills: z.array(z.string().max(200)).max(100).default([]),
     prompt: z.string().optional(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-  })
-  .superRefine((e, ctx) => {
-    if (e.result === 'denied') {
-      for (const key of ['deny_code', 'deny_reason', 'rule_applied'] as const) {
-        if (!e[key])
-          ctx.addIssue({ code: 'custom', path: [key], message: 'is required when result = denied' });
-      }
+    metadata: boundedJson(z.record(z.string(), z.unknown()), 1_048_576).default({}),
+  }),
+).superRefine((e, ctx) => {
+  if (e.result === 'denied') {
+    for (const key of ['deny_code', 'deny_reason', 'rule_applied'] as const) {
+      if (!e[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when result = denied' });
     }
-    if (e.result === 'error' && !e.error_message) {
-      ctx.addIssue({ code: 'custom', path: ['error_message'], message: 'is required when result = error' });
-    }
-  });
+  }
+  if (e.result === 'error' && !e.error_message) {
+    ctx.addIssue({ code: 'custom', path: ['error_message'], message: 'is required when result = error' });
+  }
+});
 export type ObservabilityEventInput = z.output<typeof observabilityEvent>;
 
-export const eventsBody = z.object({
-  certificate: pem,
-  clientTimestamp: rfc3339,
-  // The 1..max_batch bound (413 above it) is checked against the config by the handler.
-  events: z.array(observabilityEvent).min(1, { message: 'must hold at least one event' }),
-});
+export const eventsBody = nullAsAbsent(
+  z.object({
+    certificate: pem,
+    clientTimestamp: rfc3339,
+    // The 1..max_batch bound (413 above it) is checked against the config by the handler.
+    events: z.array(observabilityEvent).min(1, { message: 'must hold at least one event' }),
+  }),
+);
 export type EventsBody = z.output<typeof eventsBody>;
 
 export const eventsResponse = z

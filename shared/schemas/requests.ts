@@ -4,6 +4,7 @@
 import * as z from 'zod';
 import { REQUEST_STATUSES, RISK_LEVELS } from '../db/schema.ts';
 import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
+import { boundedJson, cappedPagination, lenientQuery, nullAsAbsent } from './input-rules.ts';
 
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const identifier = z.string().regex(IDENTIFIER, {
@@ -43,25 +44,26 @@ export type FilterOp = (typeof FILTER_OPS)[number];
 
 const scalar = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
 
-export const filterCondition = z
-  .object({
-    column,
-    op: z.enum(FILTER_OPS),
-    value: z.union([scalar, z.array(scalar).max(1000)]).optional(),
-  })
-  .strict()
-  .superRefine((c, ctx) => {
-    const isList = Array.isArray(c.value);
-    if ((c.op === 'in' || c.op === 'not_in') && !isList) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `must be an array for op ${c.op}` });
-    } else if ((c.op === 'is_null' || c.op === 'is_not_null') && c.value !== undefined && c.value !== null) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `must be absent for op ${c.op}` });
-    } else if (c.op !== 'in' && c.op !== 'not_in' && c.op !== 'is_null' && c.op !== 'is_not_null') {
-      if (isList || c.value === undefined || c.value === null) {
-        ctx.addIssue({ code: 'custom', path: ['value'], message: `must be one value for op ${c.op}` });
-      }
+export const filterCondition = nullAsAbsent(
+  z
+    .object({
+      column,
+      op: z.enum(FILTER_OPS),
+      value: z.union([scalar, z.array(scalar).max(1000)]).optional(),
+    })
+    .strict(),
+).superRefine((c, ctx) => {
+  const isList = Array.isArray(c.value);
+  if ((c.op === 'in' || c.op === 'not_in') && !isList) {
+    ctx.addIssue({ code: 'custom', path: ['value'], message: `must be an array for op ${c.op}` });
+  } else if ((c.op === 'is_null' || c.op === 'is_not_null') && c.value !== undefined && c.value !== null) {
+    ctx.addIssue({ code: 'custom', path: ['value'], message: `must be absent for op ${c.op}` });
+  } else if (c.op !== 'in' && c.op !== 'not_in' && c.op !== 'is_null' && c.op !== 'is_not_null') {
+    if (isList || c.value === undefined || c.value === null) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: `must be one value for op ${c.op}` });
     }
-  });
+  }
+});
 export type FilterCondition = z.output<typeof filterCondition>;
 
 export interface FilterGroup {
@@ -70,99 +72,113 @@ export interface FilterGroup {
 }
 
 /** A filters object: conditions combined by `logic`; each item is `{condition}` or `{group}` (a nested filters). */
-export const filterGroup: z.ZodType<FilterGroup> = z.lazy(() =>
+export const filterGroup: z.ZodType<FilterGroup> = z
+  .lazy(() =>
+    nullAsAbsent(
+      z
+        .object({
+          logic: z.enum(['and', 'or']).default('and'),
+          conditions: z
+            .array(
+              z.union([
+                nullAsAbsent(z.object({ condition: filterCondition }).strict()),
+                nullAsAbsent(z.object({ group: filterGroup }).strict()),
+              ]),
+            )
+            .max(100),
+        })
+        .strict(),
+    ),
+  )
+  .meta({ id: 'FilterGroup' });
+
+const datasetSource = nullAsAbsent(
   z
     .object({
-      logic: z.enum(['and', 'or']).default('and'),
-      conditions: z
-        .array(
-          z.union([
-            z.object({ condition: filterCondition }).strict(),
-            z.object({ group: filterGroup }).strict(),
-          ]),
-        )
-        .max(100),
+      kind: z.string().min(1).max(100),
+      name: z.string().min(1).max(200),
+      table: identifier.optional(),
+      uri: text(2000).optional(),
+      version: text(100).optional(),
     })
     .strict(),
 );
-
-const datasetSource = z
-  .object({
-    kind: z.string().min(1).max(100),
-    name: z.string().min(1).max(200),
-    table: identifier.optional(),
-    uri: text(2000).optional(),
-    version: text(100).optional(),
-  })
-  .strict();
 
 /** `on` is an equality of two columns, `a = b` or `ns.a = ns2.b`: never free SQL. */
 export const JOIN_ON =
   /^\s*([A-Za-z_]\w{0,62})(?:\.([A-Za-z_]\w{0,62}))?\s*=\s*([A-Za-z_]\w{0,62})(?:\.([A-Za-z_]\w{0,62}))?\s*$/;
 
-const join = z
-  .object({
-    namespace: identifier,
-    on: z
-      .string()
-      .max(300)
-      .regex(JOIN_ON, { message: 'must be an equality of two columns, e.g. a.id = b.a_id' }),
-    source: z
-      .object({
-        kind: z.string().min(1).max(100),
-        name: z.string().min(1).max(200),
-        table: identifier.optional(),
-      })
-      .strict(),
-    type: z.enum(['inner', 'left']).default('inner'),
-  })
-  .strict();
-
-export const dataset = z
-  .object({
-    namespace: identifier,
-    source: datasetSource,
-    columns: z.array(column).min(1).max(500),
-    filters: filterGroup.optional(),
-    joins: z.array(join).max(10).default([]),
-  })
-  .strict()
-  .superRefine((d, ctx) => {
-    // Each column becomes one view column, named in lower case (`qualifier_name` for a join's column).
-    const seen = new Set<string>();
-    d.columns.forEach((c, i) => {
-      const name = viewColumnName(c);
-      if (seen.has(name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['columns', i],
-          message: `names the same view column as another one (${name}; names are not case-sensitive)`,
-        });
-      }
-      seen.add(name);
-    });
-  });
-export type Dataset = z.output<typeof dataset>;
-
-export const scope = z
-  .object({
-    credentials: z
-      .object({ refs: z.record(z.string(), z.string().max(500)).default({}) })
-      .catchall(z.unknown())
-      .optional(),
-    datasources: z
-      .array(
+const join = nullAsAbsent(
+  z
+    .object({
+      namespace: identifier,
+      on: z
+        .string()
+        .max(300)
+        .regex(JOIN_ON, { message: 'must be an equality of two columns, e.g. a.id = b.a_id' }),
+      source: nullAsAbsent(
         z
           .object({
-            credential_ref: z.string().max(200).optional(),
-            datasets: z.array(dataset).min(1).max(50),
+            kind: z.string().min(1).max(100),
+            name: z.string().min(1).max(200),
+            table: identifier.optional(),
           })
           .strict(),
-      )
-      .min(1)
-      .max(20),
-  })
-  .strict()
+      ),
+      type: z.enum(['inner', 'left']).default('inner'),
+    })
+    .strict(),
+);
+
+export const dataset = nullAsAbsent(
+  z
+    .object({
+      namespace: identifier,
+      source: datasetSource,
+      columns: z.array(column).min(1).max(500),
+      filters: filterGroup.optional(),
+      joins: z.array(join).max(10).default([]),
+    })
+    .strict(),
+).superRefine((d, ctx) => {
+  // Each column becomes one view column, named in lower case (`qualifier_name` for a join's column).
+  const seen = new Set<string>();
+  d.columns.forEach((c, i) => {
+    const name = viewColumnName(c);
+    if (seen.has(name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['columns', i],
+        message: `names the same view column as another one (${name}; names are not case-sensitive)`,
+      });
+    }
+    seen.add(name);
+  });
+});
+export type Dataset = z.output<typeof dataset>;
+
+export const scope = nullAsAbsent(
+  z
+    .object({
+      credentials: nullAsAbsent(
+        z.object({ refs: z.record(z.string(), z.string().max(500)).default({}) }).catchall(z.unknown()),
+      ).optional(),
+      datasources: z
+        .array(
+          nullAsAbsent(
+            z
+              .object({
+                credential_ref: z.string().max(200).optional(),
+                datasets: z.array(dataset).min(1).max(50),
+              })
+              .strict(),
+          ),
+        )
+        .min(1)
+        .max(20),
+    })
+    .strict(),
+)
   .superRefine((value, ctx) => {
     // Each dataset becomes one view named by its namespace: namespaces are unique within a request.
     const seen = new Set<string>();
@@ -183,22 +199,23 @@ export const scope = z
   .meta({ id: 'RequestScope' });
 export type Scope = z.output<typeof scope>;
 
-export const createRequestBody = z
-  .object({
-    title: z.string().trim().min(1).max(200),
-    description: text(5000).default(''),
-    business_justification: text(5000).default(''),
-    risk_level: z.enum(RISK_LEVELS).default('low'),
-    valid_until: z.iso.datetime({ offset: true }).optional(),
-    external_ticket_id: text(200).optional(),
-    external_ticket_url: z.url().max(2000).optional(),
-    request_template: z
-      .object({ id: z.string().max(200), name: z.string().max(200) })
-      .strict()
-      .optional(),
-    scope,
-  })
-  .strict();
+export const createRequestBody = nullAsAbsent(
+  z
+    .object({
+      title: z.string().trim().min(1).max(200),
+      description: text(5000).default(''),
+      business_justification: text(5000).default(''),
+      risk_level: z.enum(RISK_LEVELS).default('low'),
+      valid_until: z.iso.datetime({ offset: true }).optional(),
+      external_ticket_id: text(200).optional(),
+      external_ticket_url: z.url().max(2000).optional(),
+      request_template: nullAsAbsent(
+        z.object({ id: z.string().max(200), name: z.string().max(200) }).strict(),
+      ).optional(),
+      scope,
+    })
+    .strict(),
+);
 export type CreateRequestBody = z.output<typeof createRequestBody>;
 
 const credentialView = z.object({
@@ -272,14 +289,17 @@ export const requestSort = z.enum(['created_at', '-created_at']).default('-creat
 export const listOwnRequestsQuery = z
   .object({ status: z.enum(REQUEST_STATUSES).optional(), sort: requestSort, ...pagination })
   .strict();
-export const listAdminRequestsQuery = z
-  .object({
-    status: z.enum(REQUEST_STATUSES).optional(),
-    risk_level: z.enum(RISK_LEVELS).optional(),
-    sort: requestSort,
-    ...pagination,
-  })
-  .strict();
+/**
+ * The spec lists no 400 for the admin list, so no parameter is refused (shared/schemas/input-rules.ts): limit and
+ * offset are capped, an unknown status or risk_level matches nothing, an unknown sort is the default, unknown
+ * parameters are ignored. The caller's own list (above) keeps refusing them.
+ */
+export const listAdminRequestsQuery = z.object({
+  status: lenientQuery.filter(REQUEST_STATUSES),
+  risk_level: lenientQuery.filter(RISK_LEVELS),
+  sort: lenientQuery.choice(['created_at', '-created_at'], '-created_at'),
+  ...cappedPagination,
+});
 export type ListRequestsQuery = z.output<typeof listAdminRequestsQuery> & { requester_id?: string };
 
 export const requestListResponse = pageEnvelope('requests', requestView);
@@ -300,11 +320,11 @@ export type ListUsageEventsQuery = z.output<typeof listUsageEventsQuery>;
 export const usageEventListResponse = pageEnvelope('usage_events', usageEventView);
 
 // The handler passes {} for an absent body, so optional bodies are objects with optional fields.
-export const approveBody = z.object({ notes: z.string().max(5000).optional() }).strict();
-export const denyBody = z.object({ reason: z.string().trim().min(1).max(5000) }).strict();
-export const revokeBody = z.object({ reason: z.string().max(5000).optional() }).strict();
+export const approveBody = nullAsAbsent(z.object({ notes: z.string().max(5000).optional() }).strict());
+export const denyBody = nullAsAbsent(z.object({ reason: z.string().trim().min(1).max(5000) }).strict());
+export const revokeBody = nullAsAbsent(z.object({ reason: z.string().max(5000).optional() }).strict());
 
-export const queryBody = z.object({ sql: z.string().min(1).max(100_000) }).strict();
+export const queryBody = nullAsAbsent(z.object({ sql: z.string().min(1).max(100_000) }).strict());
 export const queryResultView = z.object({
   columns: z.array(z.object({ name: z.string(), type: z.string() })),
   rows: z.array(z.array(z.unknown())),
@@ -317,28 +337,30 @@ export const queryResponse = z.object({ data: queryResultView });
 export const requestIdParam = z.object({ id: z.string().min(1).max(200) });
 
 /** One record shipped by the log shipper; the service sets source = logshipper, id, created_at and the hash. */
-export const shippedAuditRecord = z
-  .object({
-    action_type: z.string().min(1).max(200),
-    timestamp: z.iso.datetime({ offset: true }),
-    actor_email: z.string().max(320).default(''),
-    actor_id: z.string().max(200).default(''),
-    app_name: z.string().max(200).default(''),
-    container_id: z.string().max(200).default(''),
-    environment_id: z.string().max(200).default(''),
-    environment_name: z.string().max(200).default(''),
-    ip_address: z.string().max(100).default(''),
-    level: z.enum(['info', 'warn', 'error']).default('info'),
-    resource_id: z.string().max(200).default(''),
-    resource_type: z.string().max(200).default(''),
-    stage: z.string().max(200).default(''),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-  })
-  .strict();
+export const shippedAuditRecord = nullAsAbsent(
+  z
+    .object({
+      action_type: z.string().min(1).max(200),
+      timestamp: z.iso.datetime({ offset: true }),
+      actor_email: z.string().max(320).default(''),
+      actor_id: z.string().max(200).default(''),
+      app_name: z.string().max(200).default(''),
+      container_id: z.string().max(200).default(''),
+      environment_id: z.string().max(200).default(''),
+      environment_name: z.string().max(200).default(''),
+      ip_address: z.string().max(100).default(''),
+      level: z.enum(['info', 'warn', 'error']).default('info'),
+      resource_id: z.string().max(200).default(''),
+      resource_type: z.string().max(200).default(''),
+      stage: z.string().max(200).default(''),
+      metadata: boundedJson(z.record(z.string(), z.unknown()), 65_536).default({}),
+    })
+    .strict(),
+);
 export const MAX_INGEST_BATCH = 1000;
-export const ingestAuditBody = z
-  .object({ records: z.array(shippedAuditRecord).min(1).max(MAX_INGEST_BATCH) })
-  .strict();
+export const ingestAuditBody = nullAsAbsent(
+  z.object({ records: z.array(shippedAuditRecord).min(1).max(MAX_INGEST_BATCH) }).strict(),
+);
 export type IngestAuditBody = z.output<typeof ingestAuditBody>;
 export const ingestAuditResponse = envelope(
   z.object({ accepted: z.number().int(), ids: z.array(z.string()) }),

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ROLES } from '../auth/principal.ts';
 import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
+import { nullAsAbsent } from './input-rules.ts';
 
 export const role = z.enum(ROLES);
 
@@ -15,10 +16,12 @@ export const userView = z
   })
   .meta({ id: 'User' });
 
-export const loginBody = z.object({
-  email: z.string().min(1).max(320),
-  password: z.string().min(1).max(1024),
-});
+export const loginBody = nullAsAbsent(
+  z.object({
+    email: z.string().min(1).max(320),
+    password: z.string().min(1).max(1024),
+  }),
+);
 
 export const tokenView = z.object({
   access_token: z.string(),
@@ -28,14 +31,16 @@ export const tokenView = z.object({
 
 export const loginResponse = envelope(tokenView.extend({ user: userView }));
 
-export const createUserBody = z
-  .object({
-    email: z.email({ message: 'must be an email address' }).max(320),
-    name: z.string().max(200).default(''),
-    password: z.string().min(12, { message: 'must be at least 12 characters' }).max(1024),
-    roles: z.array(role).min(1).default(['user']),
-  })
-  .strict();
+export const createUserBody = nullAsAbsent(
+  z
+    .object({
+      email: z.email({ message: 'must be an email address' }).max(320),
+      name: z.string().max(200).default(''),
+      password: z.string().min(12, { message: 'must be at least 12 characters' }).max(1024),
+      roles: z.array(role).min(1).default(['user']),
+    })
+    .strict(),
+);
 
 export const listUsersQuery = z.object({ ...pagination });
 export const userListResponse = pageEnvelope('users', userView);

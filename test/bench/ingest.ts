@@ -141,7 +141,7 @@ const makeEvents = (n: number): ToolCallEvent[] =>
 function storedRows(events: ToolCallEvent[], deviceId: string, serialNumber: string) {
   const receivedAt = new Date();
   return events.map((e) => {
-    const { text: prompt, truncated } = truncateText(e.prompt, 4096);
+    const { text: prompt, truncated } = truncateText(e.prompt ?? undefined, 4096);
     return {
       eventId: e.event_id ?? null,
       deviceId,

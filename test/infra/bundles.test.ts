@@ -30,6 +30,7 @@ import type { RouteSpec } from '#shared/http/route.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { fallback, routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
+import { assertContract } from '#test/support/contract.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
 import {
   CHUNK_FILE,
@@ -212,6 +213,16 @@ async function invoke(
   });
   assert.equal(code, 0, `${bundle.planned.handler} exited with ${code}: ${stderr}`);
   const outcome = JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation, 'stdout' | 'stderr'>;
+  // An HTTP invocation answers as the OpenAPI document says (test/support/contract.ts).
+  const http = event as Partial<APIGatewayProxyEventV2>;
+  if (http.rawPath && http.requestContext?.http && typeof outcome.result?.statusCode === 'number') {
+    assertContract({
+      method: http.requestContext.http.method,
+      path: http.rawPath,
+      status: outcome.result.statusCode,
+      body: outcome.result.body ?? '',
+    });
+  }
   return { ...outcome, stdout, stderr } as Invocation;
 }
 
@@ -272,7 +283,9 @@ function jsonBody(invocation: Invocation, what: string): { status: number; body:
   );
   const result = invocation.result!;
   assert.equal(typeof result.statusCode, 'number', `${what}: ${JSON.stringify(result)}`);
-  const body = result.body ? (JSON.parse(result.body) as Record<string, unknown>) : {};
+  // A page or a script (the API reference) is text; its status is what counts here.
+  const json = /json/.test(String(result.headers?.['content-type'] ?? 'application/json'));
+  const body = result.body && json ? (JSON.parse(result.body) as Record<string, unknown>) : {};
   return { status: result.statusCode!, body };
 }
 

@@ -632,13 +632,18 @@ for (const driver of driversUnderTest()) {
         prepare('/v1/devices/register', identity, hardware(), { token: cliToken }),
       );
       assert.equal(reg.status, 201);
-      assert.equal((await svc.call('GET', '/v1/admin/users', { token: cliToken })).status, 403);
-      assert.equal((await svc.call('GET', '/v1/me', { token: cliToken })).status, 403);
-      const approveWithCli = await svc.call('POST', '/v1/auth/cli/approve', {
-        token: cliToken,
-        body: { request: id2 },
-      });
-      assert.equal(approveWithCli.status, 403);
+      // Anywhere else the enrollment token is no credential: 401 invalid_token (sign in for a session token).
+      for (const [method, path] of [
+        ['GET', '/v1/admin/users'],
+        ['GET', '/v1/me'],
+        ['POST', '/v1/auth/cli/approve'],
+      ] as const) {
+        const body = method === 'POST' ? { request: id2 } : undefined;
+        const res = await svc.call(method, path, { token: cliToken, body });
+        assert.deepEqual([res.status, res.body.error], [401, 'invalid_token'], path);
+        assert.match(String(res.body.message), /only enrolls a device/);
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+      }
     });
 
     test('agent login prints the URL even when a browser opens, and ends with a token that registers', async () => {

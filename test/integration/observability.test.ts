@@ -32,10 +32,21 @@ for (const driver of driversUnderTest()) {
     let userToken: string;
     const devices: { identity: DeviceIdentity; id: string; serial: string }[] = [];
     const get = (path: string, t: string | undefined = token) => svc.call('GET', path, { token: t });
+    const EMPTY_VIEWS = [
+      '/v1/admin/devices',
+      '/v1/admin/agents',
+      '/v1/admin/mcps',
+      '/v1/admin/fleet/summary',
+      '/v1/admin/fleet/changes',
+      '/v1/admin/observability/events',
+      '/v1/admin/observability/summary',
+      '/v1/admin/observability/filters',
+    ] as const;
+    const emptyFleet = new Map<string, Json>();
     const db = () => svc.runtime.database.db;
 
-    const enroll = async (serial: string) => {
-      const identity = await createDeviceIdentity('p256');
+    const enroll = async (serial: string, keyType: 'p256' | 'ed25519' = 'p256') => {
+      const identity = await createDeviceIdentity(keyType);
       const res = await send(svc.url, prepare('/v1/devices/register', identity, hardware(serial), { token }));
       assert.equal(res.status, 201, JSON.stringify(res.body));
       const d = { identity, id: res.body.deviceId as string, serial };
@@ -84,6 +95,13 @@ for (const driver of driversUnderTest()) {
         body: { email: 'user@example.test', password: 'a long enough password' },
       });
       userToken = (data(login) as { access_token: string }).access_token;
+
+      // Every view of the fleet before it has any device (each answer is checked against the OpenAPI document here).
+      for (const path of EMPTY_VIEWS) {
+        const res = await get(path);
+        assert.equal(res.status, 200, `${path}: ${res.text}`);
+        emptyFleet.set(path, data(res));
+      }
 
       // The fixture fleet: A and B report inventories and events, C never reports.
       const a = await enroll('OBS-A');
@@ -166,6 +184,53 @@ for (const driver of driversUnderTest()) {
           assert.equal(admin.status, 200, `${p}: ${admin.text}`);
           assert.equal(admin.body.success, true);
         }
+      }
+    });
+
+    test('an empty fleet: empty lists, zero counts, null percentiles and null totals of sampled filters', async () => {
+      const view = (path: (typeof EMPTY_VIEWS)[number]) => emptyFleet.get(path) as Json;
+      for (const [path, items] of [
+        ['/v1/admin/devices', 'devices'],
+        ['/v1/admin/agents', 'agents'],
+        ['/v1/admin/mcps', 'mcps'],
+        ['/v1/admin/fleet/changes', 'changes'],
+        ['/v1/admin/observability/events', 'events'],
+      ] as const) {
+        assert.deepEqual([view(path)[items], view(path).next_cursor], [[], null], path);
+      }
+      const mcps = view('/v1/admin/mcps');
+      assert.deepEqual(
+        [mcps.shadow, mcps.shadow_total, mcps.configured_never_called, mcps.configured_never_called_total],
+        [[], 0, [], 0],
+      );
+      const fleet = view('/v1/admin/fleet/summary');
+      assert.deepEqual(fleet.devices, { total: 0, online: 0, offline: 0, never_reported: 0, new_24h: 0 });
+      assert.deepEqual([fleet.agents_by_type, fleet.mcps_by_transport], [[], []]);
+      const e24 = fleet.events_24h as Json;
+      assert.deepEqual([e24.calls, e24.denied, e24.errors, e24.tokens_in, e24.deny_rate], [0, 0, 0, 0, 0]);
+      const summary = view('/v1/admin/observability/summary');
+      const totals = summary.totals as Json;
+      assert.equal(totals.calls, 0);
+      assert.deepEqual(totals.by_result, { allowed: 0, denied: 0, error: 0 });
+      assert.deepEqual(
+        [totals.duration_avg_ms, totals.duration_p50_ms, totals.duration_p95_ms, totals.duration_p99_ms],
+        [null, null, null, null],
+      );
+      assert.deepEqual([totals.duration_max_ms, totals.deny_rate, totals.error_rate], [0, 0, 0]);
+      for (const list of Object.values(summary.top as Record<string, Json[]>)) assert.deepEqual(list, []);
+      assert.deepEqual(summary.top_truncated, []);
+      assert.deepEqual(summary.filters, {});
+      const series = summary.series as Json[];
+      const range = summary.range as Json;
+      assert.equal(series.length, (Date.parse(String(range.to)) - Date.parse(String(range.from))) / HOUR);
+      assert.ok(series.every((p) => p.calls === 0 && p.tokens_out === 0));
+      const values = view('/v1/admin/observability/filters').values as Record<
+        string,
+        { values: Json[]; total: number | null; truncated: boolean }
+      >;
+      for (const [name, list] of Object.entries(values)) {
+        const sampled = ['device', 'serial', 'session', 'skill'].includes(name);
+        assert.deepEqual(list, { values: [], total: sampled ? null : 0, truncated: false }, name);
       }
     });
 
@@ -866,6 +931,200 @@ for (const driver of driversUnderTest()) {
         assert.deepEqual(again.items.map(l.id), rest.filter((x) => !gone(x)).map(l.id), l.name);
       }
       await db().execute(sql`DELETE FROM devices WHERE id = ${e.id}::uuid`);
+    });
+
+    test('values that can be null or absent, and every variant: a bare event, silent and stale devices, removals, summary sources', async () => {
+      // An ed25519 device with an agent without MCP servers, whose second inventory removes an agent and its MCP.
+      const bare = await enroll('OBS-BARE', 'ed25519');
+      await inventory(bare.identity, [
+        { agentType: 'aider', displayName: 'Aider', mcps: [] },
+        { agentType: 'goose', mcps: [{ name: 'jira', enabled: true, transport: 'stdio' }] },
+      ]);
+      await inventory(bare.identity, [{ agentType: 'aider', displayName: 'Aider', mcps: [] }]);
+      const changes = data(await get(`/v1/admin/fleet/changes?device_id=${bare.id}`)).changes as Json[];
+      assert.deepEqual(changes.map((c) => [c.kind, c.agent_type, c.mcp_name]).sort(), [
+        ['agent_appeared', 'aider', null],
+        ['agent_appeared', 'goose', null],
+        ['agent_disappeared', 'goose', null],
+        ['mcp_appeared', 'goose', 'jira'],
+        ['mcp_disappeared', 'goose', 'jira'],
+      ]);
+      const aider = (data(await get('/v1/admin/agents')).agents as Json[]).find(
+        (a) => a.agent_type === 'aider',
+      );
+      assert.deepEqual([aider?.transports, aider?.mcps], [[], { distinct: 0, enabled: 0, disabled: 0 }]);
+
+      // Events with no optional field: no event_id, model, session, group, actor, prompt, skills or deny fields; one
+      // in a session without actor or model; and a denied one with every field.
+      const t = Date.now() - 30_000;
+      await ingest(bare.identity, [
+        {
+          event_time: new Date(t).toISOString(),
+          agent_type: 'aider',
+          mcp_name: 'jira',
+          tool: 'create_issue',
+          event_type: 'error',
+          result: 'error',
+          error_message: 'jira is down',
+        },
+        {
+          event_time: new Date(t + 1000).toISOString(),
+          agent_type: 'aider',
+          mcp_name: 'jira',
+          tool: 'get_issue',
+          event_type: 'result',
+          result: 'allowed',
+          session_id: 'sess-bare',
+        },
+      ]);
+      const full = ev({
+        event_time: new Date(t + 2000).toISOString(),
+        agent_type: 'aider',
+        mcp_name: 'jira',
+        tool: 'delete_project',
+        result: 'denied',
+        deny_code: 'destructive',
+        deny_reason: 'Deleting a project needs a ticket',
+        rule_applied: 'jira.no-deletes',
+        model: 'model-full',
+        session_id: 'sess-full',
+        group: 'grp-full',
+        actor_email: 'full@example.test',
+        skills: ['triage'],
+      });
+      await ingest(bare.identity, [full]);
+      // The service stores a NULL source address for a request that has none (sourceIp || null).
+      await db().execute(
+        sql`UPDATE observability_events SET source_ip = NULL WHERE device_id = ${bare.id}::uuid AND tool = 'create_issue'`,
+      );
+      const [listed] = data(await get('/v1/admin/observability/events?tool=create_issue')).events as Json[];
+      const nulls = ['event_id', 'source_ip', 'deny_code', 'rule_applied', 'model', 'session_id', 'group'];
+      for (const field of [...nulls, 'actor_email', 'deny_reason', 'prompt_preview']) {
+        assert.equal(listed?.[field], null, field);
+      }
+      assert.deepEqual([listed?.skills, listed?.truncated, listed?.prompt_truncated], [[], [], false]);
+      const detail = data(await get(`/v1/admin/observability/events/${listed?.id}`));
+      for (const field of [...nulls, 'actor_email', 'deny_reason', 'prompt'])
+        assert.equal(detail[field], null, field);
+      assert.deepEqual(
+        [
+          detail.event_type,
+          detail.result,
+          detail.error_message,
+          detail.skills,
+          detail.metadata,
+          detail.metadata_omitted,
+        ],
+        ['error', 'error', 'jira is down', [], {}, false],
+      );
+      const session = data(await get('/v1/admin/observability/sessions/sess-bare')).session as Json;
+      assert.deepEqual(
+        [
+          session.calls,
+          session.agent_types,
+          session.actors,
+          session.actors_total,
+          session.models,
+          session.models_total,
+        ],
+        [1, ['aider'], [], 0, [], 0],
+      );
+      const recent = data(await get(`/v1/admin/devices/${bare.id}`));
+      assert.equal((recent.certificate as Json).key_type, 'ed25519');
+      assert.deepEqual(
+        (recent.recent_events as Json[]).map((e) => [e.tool, e.event_type, e.result, e.deny_code]),
+        [
+          ['delete_project', 'invocation', 'denied', 'destructive'],
+          ['get_issue', 'result', 'allowed', null],
+          ['create_issue', 'error', 'error', null],
+        ],
+      );
+
+      // A device that never reported: no inventory, no events, empty lists.
+      const silent = await enroll('OBS-SILENT');
+      const quiet = data(await get(`/v1/admin/devices/${silent.id}`));
+      assert.deepEqual(
+        [
+          quiet.agents,
+          quiet.agents_total,
+          quiet.agents_truncated,
+          quiet.mcps,
+          quiet.mcps_total,
+          quiet.recent_events,
+        ],
+        [[], 0, false, [], 0, []],
+      );
+      const q = quiet.device as Json;
+      assert.deepEqual(
+        [q.status, q.last_inventory_at, q.last_event_at, q.agents, q.mcps],
+        ['never_reported', null, null, 0, 0],
+      );
+      assert.equal(typeof q.last_seen_at, 'string', 'register counts as seen');
+      // A device row written outside the register path (a restore, an import) without last_seen_at, that reported
+      // an inventory two days ago: offline, last seen null.
+      const [stale] = await queryRows<{ id: string }>(
+        db(),
+        sql`INSERT INTO devices (serial_number, brand, model, owner_subject, owner_email, certificate_fingerprint,
+            certificate_pem, key_type, cert_not_before, cert_not_after, last_inventory_at)
+          VALUES ('OBS-STALE', 'Lenovo', 'ThinkPad', 'someone', '', 'fp-obs-stale', 'pem', 'p256',
+            now() - interval '3 days', now() + interval '1 day', now() - interval '2 days')
+          RETURNING id::text AS id`,
+      );
+      const offline = data(await get('/v1/admin/devices?status=offline')).devices as Json[];
+      assert.deepEqual(
+        offline.map((d) => [d.serial_number, d.status, d.last_seen_at, d.last_event_at]),
+        [['OBS-STALE', 'offline', null, null]],
+      );
+      const staleDetail = data(await get(`/admin/devices/${stale?.id}`)).device as Json;
+      assert.equal(staleDetail.last_seen_at, null);
+      assert.equal((data(await get('/admin/fleet/summary')).devices as Json).offline, 1);
+
+      // The summary's sources: a device filter reads the events; a call-key filter the rollups (the series too, by
+      // hour); an actor filter the events for calls, the actor rollups for the actor list; every filter at once is
+      // echoed in `filters`.
+      const summary = async (query: string) => data(await get(`/v1/admin/observability/summary?${query}`));
+      const byDevice = await summary(`device_id=${bare.id}`);
+      assert.deepEqual(byDevice.source, { calls: 'events', series: 'events', actors: 'events' });
+      assert.deepEqual([(byDevice.totals as Json).calls, byDevice.filters], [3, { device_id: bare.id }]);
+      const byTool = await summary('tool=delete_project');
+      assert.deepEqual(byTool.source, { calls: 'rollups', series: 'rollups', actors: 'events' });
+      assert.equal((byTool.totals as Json).calls, 1);
+      assert.equal(
+        (byTool.series as Json[]).reduce((n, p) => n + Number(p.denied), 0),
+        1,
+      );
+      const byActor = await summary('actor=full%40example.test');
+      assert.deepEqual(byActor.source, { calls: 'events', series: 'events', actors: 'rollups' });
+      assert.deepEqual(
+        ((byActor.top as Record<string, Json[]>).actors ?? []).map((a) => [a.actor_email, a.calls, a.denied]),
+        [['full@example.test', 1, 1]],
+      );
+      const every: Record<string, string> = {
+        agent_type: 'aider',
+        mcp: 'jira',
+        tool: 'delete_project',
+        event_type: 'invocation',
+        result: 'denied',
+        deny_code: 'destructive',
+        rule: 'jira.no-deletes',
+        model: 'model-full',
+        actor: 'full@example.test',
+        group: 'grp-full',
+        device_id: bare.id,
+        serial: 'OBS-BARE',
+        session_id: 'sess-full',
+        skill: 'triage',
+        q: 'needs a ticket',
+      };
+      const all = await summary(new URLSearchParams(every).toString());
+      assert.deepEqual(all.filters, every);
+      assert.deepEqual(all.source, { calls: 'events', series: 'events', actors: 'events' });
+      const totals = all.totals as Json;
+      assert.deepEqual([totals.calls, totals.denied, totals.deny_rate], [1, 1, 1]);
+      assert.deepEqual(
+        ((all.top as Record<string, Json[]>).deny_codes ?? []).map((d) => [d.deny_code, d.rule_applied]),
+        [['destructive', 'jira.no-deletes']],
+      );
     });
   });
 }

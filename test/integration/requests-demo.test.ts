@@ -5,9 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '#shared/db/query.ts';
 import { createLogger } from '#shared/http/logger.ts';
-import { type LocalService, startLocalService } from '#shared/local/service.ts';
+import type { LocalService } from '#shared/local/service.ts';
 import { type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
-import { testConfig } from '#test/support/service.ts';
+import { startCheckedService, testConfig } from '#test/support/service.ts';
 
 const catalog = async (service: LocalService) =>
   queryRows<{ target: string; n: number }>(
@@ -23,18 +23,20 @@ describe('demo datasource on a local start', () => {
     database = await provisionDatabase('pglite');
   });
   after(() => database?.cleanup());
-  const start = (options: { demoData?: boolean; provider?: 'builtin' | 'http' } = {}) =>
-    startLocalService({
-      config: testConfig({
-        db: { dsn: database.dsn },
-        envsvc:
-          options.provider === 'http'
-            ? { provider: 'http', url: 'http://127.0.0.1:1' }
-            : { provider: 'builtin' },
-      }),
-      log: createLogger({ test: true }),
-      ...(options.demoData === undefined ? {} : { demoData: options.demoData }),
-    });
+  const start = async (options: { demoData?: boolean; provider?: 'builtin' | 'http' } = {}) =>
+    (
+      await startCheckedService({
+        config: testConfig({
+          db: { dsn: database.dsn },
+          envsvc:
+            options.provider === 'http'
+              ? { provider: 'http', url: 'http://127.0.0.1:1' }
+              : { provider: 'builtin' },
+        }),
+        log: createLogger({ test: true }),
+        ...(options.demoData === undefined ? {} : { demoData: options.demoData }),
+      })
+    ).service;
 
   test('not seeded by default outside npm start, nor with the http provider', async () => {
     for (const service of [await start(), await start({ demoData: true, provider: 'http' })]) {

@@ -423,7 +423,7 @@ for (const driver of driversUnderTest()) {
       assert.equal((await svc.call('GET', '/v1/requests?limit=101', { token: ana })).status, 400);
     });
 
-    test('approve: sets approved_at/approved_by/notes, audited; the admin who asked cannot approve; twice is 409', async () => {
+    test('approve: sets approved_at/approved_by/notes, audited; the admin who asked cannot approve; twice is 404 request_not_pending', async () => {
       const r = await create(ana);
       const res = await svc.call('POST', `/v1/admin/requests/${r.id}/approve`, {
         token: admin,
@@ -442,8 +442,8 @@ for (const driver of driversUnderTest()) {
       );
 
       const again = await svc.call('POST', `/v1/admin/requests/${r.id}/approve`, { token: admin });
-      assert.equal(again.status, 409);
-      assert.equal(again.body.error, 'invalid_transition');
+      assert.equal(again.status, 404);
+      assert.equal(again.body.error, 'request_not_pending');
       const deny = await svc.call('POST', `/v1/admin/requests/${r.id}/deny`, {
         token: admin,
         body: { reason: 'no' },
@@ -495,7 +495,8 @@ for (const driver of driversUnderTest()) {
       assert.equal(d.status, 'denied');
       assert.equal(d.denial_reason, 'too broad');
       const approve = await svc.call('POST', `/v1/admin/requests/${r.id}/approve`, { token: admin });
-      assert.equal(approve.status, 409);
+      assert.equal(approve.status, 404);
+      assert.equal(approve.body.error, 'request_not_pending');
       const revoke = await svc.call('POST', `/v1/requests/${r.id}/revoke`, { token: ana });
       assert.equal(revoke.status, 400);
       assert.equal(revoke.body.error, 'not_revocable');
@@ -549,11 +550,14 @@ for (const driver of driversUnderTest()) {
         svc.call('POST', `/v1/admin/requests/${r.id}/approve`, { token: admin }),
         svc.call('POST', `/v1/admin/requests/${r.id}/deny`, { token: admin2, body: { reason: 'race' } }),
       ]);
-      assert.deepEqual([x.status, y.status].sort(), [200, 409]);
+      // Exactly one wins; the other is refused as a move from a state that is no longer pending (approve: 404
+      // request_not_pending, deny: 409 invalid_transition).
+      const outcomes = [x.status, y.status].sort().join();
+      assert.ok(outcomes === '200,404' || outcomes === '200,409', outcomes);
       assert.equal(await auditCount(r.id), 2);
     });
 
-    test('admin list: filters, sort, default 20, maximum 100, out of range 400, admins only', async () => {
+    test('admin list: filters, sort, default 20, maximum 100; out of range capped and unknown values matching nothing (no 400), admins only', async () => {
       const highs = [];
       for (let i = 0; i < 3; i++)
         highs.push(await create(bob, newRequest({ risk_level: 'high', title: `h${i}` })));
@@ -595,20 +599,46 @@ for (const driver of driversUnderTest()) {
         (first10.body.data as { requests: RequestData[] }).requests.slice(5).map((r) => r.id),
       );
 
+      // The spec lists no 400 here: out-of-range paging is capped, unknown values match nothing or are the default,
+      // and the answer says what was applied.
+      const page = async (q: string) => {
+        const res = await svc.call('GET', `/v1/admin/requests?${q}`, { token: admin });
+        assert.equal(res.status, 200, `${q}: ${res.text}`);
+        const d = res.body.data as { requests: RequestData[]; total: number; limit: number; offset: number };
+        return { ...d, ids: d.requests.map((r) => r.id) };
+      };
+      for (const [q, limit, offset] of [
+        ['limit=0', 1, 0],
+        ['limit=-3', 1, 0],
+        ['limit=101', 100, 0],
+        ['limit=500', 100, 0],
+        ['limit=abc', 20, 0],
+        ['limit=', 20, 0],
+        ['limit=2.9', 2, 0],
+        ['offset=-1', 20, 0],
+        ['offset=x', 20, 0],
+        ['offset=5000000', 20, 1_000_000],
+      ] as const) {
+        const d = await page(q);
+        assert.deepEqual([d.limit, d.offset], [limit, offset], q);
+        assert.equal(d.requests.length, Math.max(0, Math.min(limit, d.total - offset)), q);
+      }
       for (const q of [
-        'limit=0',
-        'limit=101',
-        'offset=-1',
-        'sort=title',
         'status=open',
         'risk_level=extreme',
+        'status=PENDING',
+        'status=pending&risk_level=x',
       ]) {
-        const bad = await svc.call('GET', `/v1/admin/requests?${q}`, { token: admin });
-        assert.equal(bad.status, 400, q);
-        assert.equal(bad.body.error, 'validation_failed');
-        assert.match(String(bad.body.message), new RegExp(q.split('=')[0] as string));
+        const d = await page(q);
+        assert.deepEqual([d.total, d.requests.length], [0, 0], q);
       }
+      assert.deepEqual((await page('sort=title&limit=100')).ids, (await page('limit=100')).ids);
+      assert.deepEqual((await page('status=&risk_level=&unknown=1')).total, data.total);
       assert.equal((await svc.call('GET', '/v1/admin/requests?limit=100', { token: admin })).status, 200);
+      // The caller's own list is not the admin's: it still refuses what it does not take.
+      const own = await svc.call('GET', '/v1/requests?limit=500', { token: admin });
+      assert.equal(own.status, 400);
+      assert.match(String(own.body.message), /^query\.limit: /);
       assert.equal((await svc.call('GET', '/v1/admin/requests', { token: ana })).status, 403);
       assert.equal((await svc.call('GET', '/v1/admin/requests')).status, 401);
     });
@@ -675,11 +705,38 @@ for (const driver of driversUnderTest()) {
         body: {},
       });
       assert.equal(emptyGone.status, 404);
+      // The entry as read, sent back with a change: its read-only members are ignored, whatever they say.
+      const roundTrip = await svc.call('PATCH', `/v1/admin/catalog/${entry.id}`, {
+        token: admin,
+        body: { ...patched.body, id: 'another', datasource_id: 'changed', summary: 'Every order' },
+      });
+      assert.equal(roundTrip.status, 200, roundTrip.text);
+      assert.deepEqual(
+        [
+          roundTrip.body.id,
+          roundTrip.body.datasource_id,
+          roundTrip.body.datasource_name,
+          roundTrip.body.summary,
+        ],
+        [entry.id, entry.datasource_id, entry.datasource_name, 'Every order'],
+      );
+      assert.equal(roundTrip.body.created_at, entry.created_at);
+      // Read-only members alone, or nulls (a null is the field left out), are an empty patch: nothing changes.
+      for (const body of [
+        { datasource_id: 'changed', updated_at: null },
+        { summary: null, schema: null },
+      ]) {
+        const unchanged = await svc.call('PATCH', `/v1/admin/catalog/${entry.id}`, { token: admin, body });
+        assert.equal(unchanged.status, 200, unchanged.text);
+        assert.deepEqual(unchanged.body, roundTrip.body);
+      }
+      // Any other unknown member is still refused, named.
       const badField = await svc.call('PATCH', `/v1/admin/catalog/${entry.id}`, {
         token: admin,
-        body: { datasource_id: 'changed' },
+        body: { summary: 'x', owner: 'me' },
       });
       assert.equal(badField.status, 400);
+      assert.match(String(badField.body.message), /body\.owner: /);
       const gone = await svc.call('PATCH', '/v1/admin/catalog/00000000-0000-4000-8000-000000000000', {
         token: admin,
         body: { summary: 'x' },
@@ -693,7 +750,7 @@ for (const driver of driversUnderTest()) {
       const logs = await auditActions(entry.id);
       assert.deepEqual(
         logs.map((l) => l.action_type),
-        ['catalog.created', 'catalog.updated'],
+        ['catalog.created', 'catalog.updated', 'catalog.updated'],
       );
     });
 

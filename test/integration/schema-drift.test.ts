@@ -44,6 +44,7 @@ for (const kind of driversUnderTest().filter((k) => k !== 'data-api')) {
           max_idle_conns: 0,
           max_idle_time: 1,
           statement_timeout: 30_000,
+          resume_wait: 20_000,
         },
       });
       const { migrate } = await import('#shared/db/migrate.ts');

@@ -19,7 +19,8 @@
 //   SQLState: <code>`: the SQLSTATE reaches the caller only inside that message.
 // - Transactions on a dedicated connection, a second call on a busy transaction refused ("Transaction is still
 //   running a query"), unknown ids refused ("Transaction <id> is not found"), 3 minutes idle timeout.
-// - DatabaseResumingException on demand (Aurora Serverless v2 resuming from zero capacity), which the SDK does not retry.
+// - DatabaseResumingException on demand (Aurora Serverless v2 resuming from zero capacity), which the SDK does not retry,
+//   and ThrottlingException on demand, which it does.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -51,6 +52,8 @@ export interface DataApiServer {
   resetCalls(): void;
   /** The next n calls (of any operation) fail with DatabaseResumingException and do nothing. */
   failNextWithResuming(n: number): void;
+  /** The next n calls fail with ThrottlingException ("Rate exceeded"), which the SDK retries, and do nothing. */
+  failNextWithThrottling(n: number): void;
   /** ARNs and database name to use in requests; any non-empty ARN is accepted. */
   secretArn: string;
   resourceArn: string;
@@ -987,6 +990,7 @@ export async function startDataApiServer(options: DataApiServerOptions): Promise
   const transactions = new Map<string, OpenTransaction>();
   const calls: Record<string, number> = {};
   let resumingFailures = options.resumingFailures ?? 0;
+  let throttlingFailures = 0;
   const resourceArn = 'arn:aws:rds:us-east-1:123456789012:cluster:data-api-test-server';
   const secretArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:data-api-test-server-AbCdEf';
 
@@ -1257,6 +1261,10 @@ export async function startDataApiServer(options: DataApiServerOptions): Promise
         ),
       );
     }
+    if (throttlingFailures > 0) {
+      throttlingFailures--;
+      return sendError(res, new DataApiError('ThrottlingException', 400, 'Rate exceeded'));
+    }
     let body: unknown;
     try {
       body = raw ? JSON.parse(raw) : {};
@@ -1299,6 +1307,9 @@ export async function startDataApiServer(options: DataApiServerOptions): Promise
     },
     failNextWithResuming(n: number) {
       resumingFailures = n;
+    },
+    failNextWithThrottling(n: number) {
+      throttlingFailures = n;
     },
     secretArn,
     resourceArn,

@@ -51,13 +51,13 @@ export interface ProvisionedDatabase {
   cleanup(): Promise<void>;
 }
 
-/** A fresh, empty PostgreSQL database on the TEST_DATABASE_URL server, dropped by cleanup(). */
-export async function createPostgresDatabase(): Promise<{
+/** A fresh, empty PostgreSQL database on `server` (default: TEST_DATABASE_URL's), dropped by drop(). */
+export async function createPostgresDatabase(server = testDatabaseUrl()): Promise<{
   url: string;
   name: string;
   drop(): Promise<void>;
 }> {
-  const base = testDatabaseUrl();
+  const base = server;
   if (!base) throw new Error('TEST_DATABASE_URL is not set');
   const name = `acp_t_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
@@ -105,6 +105,7 @@ async function pgliteTemplate(): Promise<string> {
       max_idle_conns: 0,
       max_idle_time: 1,
       statement_timeout: 60_000,
+      resume_wait: 20_000,
     },
   });
   await migrate(database.db);
@@ -118,7 +119,11 @@ async function pgliteTemplate(): Promise<string> {
   return dir;
 }
 
-export async function provisionDatabase(kind: DriverKind): Promise<ProvisionedDatabase> {
+/** A fresh database for `kind`; postgres and data-api create it on `postgresServer` (default: TEST_DATABASE_URL's). */
+export async function provisionDatabase(
+  kind: DriverKind,
+  postgresServer?: string,
+): Promise<ProvisionedDatabase> {
   if (kind === 'pglite') {
     const copy = mkdtempSync(join(tmpdir(), 'acp-pglite-'));
     cpSync(await pgliteTemplate(), copy, { recursive: true });
@@ -128,7 +133,7 @@ export async function provisionDatabase(kind: DriverKind): Promise<ProvisionedDa
       cleanup: async () => rmSync(copy, { recursive: true, force: true }),
     };
   }
-  const database = await createPostgresDatabase();
+  const database = await createPostgresDatabase(postgresServer);
   if (kind === 'postgres') return { kind, dsn: database.url, url: database.url, cleanup: database.drop };
   // The real RDSDataClient signs with the default credential chain; the test endpoint accepts any credentials.
   process.env.AWS_ACCESS_KEY_ID ??= 'AKIDTESTDATAAPI';

@@ -99,6 +99,14 @@ export const hardware = (serial = `SN-${randomUUID().slice(0, 8)}`) => ({
   ownerEmail: 'someone-else@example.test',
 });
 
+/** A new P-256 device, registered with `token` (a user's): its identity, for signed inventory and events. */
+export async function enrolledDevice(baseUrl: string, token: string): Promise<DeviceIdentity> {
+  const identity = await createDeviceIdentity('p256');
+  const res = await send(baseUrl, prepare('/v1/devices/register', identity, hardware(), { token }));
+  if (res.status !== 201) throw new Error(`register answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return identity;
+}
+
 /**
  * One event as an agent reports it (POST /v1/devices/events): a fresh event_id, the time now, an allowed
  * invocation of github's search_code by Claude Code; `over` adds or replaces fields.

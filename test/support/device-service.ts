@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '#shared/http/logger.ts';
-import { type LocalService, startLocalService } from '#shared/local/service.ts';
+import type { LocalService } from '#shared/local/service.ts';
 import { startMain } from './child.ts';
 import { type DriverKind, provisionDatabase } from './databases.ts';
-import { TEST_ADMIN, TEST_JWT_SECRET, testConfig } from './service.ts';
+import { startCheckedService, TEST_ADMIN, TEST_JWT_SECRET, testConfig } from './service.ts';
 
 /** A database that outlives one service: PGlite in a temporary directory, or a fresh PostgreSQL database. */
 export async function persistentDatabase(
@@ -23,11 +23,12 @@ export async function persistentDatabase(
  * The service as npm start runs it, on `dsn`, with or without a dashboard URL (set either way here: the config
  * file the test config starts from may name one).
  */
-export function startOnDatabase(dsn: string, dashboardUrl: string | undefined): Promise<LocalService> {
-  return startLocalService({
+export async function startOnDatabase(dsn: string, dashboardUrl: string | undefined): Promise<LocalService> {
+  const { service } = await startCheckedService({
     config: testConfig({ dashboard_url: dashboardUrl, db: { dsn } }),
     log: createLogger({ test: true }),
   });
+  return service;
 }
 
 /** A token of the test admin from POST /v1/auth/login. */

@@ -1,12 +1,21 @@
-// The test run's global setup (`node --test --test-global-setup`): without TEST_DATABASE_URL, a real PostgreSQL from
-// npm is started for the whole run and stopped at its end, so the PostgreSQL and Data API suites run on every machine
-// (one server for all suites; each suite creates its own database on it). TEST_DATABASE_URL selects an existing
-// server instead. Test files run in child processes, which inherit the variable set here.
+// The test run's global setup (`node --test --test-global-setup`), run once in the runner's own process; test files
+// run in child processes, which inherit the variables set here.
+// - Without TEST_DATABASE_URL, a real PostgreSQL from npm is started for the whole run and stopped at its end, so the
+//   PostgreSQL and Data API suites run on every machine (one server for all suites; each suite creates its own
+//   database on it). TEST_DATABASE_URL selects an existing server instead.
+// - Every response the tests check against the OpenAPI document is counted (test/support/contract.ts) in files of
+//   CONTRACT_COVERAGE_DIR; the summary reporter prints the figures.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 let server: EmbeddedServer | undefined;
+let coverage: string | undefined;
 
 export async function globalSetup(): Promise<void> {
+  coverage = mkdtempSync(join(tmpdir(), 'acp-contract-'));
+  process.env.CONTRACT_COVERAGE_DIR = coverage;
   if (process.env.TEST_DATABASE_URL) return;
   const started = Date.now();
   server = await startEmbeddedPostgres();
@@ -18,4 +27,5 @@ export async function globalSetup(): Promise<void> {
 
 export async function globalTeardown(): Promise<void> {
   await server?.destroy();
+  if (coverage) rmSync(coverage, { recursive: true, force: true });
 }

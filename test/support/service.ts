@@ -2,8 +2,9 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
 import { createLogger, setLogLevel } from '#shared/http/logger.ts';
-import { type LocalService, startLocalService } from '#shared/local/service.ts';
-import { type DriverKind, provisionDatabase } from './databases.ts';
+import { type LocalService, type StartOptions, startLocalService } from '#shared/local/service.ts';
+import { ContractRecorder } from './contract.ts';
+import { type DriverKind, type ProvisionedDatabase, provisionDatabase } from './databases.ts';
 
 export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct horse battery staple' };
 export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!';
@@ -26,6 +27,8 @@ export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.
 
 export interface TestService extends LocalService {
   driver: DriverKind;
+  /** The database it runs on (for postgres and data-api: its own database on the server). */
+  database: ProvisionedDatabase;
   /** fetch against the service; JSON bodies are encoded, Authorization added when `token` is given. */
   call(
     method: string,
@@ -36,20 +39,42 @@ export interface TestService extends LocalService {
   dispose(): Promise<void>;
 }
 
+/**
+ * startLocalService, with every response checked against the OpenAPI document (test/support/contract.ts): stop()
+ * throws for any response that broke it and that no request helper took.
+ */
+export async function startCheckedService(
+  options: StartOptions,
+): Promise<{ service: LocalService; contract: ContractRecorder }> {
+  const contract = new ContractRecorder();
+  const service = await startLocalService({ ...options, onResponse: contract.onResponse });
+  return {
+    service: {
+      ...service,
+      stop: async () => {
+        await service.stop();
+        contract.assertNone();
+      },
+    },
+    contract,
+  };
+}
+
 let quiet = false;
 
 /** Starts the service exactly as npm start does (migrations, bootstrap admin, API Gateway emulator) on `driver`. */
 export async function startTestService(
   driver: DriverKind,
   overrides: Record<string, unknown> = {},
+  options: { databaseServer?: string } = {},
 ): Promise<TestService> {
   if (!quiet) {
     setLogLevel('warn');
     quiet = true;
   }
-  const database = await provisionDatabase(driver);
+  const database = await provisionDatabase(driver, options.databaseServer);
   const config = testConfig({ ...overrides, db: { dsn: database.dsn, ...((overrides.db as object) ?? {}) } });
-  const service = await startLocalService({ config, log: createLogger({ test: true }) });
+  const { service, contract } = await startCheckedService({ config, log: createLogger({ test: true }) });
   let token: string | undefined;
   const call: TestService['call'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -61,6 +86,7 @@ export async function startTestService(
     }
     const res = await fetch(`${service.url}${path}`, { method, headers, body });
     const text = await res.text();
+    contract.take(res.headers.get('apigw-requestid'));
     let parsed: Record<string, unknown> = {};
     try {
       parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
@@ -72,6 +98,7 @@ export async function startTestService(
   return {
     ...service,
     driver,
+    database,
     call,
     adminToken: async () => {
       if (!token) {

@@ -1,6 +1,8 @@
 // Closes the test output with the plain line CI reads: "N passed, N failed" (suites are not counted, tests are).
 // A skipped or todo test counts as failed: this project has no skipped tests, so one is a test that did not run.
-// With TEST_FILE_TIMINGS=<path>, it also writes how long each test file took, as JSON (bench:newcomer reads it).
+// Before it, the OpenAPI contract figures: how many responses the tests checked against the document, and how much of
+// the document they covered. With TEST_FILE_TIMINGS=<path>, it also writes how long each test file took, as JSON
+// (bench:newcomer reads it).
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { TestEvent } from 'node:test/reporters';
@@ -26,6 +28,13 @@ export default async function* summaryReporter(source: AsyncIterable<TestEvent>)
   }
   const timings = process.env.TEST_FILE_TIMINGS;
   if (timings) writeFileSync(timings, `${JSON.stringify(Object.fromEntries(fileMs), null, 2)}\n`);
+  // The responses the tests checked against the OpenAPI document (test/support/contract.ts, global-setup.ts).
+  const coverage = process.env.CONTRACT_COVERAGE_DIR;
+  if (coverage) {
+    const { contractFigures } = await import('./contract.ts');
+    const figures = contractFigures(coverage);
+    if (figures) yield `\n${figures}`;
+  }
   for (const name of notRun) yield `\nskipped (counted as failed): ${name}`;
   yield `\n${passed} passed, ${failed} failed\n`;
 }

@@ -1,0 +1,176 @@
+// The lenient side of request validation (docs/api.md, "Requests" and "Pagination"): what a client that follows the
+// spec may send without being refused. Every request-body object is built through `nullAsAbsent`, so that a JSON
+// null in an optional member means what leaving it out means; the two admin lists whose spec lists no 400
+// (GET /v1/admin/requests, GET /v1/admin/audit-logs) build their query parameters from `lenientQuery`.
+import * as z from 'zod';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './common.ts';
+
+/** Objects built by nullAsAbsent (test/unit/http/input-rules.test.ts checks that every body object is one). */
+const nullTolerant = new WeakSet<z.ZodType>();
+export const isNullTolerant = (schema: z.ZodType): boolean => nullTolerant.has(schema);
+
+/**
+ * A request-body object in which `null` in an optional member (one that may be left out: `.optional()`,
+ * `.default()`) is the member being absent: the member is dropped before validation, so defaults apply, a PATCH
+ * leaves the field as it is, and nothing stores a null for it. A null in a required member is still refused (400
+ * naming it), and nulls inside free-form values (metadata, a catalog schema, a filter value list) are data, left as
+ * they are. `ignore` names members that are accepted and dropped whatever their value (read-only fields a client
+ * may send back). The input is never changed: a copy is made when something is dropped.
+ */
+export function nullAsAbsent<T extends z.ZodObject>(object: T, options: { ignore?: readonly string[] } = {}) {
+  const optional = Object.entries(object.shape)
+    .filter(([, member]) => (member as z.ZodType)._zod.optin !== undefined)
+    .map(([key]) => key);
+  const ignore = options.ignore ?? [];
+  const schema = z.preprocess((value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    const record = value as Record<string, unknown>;
+    let copy: Record<string, unknown> | undefined;
+    for (const key of optional) {
+      if (record[key] === null) {
+        copy ??= { ...record };
+        delete copy[key];
+      }
+    }
+    for (const key of ignore) {
+      if (key in record) {
+        copy ??= { ...record };
+        delete copy[key];
+      }
+    }
+    return copy ?? value;
+  }, object);
+  nullTolerant.add(object);
+  return schema;
+}
+
+/** Marks a member as read-only in the documents (JSON Schema `readOnly`): sent back, it is ignored. */
+export const readOnlyMember = () =>
+  z.unknown().optional().meta({
+    readOnly: true,
+    description: 'Read-only: ignored when sent (the value as read may be sent back)',
+  });
+
+/** The text of a query parameter, or undefined when it is absent or empty (`?status=` is no filter). */
+const queryText = (value: unknown): string | undefined => {
+  const text = Array.isArray(value)
+    ? value.join(',')
+    : value === undefined || value === null
+      ? ''
+      : String(value);
+  return text.trim() === '' ? undefined : text;
+};
+
+/**
+ * Query parameters that never refuse a value, for the routes whose spec lists no 400 (docs/api.md, "Pagination"):
+ * the response says what was applied (`limit`, `offset`).
+ */
+export const lenientQuery = {
+  /** An integer, capped into [min, max]; absent, empty or not a number is `fallback`. Fractions are truncated. */
+  int: (min: number, max: number, fallback: number) =>
+    z
+      .unknown()
+      .optional()
+      .transform((value): number => {
+        const text = queryText(value);
+        const n = text === undefined ? Number.NaN : Number(text);
+        return Number.isNaN(n) ? fallback : Math.min(max, Math.max(min, Math.trunc(n)));
+      })
+      .meta({
+        type: 'integer',
+        minimum: min,
+        maximum: max,
+        description: `Default ${fallback}; out of ${min}..${max} is capped, and a value that is not a number is the default`,
+      }),
+  /**
+   * An equality filter on a column that holds one of `values`: absent or empty is no filter, and any other text is
+   * compared as it is, so a value outside the list matches nothing (an empty page, total 0).
+   */
+  filter: <const V extends readonly [string, ...string[]]>(values: V) =>
+    z
+      .unknown()
+      .optional()
+      .transform((value): string | undefined => queryText(value))
+      .meta({
+        type: 'string',
+        enum: [...values],
+        description: 'A value outside the list matches nothing',
+      })
+      .optional(),
+  /** A free-text equality filter: absent or empty is no filter. */
+  text: () =>
+    z
+      .unknown()
+      .optional()
+      .transform((value): string | undefined => queryText(value))
+      .meta({ type: 'string' })
+      .optional(),
+  /** One of `values`; absent or anything else is `fallback`. */
+  choice: <const V extends readonly [string, ...string[]]>(values: V, fallback: V[number]) =>
+    z
+      .unknown()
+      .optional()
+      .transform((value): V[number] => {
+        const text = queryText(value);
+        return text !== undefined && (values as readonly string[]).includes(text) ? text : fallback;
+      })
+      .meta({
+        type: 'string',
+        enum: [...values],
+        description: `Default ${fallback}; another value is the default`,
+      }),
+};
+
+/** limit (1..100, default 20) and offset (0..1,000,000, default 0) of an offset list, capped instead of refused. */
+export const cappedPagination = {
+  limit: lenientQuery.int(1, MAX_LIMIT, DEFAULT_LIMIT),
+  offset: lenientQuery.int(0, 1_000_000, 0),
+};
+
+/** How deep a free-form JSON value may nest, and how many members (object keys and array items) it may hold. */
+export const JSON_LIMITS = { depth: 32, members: 10_000 } as const;
+
+/** Depth and member count of a parsed JSON value, stopping as soon as either passes its limit. */
+function jsonShape(value: unknown): { depth: number; members: number } {
+  let depth = 0;
+  let members = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (!v || typeof v !== 'object') continue;
+    depth = Math.max(depth, d);
+    const children = Array.isArray(v) ? v : Object.values(v);
+    members += children.length;
+    if (depth > JSON_LIMITS.depth || members > JSON_LIMITS.members) break;
+    for (const child of children) stack.push([child, d + 1]);
+  }
+  return { depth, members };
+}
+
+/**
+ * A free-form JSON value a client sends (event metadata, a catalog entry's schema and metadata, an audit record's
+ * metadata): at most JSON_LIMITS.depth levels deep, JSON_LIMITS.members members and `maxBytes` of JSON text, so that
+ * one sender cannot make every later read of it expensive. Refused with 400 naming the field.
+ */
+export function boundedJson<T extends z.ZodType>(schema: T, maxBytes: number) {
+  return schema
+    .superRefine((value, ctx) => {
+      const { depth, members } = jsonShape(value);
+      if (depth > JSON_LIMITS.depth) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `nests more than ${JSON_LIMITS.depth} levels deep (at most ${JSON_LIMITS.depth})`,
+        });
+      } else if (members > JSON_LIMITS.members) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `holds more than ${JSON_LIMITS.members} members (keys and items)`,
+        });
+      } else if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > maxBytes) {
+        ctx.addIssue({ code: 'custom', message: `is larger than ${maxBytes} bytes of JSON` });
+      }
+    })
+    .meta({
+      description: `Free-form JSON: at most ${JSON_LIMITS.depth} levels deep, ${JSON_LIMITS.members} members and ${maxBytes} bytes`,
+    });
+}
