@@ -579,6 +579,21 @@ describe('bundles as synthesized', () => {
     assert.ok(Object.keys(body.paths as object).length > 10);
   });
 
+  test('the API reference, as bundled, serves its page and the Redoc script it carries', async () => {
+    const bundle = bundleOf('meta/api-reference');
+    const page = (await invoke(bundle, httpEvent(routes.apiReference), 'pglite:memory')).result!;
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers?.['content-security-policy']), /default-src 'none'/);
+    assert.match(String(page.body), /<redoc spec-url="\/v1\/openapi.json">/);
+    const script = (await invoke(bundle, httpEvent(routes.apiReferenceScript), 'pglite:memory')).result!;
+    assert.equal(script.statusCode, 200);
+    assert.match(String(script.headers?.['content-type']), /^text\/javascript/);
+    assert.equal(
+      script.body,
+      readFileSync(join(PROJECT_ROOT, 'node_modules/redoc/bundles/redoc.standalone.js'), 'utf8'),
+    );
+  });
+
   test("the $default route's function, as bundled, answers what no row matches with 404 {error, message}", async () => {
     const planned = synthesized.stack.plan.filter((p) => p.defaultRoute);
     assert.deepEqual(
