@@ -77,7 +77,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Local sign-in (auth.provider = local): email and password for a bearer token */
+        /**
+         * Local sign-in (auth.provider = local): email and password for a bearer token
+         * @description Failed sign-ins are counted per account (the email given, whether or not the user exists) and per source address. Past auth.signin_max_failures (per address: auth.signin_max_failures_per_source) within auth.signin_failure_window, the key is locked for auth.signin_lockout, doubling with each further failure: every attempt is then 429 too_many_attempts with Retry-After, checked before the password, so the right password is refused too. A success clears the account’s failures.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -115,6 +118,40 @@ export interface paths {
         /** Create a user (local auth) with roles */
         post: operations["createUser"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/signin-lockouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sign-in lockouts: the accounts and addresses with failed sign-ins in their window, locked ones first */
+        get: operations["listSigninLockouts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/signin-lockouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Clear a sign-in lockout: forget its failures and lift its lock (audited); answers the record as it was */
+        delete: operations["clearSigninLockout"];
         options?: never;
         head?: never;
         patch?: never;
@@ -258,7 +295,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token */
+        /**
+         * Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token
+         * @description Failed exchanges (400 invalid_grant) are counted per source address: past auth.signin_max_failures_per_source within auth.signin_failure_window the address is locked for auth.signin_lockout, doubling with each further failure, and every exchange from it is 429 too_many_attempts with Retry-After.
+         */
         post: operations["cliToken"];
         delete?: never;
         options?: never;
@@ -995,6 +1035,35 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        SigninLockout: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description account: the lower-cased email given at POST /v1/auth/login (whether or not such a user exists); source: the source address there (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token
+             * @enum {string}
+             */
+            scope: "account" | "source" | "cli_source";
+            /** @description The email or the address */
+            key: string;
+            /** @description Failed attempts in the current window */
+            failures: number;
+            /** @description Sign-in for this key is refused now (429 too_many_attempts) */
+            locked: boolean;
+            /** @description When the current or last lock started */
+            locked_at: string | null;
+            locked_until: string | null;
+            /** @description Seconds until the lock ends (the Retry-After of its 429); null when not locked */
+            retry_after_s: number | null;
+            /** Format: date-time */
+            first_failure_at: string;
+            /** Format: date-time */
+            last_failure_at: string;
+            /**
+             * Format: date-time
+             * @description The last failure plus auth.signin_failure_window: the failures stop counting then, and the probe deletes the record
+             */
+            expires_at: string;
         };
         AuditLog: {
             id: string;
@@ -2235,6 +2304,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -2457,6 +2537,169 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSigninLockouts: {
+        parameters: {
+            query?: {
+                scope?: "account" | "source" | "cli_source";
+                status?: "locked" | "failing";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            lockouts: components["schemas"]["SigninLockout"][];
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clearSigninLockout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SigninLockout"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3230,6 +3473,17 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -68,10 +68,23 @@ const awsSchema = z
       ),
     api_rate_limit: num(1, 10_000),
     api_burst_limit: num(1, 5_000),
+    // Per-route throttling of the sign-in routes (POST /v1/auth/login, POST /v1/auth/cli/token), below the API's.
+    signin_rate_limit: num(1, 10_000),
+    signin_burst_limit: num(1, 5_000),
     alarm_email: z.email().optional(),
     events_p99_ms: num(10, 29_000),
   })
-  .strict();
+  .strict()
+  .superRefine((aws, ctx) => {
+    for (const [key, api] of [
+      ['signin_rate_limit', 'api_rate_limit'],
+      ['signin_burst_limit', 'api_burst_limit'],
+    ] as const) {
+      if (aws[key] > aws[api]) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `must not be above ${api} (${aws[api]})` });
+      }
+    }
+  });
 
 export type AwsSettings = z.output<typeof awsSchema>;
 
@@ -84,6 +97,8 @@ export const AWS_DEFAULTS = {
   log_retention_days: 30,
   api_rate_limit: 100,
   api_burst_limit: 200,
+  signin_rate_limit: 5,
+  signin_burst_limit: 10,
   events_p99_ms: 1_000,
 } as const;
 
@@ -99,6 +114,8 @@ export const AWS_CONTEXT_KEYS: Record<keyof AwsSettings, string> = {
   log_retention_days: 'logRetentionDays',
   api_rate_limit: 'apiRateLimit',
   api_burst_limit: 'apiBurstLimit',
+  signin_rate_limit: 'signinRateLimit',
+  signin_burst_limit: 'signinBurstLimit',
   alarm_email: 'alarmEmail',
   events_p99_ms: 'eventsP99Ms',
 };

@@ -43,6 +43,13 @@ import { contentHash, type Deployment, LAMBDA_CONFIG_PATH } from './settings.ts'
 /** The route whose p99 latency gets its own alarm, when the route table has it. */
 export const EVENTS_ROUTE = { method: 'POST', path: '/v1/devices/events' } as const;
 
+/**
+ * The sign-in routes (by route-table id), throttled per route below the API's default (signinRateLimit /
+ * signinBurstLimit): the first layer against password guessing, before the service's own lockouts
+ * (shared/domain/signin-lockouts.ts).
+ */
+export const SIGNIN_ROUTES: readonly string[] = ['login', 'cliToken'];
+
 /** What a function may do on the cluster through the Data API (nothing else: no rds-data:* wildcard). */
 export const DATA_API_ACTIONS = [
   'rds-data:BatchExecuteStatement',
@@ -411,6 +418,7 @@ export class ControlPlaneStack extends Stack {
         ),
       },
     });
+    const signinRoutes: Array<[string, apigwv2.HttpRoute[]]> = [];
     for (const planned of this.plan) {
       if (planned.defaultRoute) {
         // Whatever no route matches gets {error: 'not_found', message} from the service, not API Gateway's own body.
@@ -432,9 +440,24 @@ export class ControlPlaneStack extends Stack {
         { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 },
       );
       for (const route of planned.routes) {
-        this.api.addRoutes({ path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration });
+        const added = this.api.addRoutes({
+          path: route.path,
+          methods: [apigwv2.HttpMethod[route.method]],
+          integration,
+        });
+        if (SIGNIN_ROUTES.includes(route.id)) signinRoutes.push([`${route.method} ${route.path}`, added]);
       }
     }
+    // Per-route throttling of the sign-in routes, below the stage's default. The stage must be created after those
+    // routes: CloudFormation refuses route settings for a route key that does not exist yet.
+    const stageResource = this.stage.node.defaultChild as apigwv2.CfnStage;
+    stageResource.routeSettings = Object.fromEntries(
+      signinRoutes.map(([routeKey]) => [
+        routeKey,
+        { ThrottlingRateLimit: aws.signin_rate_limit, ThrottlingBurstLimit: aws.signin_burst_limit },
+      ]),
+    );
+    for (const [, added] of signinRoutes) for (const route of added) this.stage.node.addDependency(route);
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:

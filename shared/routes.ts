@@ -37,7 +37,8 @@ export const fallback = { handler: 'meta/not-found' } as const;
 export const schedules = {
   healthProbe: {
     handler: 'health/probe',
-    summary: 'Background health probe; also prunes expired replay records and sign-ins',
+    summary:
+      'Background health probe; also prunes expired replay records, sign-ins and sign-in failures past their window',
     everyMs: (config: Config) => config.health.probe_interval,
   },
   rollupFold: {

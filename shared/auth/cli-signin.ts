@@ -4,6 +4,13 @@ import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { cliSignins } from '../db/schema.ts';
 import { recordAudit } from '../domain/audit.ts';
+import {
+  cliExchangeKeys,
+  readKeyStates,
+  recordSigninFailure,
+  refuseWhileLocked,
+  signinPolicy,
+} from '../domain/signin-lockouts.ts';
 import { badRequest, conflict, HttpError, notFound } from '../http/errors.ts';
 import { issueLocalToken } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
@@ -94,8 +101,30 @@ export async function approveCliSignin(db: Db, requestId: string, person: Princi
 
 const invalidGrant = (message: string) => new HttpError(400, 'invalid_grant', message);
 
-/** Exchanges a one-time code (60 s) and its PKCE verifier for a token that only enrolls devices. */
+/**
+ * Exchanges a one-time code (60 s) and its PKCE verifier for a token that only enrolls devices. Failed exchanges
+ * (invalid_grant) are counted per source address (scope cli_source, shared/domain/signin-lockouts.ts): past the
+ * threshold the address gets 429 too_many_attempts with Retry-After, before any code is looked at.
+ */
 export async function exchangeCliCode(
+  config: Config,
+  db: Db,
+  input: { code: string; code_verifier: string; redirect_uri: string },
+  sourceIp: string,
+) {
+  const keys = cliExchangeKeys(sourceIp);
+  refuseWhileLocked(await readKeyStates(db, keys));
+  try {
+    return await redeemCliCode(config, db, input);
+  } catch (err) {
+    if (err instanceof HttpError && err.code === 'invalid_grant') {
+      await recordSigninFailure(db, signinPolicy(config), keys, sourceIp);
+    }
+    throw err;
+  }
+}
+
+async function redeemCliCode(
   config: Config,
   db: Db,
   input: { code: string; code_verifier: string; redirect_uri: string },

@@ -1,15 +1,40 @@
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
-import { findUserByEmail, principalOf, toUserView } from '../domain/users.ts';
+import {
+  clearAccountFailures,
+  loginKeys,
+  readSigninState,
+  recordSigninFailure,
+  refuseWhileLocked,
+  signinPolicy,
+} from '../domain/signin-lockouts.ts';
+import { principalOf, toUserView } from '../domain/users.ts';
 import { unauthorized } from '../http/errors.ts';
 import { issueLocalToken } from './local-tokens.ts';
 import { verifyPassword } from './passwords.ts';
 
-/** POST /v1/auth/login for auth.provider = local: a session token for a valid email and password, else 401. */
-export async function loginWithPassword(config: Config, db: Db, email: string, password: string) {
-  const user = await findUserByEmail(db, email);
+/**
+ * POST /v1/auth/login for auth.provider = local: a session token for a valid email and password, else 401; 429
+ * while the account (the email given, known or not) or the source address is locked after too many failures
+ * (shared/domain/signin-lockouts.ts). The lock is checked in the same read as the user, before the password is: a
+ * locked attempt costs no scrypt and is refused even with the right password.
+ */
+export async function loginWithPassword(
+  config: Config,
+  db: Db,
+  email: string,
+  password: string,
+  sourceIp: string,
+) {
+  const keys = loginKeys(email, sourceIp);
+  const { user, keys: states } = await readSigninState(db, email, keys);
+  refuseWhileLocked(states);
   const valid = await verifyPassword(password, user?.passwordHash);
-  if (!user || !valid) throw unauthorized('The email or password is wrong.', 'invalid_credentials');
+  if (!user || !valid) {
+    await recordSigninFailure(db, signinPolicy(config), keys, sourceIp);
+    throw unauthorized('The email or password is wrong.', 'invalid_credentials');
+  }
+  if (states.some((s) => s.scope === 'account')) await clearAccountFailures(db, email);
   const token = await issueLocalToken(config, { ...principalOf(user), tokenUse: 'session' });
   return { ...token, user: toUserView(user) };
 }

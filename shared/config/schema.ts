@@ -65,6 +65,16 @@ export const configSchema = z
         idp_audience: z.string().default(''),
         idp_roles_claim: z.string().default('roles'),
         idp_bypass: z.boolean().default(false),
+        // Sign-in throttling (shared/domain/signin-lockouts.ts): after this many failed sign-ins of one account
+        // (the email given, whether or not the user exists) within the failure window, it is locked for
+        // signin_lockout, doubling with each further failure, at most the window.
+        signin_max_failures: z.number().int().positive().max(1000).default(5),
+        // The same per source address (and per source address at the CLI token exchange): higher, since offices
+        // share addresses.
+        signin_max_failures_per_source: z.number().int().positive().max(100_000).default(20),
+        // Failures count until a whole window passes without one.
+        signin_failure_window: duration('15m'),
+        signin_lockout: duration('30s'),
       })
       .strict()
       .prefault({}),
@@ -167,6 +177,13 @@ export const configSchema = z
         code: 'custom',
         path: ['auth', 'idp_domain'],
         message: 'auth.idp_domain and auth.idp_audience are required when auth.provider = "idp"',
+      });
+    }
+    if (cfg.auth.signin_lockout > cfg.auth.signin_failure_window) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'signin_lockout'],
+        message: 'must not be longer than auth.signin_failure_window (a lock never outlasts the window)',
       });
     }
     if (cfg.audit.ingest_token !== '' && Buffer.byteLength(cfg.audit.ingest_token, 'utf8') < 32) {

@@ -381,3 +381,31 @@ export const healthProbes = pgTable(
     check('health_probes_status_check', sql`${t.status} in ('ok', 'degraded', 'unavailable')`),
   ],
 );
+
+/**
+ * Failed sign-ins per key (shared/domain/signin-lockouts.ts). Scopes: `account`, the lower-cased email given at
+ * /v1/auth/login, whether or not such a user exists; `source`, the source address there (IPv4, or the /64 of an IPv6
+ * address); `cli_source`, the source address at the CLI token exchange. `failures` counts until a whole failure
+ * window passes without one (`expires_at` = the last failure plus the window; the probe deletes the row after it).
+ * At the threshold the key is locked until `locked_until`, each further failure doubling the lock; `locked_at` is
+ * when the current lock started.
+ */
+export const signinLockouts = pgTable(
+  'signin_lockouts',
+  {
+    id: id(),
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    failures: integer('failures').notNull(),
+    firstFailureAt: ts('first_failure_at').notNull(),
+    lastFailureAt: ts('last_failure_at').notNull(),
+    lockedAt: ts('locked_at'),
+    lockedUntil: ts('locked_until'),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('signin_lockouts_scope_key').on(t.scope, t.key),
+    index('signin_lockouts_expires_idx').on(t.expiresAt),
+    check('signin_lockouts_scope_check', sql`${t.scope} in ('account', 'source', 'cli_source')`),
+  ],
+);

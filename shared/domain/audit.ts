@@ -97,6 +97,9 @@ export function auditValues(input: AuditInput) {
   return { ...record, hash: sha256(auditContent(record)) };
 }
 
+const AUDIT_COLUMNS = sql`(id, action_type, actor_email, actor_id, app_name, container_id, environment_id,
+      environment_name, ip_address, level, resource_id, resource_type, stage, source, timestamp, created_at, metadata, hash)`;
+
 /**
  * The INSERT of one audit record as a statement fragment, so that it can also be one step of a larger
  * single-statement write (a CTE), committed with the change it records. `guard` (an SQL condition) makes the
@@ -104,12 +107,92 @@ export function auditValues(input: AuditInput) {
  */
 export function auditInsertSql(input: AuditInput, guard?: SQL): SQL {
   const v = auditValues(input);
-  return sql`INSERT INTO audit_logs (id, action_type, actor_email, actor_id, app_name, container_id, environment_id,
-      environment_name, ip_address, level, resource_id, resource_type, stage, source, timestamp, created_at, metadata, hash)
+  return sql`INSERT INTO audit_logs ${AUDIT_COLUMNS}
     SELECT ${uuidParam(v.id)}, ${v.actionType}, ${v.actorEmail}, ${v.actorId}, ${v.appName}, ${v.containerId},
       ${v.environmentId}, ${v.environmentName}, ${v.ipAddress}, ${v.level}, ${v.resourceId}, ${v.resourceType},
       ${v.stage}, ${v.source}, ${tsParam(v.timestamp)}, ${tsParam(v.createdAt)}, ${jsonParam(v.metadata)}, ${v.hash}
     ${guard ? sql`WHERE ${guard}` : sql``}`;
+}
+
+/**
+ * A value of an audit record that the statement inserting it computes: an expression over the columns of the rows
+ * the records are inserted from. `text` is any text; `integer` a whole number.
+ */
+export interface AuditSqlValue {
+  sql: SQL;
+  type: 'text' | 'integer';
+}
+
+/**
+ * The INSERT of one audit record per row of `rows` (a SELECT), as a statement fragment, for a change whose outcome
+ * only the database knows (what an upsert of the same statement returned): the members named in `computed` are
+ * expressions over the columns of `rows`, the rest is `input`. The content hash is then computed by the database,
+ * over the very text auditContent gives for the stored row: the record is canonicalized here with a placeholder for
+ * each computed value, and the statement puts the value's JSON text in its place (PostgreSQL's to_json of a text
+ * escapes exactly as RFC 8785 does, and an integer's text is its canonical form). So such records verify like any
+ * other (verifyAuditChain), and commit with the change they record.
+ */
+export function auditInsertFromRowsSql(
+  input: AuditInput,
+  computed: { actorEmail?: SQL; resourceId?: SQL; metadata?: Record<string, AuditSqlValue> },
+  rows: SQL,
+): SQL {
+  const token = randomUUID();
+  const slots = new Map<string, SQL>();
+  const slot = (json: SQL) => {
+    const placeholder = `@audit-value-${token}-${slots.size}@`;
+    slots.set(JSON.stringify(placeholder), json);
+    return placeholder;
+  };
+  const asText = (value: SQL) => sql`to_json((${value})::text)::text`;
+  const id = slot(asText(sql`r.audit_id`));
+  const actorEmail = computed.actorEmail && slot(asText(computed.actorEmail));
+  const resourceId = computed.resourceId && slot(asText(computed.resourceId));
+  const metadataSlots = Object.fromEntries(
+    Object.entries(computed.metadata ?? {}).map(([key, value]) => [
+      key,
+      slot(value.type === 'text' ? asText(value.sql) : sql`((${value.sql})::bigint)::text`),
+    ]),
+  );
+  const v = auditValues({
+    ...input,
+    actor: { ...input.actor, email: actorEmail ?? input.actor.email },
+    resourceId: resourceId ?? input.resourceId,
+    metadata: { ...input.metadata, ...metadataSlots },
+  });
+  // The canonical text, cut at each placeholder (in the order they occur) and joined again with the values' JSON.
+  const content = auditContent({ ...v, id });
+  const cuts = [...slots.keys()]
+    .map((quoted) => {
+      const at = content.indexOf(quoted);
+      if (at < 0 || content.indexOf(quoted, at + 1) >= 0) throw new Error('audit placeholder not found once');
+      return { at, quoted };
+    })
+    .sort((a, b) => a.at - b.at);
+  const pieces: SQL[] = [];
+  let from = 0;
+  for (const { at, quoted } of cuts) {
+    pieces.push(sql`${content.slice(from, at)}::text`, slots.get(quoted) as SQL);
+    from = at + quoted.length;
+  }
+  pieces.push(sql`${content.slice(from)}::text`);
+  const staticMetadata = Object.fromEntries(
+    Object.entries(v.metadata).filter(([key]) => !(key in metadataSlots)),
+  );
+  const computedMetadata = Object.entries(computed.metadata ?? {}).map(
+    ([key, value]) =>
+      sql`${key}::text, (${value.sql})::${sql.raw(value.type === 'text' ? 'text' : 'bigint')}`,
+  );
+  const column = (value: SQL | undefined, fallback: string) =>
+    value ? sql`(${value})::text` : sql`${fallback}`;
+  return sql`INSERT INTO audit_logs ${AUDIT_COLUMNS}
+    SELECT r.audit_id, ${v.actionType}, ${column(computed.actorEmail, v.actorEmail)}, ${v.actorId}, ${v.appName},
+      ${v.containerId}, ${v.environmentId}, ${v.environmentName}, ${v.ipAddress}, ${v.level},
+      ${column(computed.resourceId, v.resourceId)}, ${v.resourceType}, ${v.stage}, ${v.source}, ${tsParam(v.timestamp)},
+      ${tsParam(v.createdAt)},
+      ${jsonParam(staticMetadata)}${computedMetadata.length ? sql` || jsonb_build_object(${sql.join(computedMetadata, sql`, `)})` : sql``},
+      encode(sha256(convert_to(${sql.join(pieces, sql` || `)}, 'UTF8')), 'hex')
+    FROM (SELECT gen_random_uuid() AS audit_id, q.* FROM (${rows}) AS q) AS r`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { desc, lt, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { cliSignins, deviceSignatures, healthProbes } from '../db/schema.ts';
+import { pruneSigninLockouts } from './signin-lockouts.ts';
 
 export type HealthStatus = 'ok' | 'degraded' | 'unavailable';
 
@@ -76,7 +77,8 @@ export interface ProbeCheck {
 
 /**
  * The background probe: checks the database (and any extra dependency, e.g. the environment service), stores the
- * result, and prunes what has expired (replay records, stale sign-ins, probe history beyond 7 days). It touches the
+ * result, and prunes what has expired (replay records, stale sign-ins, sign-in failures past their window and not locked, probe
+ * history beyond 7 days). It touches the
  * database on purpose: on Aurora with min capacity 0 that wakes the cluster each probe_interval (see README).
  */
 export async function runHealthProbe(database: Database, extraChecks: ProbeCheck[] = []) {
@@ -99,6 +101,7 @@ export async function runHealthProbe(database: Database, extraChecks: ProbeCheck
     await database.db.insert(healthProbes).values({ status, durationMs, checks, ranAt: now });
     await database.db.delete(deviceSignatures).where(lt(deviceSignatures.expiresAt, now));
     await database.db.delete(cliSignins).where(lt(cliSignins.expiresAt, now));
+    await pruneSigninLockouts(database.db, now);
     await database.db
       .delete(healthProbes)
       .where(lt(healthProbes.ranAt, new Date(now.getTime() - 7 * 86_400_000)));

@@ -118,8 +118,12 @@ export const cliToken = /* @__PURE__ */ defineRoute({
   kind: 'write',
   tags: ['auth'],
   summary: 'Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token',
+  description:
+    'Failed exchanges (400 invalid_grant) are counted per source address: past auth.signin_max_failures_per_source within auth.signin_failure_window the address is locked for auth.signin_lockout, doubling with each further failure, and every exchange from it is 429 too_many_attempts with Retry-After.',
   body: cliTokenBody,
   response: tokenView,
+  // 429 too_many_attempts (with Retry-After) while the source address is locked after failed exchanges.
+  errors: [429],
   mountedWhen: cliSigninEnabled,
 });
 

@@ -7,8 +7,13 @@
 import * as z from 'zod';
 import type { RouteSpec } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
-import { envelope, errorBody, openApiDocument } from '../schemas/common.ts';
+import { envelope, errorBody, openApiDocument, uuidParam } from '../schemas/common.ts';
 import { healthView } from '../schemas/health.ts';
+import {
+  listSigninLockoutsQuery,
+  signinLockoutListResponse,
+  signinLockoutResponse,
+} from '../schemas/signin-lockouts.ts';
 import {
   createUserBody,
   listUsersQuery,
@@ -74,9 +79,12 @@ export const login = /* @__PURE__ */ defineRoute({
   kind: 'write',
   tags: ['auth'],
   summary: 'Local sign-in (auth.provider = local): email and password for a bearer token',
+  description:
+    'Failed sign-ins are counted per account (the email given, whether or not the user exists) and per source address. Past auth.signin_max_failures (per address: auth.signin_max_failures_per_source) within auth.signin_failure_window, the key is locked for auth.signin_lockout, doubling with each further failure: every attempt is then 429 too_many_attempts with Retry-After, checked before the password, so the right password is refused too. A success clears the account’s failures.',
   body: loginBody,
   response: loginResponse,
-  errors: [401],
+  // 429 too_many_attempts (with Retry-After) while the account or the source address is locked.
+  errors: [401, 429],
   mountedWhen: (config) => config.auth.provider === 'local',
 });
 
@@ -115,6 +123,31 @@ export const listUsers = /* @__PURE__ */ defineRoute({
   response: userListResponse,
 });
 
+export const listSigninLockouts = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/admin/signin-lockouts',
+  handler: 'admin/signin-lockouts-list',
+  auth: 'admin',
+  tags: ['auth'],
+  summary:
+    'Sign-in lockouts: the accounts and addresses with failed sign-ins in their window, locked ones first',
+  query: listSigninLockoutsQuery,
+  response: signinLockoutListResponse,
+});
+
+export const clearSigninLockout = /* @__PURE__ */ defineRoute({
+  method: 'DELETE',
+  path: '/v1/admin/signin-lockouts/{id}',
+  handler: 'admin/signin-lockouts-clear',
+  auth: 'admin',
+  kind: 'write',
+  tags: ['auth'],
+  summary:
+    'Clear a sign-in lockout: forget its failures and lift its lock (audited); answers the record as it was',
+  params: uuidParam,
+  response: signinLockoutResponse,
+});
+
 export const foundationRoutes = {
   healthcheck,
   openapi,
@@ -124,4 +157,6 @@ export const foundationRoutes = {
   me,
   createUser,
   listUsers,
+  listSigninLockouts,
+  clearSigninLockout,
 } satisfies Record<string, RouteSpec>;

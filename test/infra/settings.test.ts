@@ -76,6 +76,7 @@ test('AWS settings: CDK context over the [aws] table over the defaults, validate
   assert.equal(fromFile.aws.db_max_acu, 2);
   assert.equal(fromFile.aws.log_retention_days, 14);
   assert.equal(fromFile.aws.api_rate_limit, AWS_DEFAULTS.api_rate_limit);
+  assert.deepEqual([fromFile.aws.signin_rate_limit, fromFile.aws.signin_burst_limit], [5, 10]);
   assert.equal(fromFile.aws.db_auto_pause, 10 * 60_000);
   // -c values arrive as strings.
   const fromContext = loadDeployment(path, { dbMaxAcu: '16', dbAutoPause: '30m', region: 'eu-west-1' });
@@ -87,6 +88,8 @@ test('AWS settings: CDK context over the [aws] table over the defaults, validate
     ['dbAutoPause', '1m', /db_auto_pause/],
     ['logRetentionDays', '10', /log_retention_days/],
     ['region', 'moon-1', /region/],
+    ['signinRateLimit', '150', /signin_rate_limit: must not be above api_rate_limit/],
+    ['signinBurstLimit', '0', /signin_burst_limit/],
   ] as const) {
     assert.throws(() => loadDeployment(path, { [key]: value }), message);
   }

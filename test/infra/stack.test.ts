@@ -15,7 +15,7 @@ import type { Config } from '#shared/config/schema.ts';
 import { fallback, routeList, schedules } from '#shared/routes.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
-import { DATA_API_ACTIONS, ENV, EVENTS_ROUTE } from '../../infra/stack.ts';
+import { DATA_API_ACTIONS, ENV, EVENTS_ROUTE, SIGNIN_ROUTES } from '../../infra/stack.ts';
 import { PROJECT_ROOT, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -474,6 +474,39 @@ test('HTTP API: CORS from cors.allowed_origins, access logs, default throttling'
   });
   assert.equal(stage.Properties.StageName, '$default');
   assert.equal(stage.Properties.AutoDeploy, true);
+});
+
+test('HTTP API: the sign-in routes are throttled per route below the default; the stage waits for them', () => {
+  const signinKeys = mountedRows
+    .filter(([id]) => SIGNIN_ROUTES.includes(id))
+    .map(([, route]) => `${route.method} ${route.path}`)
+    .sort();
+  assert.deepEqual(signinKeys, ['POST /v1/auth/cli/token', 'POST /v1/auth/login']);
+  const { aws } = prod.deployment;
+  assert.ok(aws.signin_rate_limit < aws.api_rate_limit && aws.signin_burst_limit < aws.api_burst_limit);
+  const [[, stage]] = ofType('AWS::ApiGatewayV2::Stage') as [[string, Resource]];
+  assert.deepEqual(
+    stage.Properties.RouteSettings,
+    Object.fromEntries(
+      signinKeys.map((key) => [
+        key,
+        { ThrottlingRateLimit: aws.signin_rate_limit, ThrottlingBurstLimit: aws.signin_burst_limit },
+      ]),
+    ),
+  );
+  // CloudFormation refuses route settings for a route that does not exist yet.
+  const routeIds = ofType('AWS::ApiGatewayV2::Route')
+    .filter(([, r]) => signinKeys.includes(r.Properties.RouteKey as string))
+    .map(([id]) => id);
+  assert.equal(routeIds.length, signinKeys.length);
+  for (const id of routeIds) assert.ok(stage.DependsOn?.includes(id), `the stage depends on ${id}`);
+  // From CDK context, like the API's own limits.
+  const tuned = synth({ context: { signinRateLimit: 2, signinBurstLimit: 4 } });
+  tuned.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+    RouteSettings: Match.objectLike({
+      'POST /v1/auth/login': { ThrottlingRateLimit: 2, ThrottlingBurstLimit: 4 },
+    }),
+  });
 });
 
 test('IAM: Data API on the cluster, GetSecretValue on the secrets each function needs, nothing on *', () => {

@@ -28,6 +28,10 @@ test('the reference values of the spec are the defaults', () => {
   assert.equal(cfg.health.probe_interval, 30 * 60_000);
   assert.equal(cfg.device.max_clock_skew, 5 * 60_000);
   assert.equal(cfg.dashboard_url, undefined);
+  assert.equal(cfg.auth.signin_max_failures, 5);
+  assert.equal(cfg.auth.signin_max_failures_per_source, 20);
+  assert.equal(cfg.auth.signin_failure_window, 15 * 60_000);
+  assert.equal(cfg.auth.signin_lockout, 30_000);
 });
 
 test('the shipped config/local.toml is valid', () => {
@@ -141,6 +145,18 @@ const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
     `[auth]\njwt_secret = "${SECRET}"\n[audit]\ningest_token = "short"\n`,
     {},
     /audit\.ingest_token/,
+  ],
+  [
+    'a sign-in lockout longer than the failure window',
+    `[auth]\njwt_secret = "${SECRET}"\nsignin_lockout = "1h"\nsignin_failure_window = "15m"\n`,
+    {},
+    /auth\.signin_lockout/,
+  ],
+  [
+    'no sign-in failures allowed at all',
+    `[auth]\njwt_secret = "${SECRET}"\nsignin_max_failures = 0\n`,
+    {},
+    /auth\.signin_max_failures/,
   ],
   [
     'a short log shipper token given in the environment',
