@@ -40,8 +40,8 @@ export const AUTH_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The TOML parser → a stub: each function's config is bundled as JSON (config.json, see infra/stack.ts), which
- * loadConfig reads with JSON.parse.
+ * The TOML parser → a stub: each function's config is bundled as JSON (config.json, see
+ * infra/constructs/functions.ts), which loadConfig reads with JSON.parse.
  */
 export const CONFIG_ALIASES: Readonly<Record<string, string>> = {
   'smol-toml': './infra/bundle/no-toml.ts',
@@ -164,7 +164,7 @@ export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
 
 /**
  * What of the deployment's config decides what the bundles leave out: the stack knows it at synth, and each function
- * reads that very config (bundled as config.json, see infra/stack.ts).
+ * reads that very config (bundled as config.json, see infra/constructs/functions.ts).
  */
 export interface DeploymentChoices {
   /** auth.provider: with "local" no token goes to an IdP. */

@@ -39,10 +39,10 @@ import {
   READS_REQUIRE,
   RUNTIME_ASSETS,
 } from '../../infra/bundling.ts';
+import { ENV } from '../../infra/constructs/service-function.ts';
 import type { PlannedFunction } from '../../infra/plan.ts';
 import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
-import { ENV } from '../../infra/stack.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
 const JWT_SECRET = 'bundle-test-secret-0123456789abcdef-0123456789';

@@ -13,9 +13,12 @@ import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import type { Config } from '#shared/config/schema.ts';
 import { fallback, routeList, schedules } from '#shared/routes.ts';
+import { SIGNIN_ROUTES } from '../../infra/constructs/http-api.ts';
+import { DATA_API_ACTIONS } from '../../infra/constructs/network-and-database.ts';
+import { ENV } from '../../infra/constructs/service-function.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
-import { DATA_API_ACTIONS, ENV, EVENTS_ROUTE, SIGNIN_ROUTES } from '../../infra/stack.ts';
+import { EVENTS_ROUTE } from '../../infra/stack.ts';
 import { PROJECT_ROOT, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;

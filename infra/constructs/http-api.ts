@@ -1,0 +1,152 @@
+// The HTTP API: one route per mounted route-table row to its handler's function, the $default route to the
+// not-found fallback, CORS answered by the gateway, JSON access logs, default throttling on the stage and lower
+// per-route throttling of the sign-in routes.
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
+import type { PlannedFunction } from '../plan.ts';
+import { FlatConstruct } from './flat-construct.ts';
+
+/**
+ * The sign-in routes (by route-table id), throttled per route below the API's default (signinRateLimit /
+ * signinBurstLimit): the first layer against password guessing, before the service's own lockouts
+ * (shared/domain/signin-lockouts.ts).
+ */
+export const SIGNIN_ROUTES: readonly string[] = ['login', 'cliToken'];
+
+export interface Throttle {
+  /** Requests per second, steady. */
+  rateLimit: number;
+  burstLimit: number;
+}
+
+export interface ServiceHttpApiProps {
+  /** Its routes and $default (the handler whose `defaultRoute` is set). */
+  plan: PlannedFunction[];
+  /** The function of a planned handler. */
+  functionOf: (handler: string) => lambda.IFunction;
+  /** cors.allowed_origins; none: no CORS configuration. */
+  allowedOrigins: string[];
+  /** The stage's default, for every route. */
+  throttle: Throttle;
+  /** The sign-in routes' own (SIGNIN_ROUTES). */
+  signinThrottle: Throttle;
+  /** Of the access log. */
+  logRetention: logs.RetentionDays;
+  logRemovalPolicy: RemovalPolicy;
+}
+
+export class ServiceHttpApi extends FlatConstruct {
+  readonly api: apigwv2.HttpApi;
+  /** The `$default` stage: its URL is the API's base URL. */
+  readonly stage: apigwv2.HttpStage;
+
+  constructor(scope: Construct, id: string, props: ServiceHttpApiProps) {
+    super(scope, id);
+    // Created in `scope`, with the ids the deployed stack has (see flat-construct.ts).
+    const origins = props.allowedOrigins;
+    const { functionOf } = props;
+    this.api = new apigwv2.HttpApi(scope, 'Api', {
+      description: 'Agent control plane (one Lambda per route-table handler)',
+      createDefaultStage: false,
+      ...(origins.length > 0
+        ? {
+            corsPreflight: {
+              allowOrigins: origins,
+              allowMethods: [apigwv2.CorsHttpMethod.ANY],
+              allowHeaders: [...CORS_ALLOW_HEADERS],
+              exposeHeaders: [...CORS_EXPOSE_HEADERS],
+              maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+            },
+          }
+        : {}),
+    });
+    const accessLogs = new logs.LogGroup(scope, 'ApiAccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+    this.stage = new apigwv2.HttpStage(scope, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: props.throttle,
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(accessLogs),
+        // Request metadata only: no headers (they carry tokens), no bodies, no query strings.
+        format: apigw.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            time: '$context.requestTime',
+            ip: '$context.identity.sourceIp',
+            method: '$context.httpMethod',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            protocol: '$context.protocol',
+            responseLength: '$context.responseLength',
+            latencyMs: '$context.responseLatency',
+            integrationLatencyMs: '$context.integrationLatency',
+            integrationStatus: '$context.integration.status',
+            integrationError: '$context.integrationErrorMessage',
+            userAgent: '$context.identity.userAgent',
+          }),
+        ),
+      },
+    });
+
+    const signinRoutes: Array<[string, apigwv2.HttpRoute[]]> = [];
+    for (const planned of props.plan) {
+      if (planned.defaultRoute) {
+        // Whatever no route matches gets {error: 'not_found', message} from the service, not API Gateway's own body.
+        new apigwv2.HttpRoute(this.api, 'DefaultRoute', {
+          httpApi: this.api,
+          routeKey: apigwv2.HttpRouteKey.DEFAULT,
+          integration: new HttpLambdaIntegration(
+            `${planned.constructId}Integration`,
+            functionOf(planned.handler),
+            { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 },
+          ),
+        });
+      }
+      if (planned.routes.length === 0) continue;
+      // One integration per function, shared by its rows; each route still gets its own invoke permission.
+      const integration = new HttpLambdaIntegration(
+        `${planned.constructId}Integration`,
+        functionOf(planned.handler),
+        { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 },
+      );
+      for (const route of planned.routes) {
+        const added = this.api.addRoutes({
+          path: route.path,
+          methods: [apigwv2.HttpMethod[route.method]],
+          integration,
+        });
+        if (SIGNIN_ROUTES.includes(route.id)) signinRoutes.push([`${route.method} ${route.path}`, added]);
+      }
+    }
+    // Per-route throttling of the sign-in routes, below the stage's default. The stage must be created after those
+    // routes: CloudFormation refuses route settings for a route key that does not exist yet.
+    const stageResource = this.stage.node.defaultChild as apigwv2.CfnStage;
+    stageResource.routeSettings = Object.fromEntries(
+      signinRoutes.map(([routeKey]) => [
+        routeKey,
+        {
+          ThrottlingRateLimit: props.signinThrottle.rateLimit,
+          ThrottlingBurstLimit: props.signinThrottle.burstLimit,
+        },
+      ]),
+    );
+    for (const [, added] of signinRoutes) for (const route of added) this.stage.node.addDependency(route);
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Authorization is enforced in every function by the route table auth kind (bearer JWTs and roles, device ' +
+        'certificate signatures over the raw body, which no gateway authorizer can verify); public routes are public ' +
+        'by the spec (health check, OpenAPI document, sign-in); the $default route only answers 404 not_found.',
+    });
+  }
+}

@@ -1,0 +1,142 @@
+// The logical IDs of the stack's stateful resources are the ones a deployed stack has. CloudFormation knows a
+// resource by its logical ID: rename one (a new construct id, or a resource moved under another construct, which
+// changes its construct path and so its ID) and the next deploy creates a new resource and deletes the old one. For
+// these that means an empty database, new secrets (every user signed out, the log shipper and the environment
+// service locked out), lost logs and queued failures, a new API URL for every agent and dashboard. So they are
+// listed here, literally, as deployed; the rest of the template is free to change.
+//
+// A resource that is removed on purpose leaves this list with it. A new stateful resource joins it once deployed
+// (the last test fails until it does).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import type { CfnElement } from 'aws-cdk-lib';
+import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+
+/** Of the stack built from config/prod.toml (local auth, builtin environment provider). */
+const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: string]> = [
+  ['AWS::EC2::VPC', 'Vpc8378EB38', 'the VPC (the cluster lives in it)'],
+  ['AWS::EC2::Subnet', 'VpcdatabaseSubnet1SubnetD53A427B', "the cluster's subnets"],
+  ['AWS::EC2::Subnet', 'VpcdatabaseSubnet2Subnet75663D63', "the cluster's subnets"],
+  ['AWS::EC2::SecurityGroup', 'DatabaseSecurityGroup5C91FDCB', "the cluster's security group"],
+  ['AWS::RDS::DBSubnetGroup', 'DatabaseSubnets56F17B9A', "the cluster's subnet group"],
+  ['AWS::RDS::DBClusterParameterGroup', 'DatabaseParameters4609B2CF', "the cluster's parameters"],
+  ['AWS::RDS::DBCluster', 'DatabaseB269D8BB', 'the Aurora cluster: all of the data'],
+  ['AWS::RDS::DBInstance', 'Databasewriter2462CC03', "the cluster's writer"],
+  [
+    'AWS::SecretsManager::Secret',
+    'AgentControlPlaneDatabaseSecret759F90733fdaad7efa858a3daf9490cf0a702aeb',
+    "the cluster's master credentials",
+  ],
+  [
+    'AWS::SecretsManager::SecretTargetAttachment',
+    'DatabaseSecretAttachmentE5D1B020',
+    'the credentials, attached',
+  ],
+  ['AWS::SecretsManager::Secret', 'JwtSecretB8834B39', 'auth.jwt_secret: a new one signs everyone out'],
+  ['AWS::SecretsManager::Secret', 'AuditIngestToken72812621', "the log shipper's token"],
+  ['AWS::SecretsManager::Secret', 'InitialAdminPasswordF2EA60EA', "the first admin's password"],
+  ['AWS::Logs::LogGroup', 'VpcFlowLogsE6FFDEF9', "the VPC's rejected-traffic flow log"],
+  ['AWS::Logs::LogGroup', 'MigrateLogs5B280EF4', "Migrate's log"],
+  ['AWS::Logs::LogGroup', 'ApiAccessLogsE9DF007D', "the API's access log"],
+  [
+    'AWS::ApiGatewayV2::Api',
+    'ApiF70053CD',
+    'the HTTP API: its id is in the URL agents and the dashboard call',
+  ],
+  ['AWS::KMS::Key', 'MonitoringAlarmTopicKeyFFA45DC9', "the alarm topic's key"],
+  [
+    'AWS::SNS::Topic',
+    'MonitoringAlarmTopicAF62D4F1',
+    'the alarm topic: a new one needs its subscriptions again',
+  ],
+];
+/** Of the stack built with envsvc.provider = "http" only. */
+const DEPLOYED_WITH_HTTP_ENVIRONMENTS = [
+  ['AWS::SecretsManager::Secret', 'EnvServiceToken8C210196', "the environment service's token"],
+] as const;
+
+/**
+ * The logical ID CDK gives the resource `Resource` of a construct `id` made directly in the stack (no construct in
+ * between): the id and the first 8 hex digits of the MD5 of the path below the stack. Each function's log group and
+ * each scheduled function's dead-letter queue is named after its handler (plan.ts, constructIdFor), so their IDs
+ * are checked by this rule, which holds for the ones deployed today and for those the route table adds later.
+ */
+const topLevelId = (id: string) =>
+  `${id}${createHash('md5').update(`${id}/Resource`).digest('hex').slice(0, 8).toUpperCase()}`;
+
+const STATEFUL_TYPES = new Set([
+  ...DEPLOYED.map(([type]) => type),
+  ...DEPLOYED_WITH_HTTP_ENVIRONMENTS.map(([type]) => type),
+  'AWS::SQS::Queue',
+]);
+
+const scratch = mkdtempSync(join(tmpdir(), 'acp-logical-ids-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+const prod = synth();
+const httpConfig = join(scratch, 'envsvc-http.toml');
+writeFileSync(
+  httpConfig,
+  `${readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8')}\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\n`,
+);
+const http = synth({ configFile: httpConfig });
+const resourcesOf = (synthesized: Synthesized) =>
+  synthesized.template.toJSON().Resources as Record<string, Resource>;
+
+test('the stateful resources keep the logical IDs of the deployed stack', () => {
+  const resources = resourcesOf(prod);
+  for (const [type, logicalId, what] of DEPLOYED) {
+    assert.equal(resources[logicalId]?.Type, type, `${logicalId} (${what}) is gone or renamed`);
+  }
+  const httpResources = resourcesOf(http);
+  for (const [type, logicalId, what] of DEPLOYED_WITH_HTTP_ENVIRONMENTS) {
+    assert.equal(httpResources[logicalId]?.Type, type, `${logicalId} (${what}) is gone or renamed`);
+  }
+});
+
+test("each function's log group and each dead-letter queue is named after its handler, directly in the stack", () => {
+  const resources = resourcesOf(prod);
+  const logicalIdOf = (element: unknown) => prod.stack.getLogicalId(element as CfnElement);
+  for (const planned of prod.stack.plan) {
+    const fn = resources[logicalIdOf(prod.stack.functions.get(planned.handler)!.node.defaultChild)]!;
+    const logGroup = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    assert.equal(logGroup, topLevelId(`${planned.constructId}Logs`), planned.handler);
+    if (planned.schedules.length > 0) {
+      const queue = topLevelId(`${planned.constructId}DeadLetters`);
+      assert.equal(resources[queue]?.Type, 'AWS::SQS::Queue', `${planned.handler}: ${queue}`);
+    }
+  }
+  // The rule is the one CDK applies (checked on IDs listed above).
+  assert.equal(topLevelId('VpcFlowLogs'), 'VpcFlowLogsE6FFDEF9');
+  assert.equal(topLevelId('MigrateLogs'), 'MigrateLogs5B280EF4');
+});
+
+test('every stateful resource of the template is pinned above', () => {
+  const pinned = new Set<string>([
+    ...DEPLOYED.map(([, logicalId]) => logicalId),
+    ...DEPLOYED_WITH_HTTP_ENVIRONMENTS.map(([, logicalId]) => logicalId),
+    ...prod.stack.plan.map((planned) => topLevelId(`${planned.constructId}Logs`)),
+    ...prod.stack.plan
+      .filter((planned) => planned.schedules.length > 0)
+      .map((planned) => topLevelId(`${planned.constructId}DeadLetters`)),
+  ]);
+  for (const synthesized of [prod, http]) {
+    const unpinned = Object.entries(resourcesOf(synthesized))
+      .filter(([logicalId, resource]) => STATEFUL_TYPES.has(resource.Type) && !pinned.has(logicalId))
+      .map(([logicalId, resource]) => `${resource.Type} ${logicalId}`);
+    assert.deepEqual(
+      unpinned,
+      [],
+      'a new stateful resource: add its logical ID to DEPLOYED once it is deployed',
+    );
+  }
+});
