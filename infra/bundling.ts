@@ -192,12 +192,12 @@ export const HTTP_ENVIRONMENTS_STUB: InternalStub = {
 
 /**
  * With envsvc.provider = "http": the builtin provider (views, roles, sessions per driver), which providerFor never
- * builds. Only where environments/index.ts imports it: the query proxy and the lifecycle still use a few of its
- * helpers, and keep them.
+ * builds. Only where environments/index.ts imports it (environments/builtin/provider.ts): the query proxy and the
+ * lifecycle import the few parts of environments/builtin/ they use directly, and keep them.
  */
 export const BUILTIN_ENVIRONMENTS_STUB: InternalStub = {
   importer: 'shared/domain/environments/index.ts',
-  module: 'shared/domain/environments/builtin.ts',
+  module: 'shared/domain/environments/builtin/provider.ts',
   stub: 'infra/bundle/no-builtin-environments.ts',
 };
 

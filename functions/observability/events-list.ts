@@ -1,4 +1,4 @@
-import { listEvents } from '#shared/domain/observability.ts';
+import { listEvents } from '#shared/domain/observability-events.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

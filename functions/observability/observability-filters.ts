@@ -1,4 +1,4 @@
-import { observabilityFilters } from '#shared/domain/observability.ts';
+import { observabilityFilters } from '#shared/domain/observability-filter-values.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

@@ -1,4 +1,4 @@
-import { observabilitySummary } from '#shared/domain/observability.ts';
+import { observabilitySummary } from '#shared/domain/observability-summary.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

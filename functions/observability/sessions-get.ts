@@ -1,4 +1,4 @@
-import { getSession } from '#shared/domain/observability.ts';
+import { getSession } from '#shared/domain/observability-events.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

@@ -1,8 +1,8 @@
-// Stands in for shared/domain/environments/builtin.ts where shared/domain/environments/index.ts imports it (a plugin
-// of infra/bundle/split.ts), in the bundles of a deployment whose config says envsvc.provider = "http": providerFor
-// and querierFor then build the client of the external environment service, so the builtin provider (views, roles, a
-// session per driver) is left out; the helpers of builtin.ts that other modules import directly stay. Reaching this
-// means the function runs with another config than the stack was built from, said loudly.
+// Stands in for shared/domain/environments/builtin/provider.ts where shared/domain/environments/index.ts imports it
+// (a plugin of infra/bundle/split.ts), in the bundles of a deployment whose config says envsvc.provider = "http":
+// providerFor and querierFor then build the client of the external environment service, so the builtin provider
+// (views, roles, a session per driver) is left out; what other modules import directly from environments/builtin/
+// stays. Reaching this means the function runs with another config than the stack was built from, said loudly.
 import type { EnvironmentProvider, EnvironmentQuerier } from '../../shared/domain/environments/types.ts';
 
 const unavailable = (): never => {

@@ -1,6 +1,6 @@
 // Fleet views for admins (issue 4): devices (list, detail), agents and MCP servers across the fleet (with configured
 // vs called), the fleet summary and the inventory change feed. Inventory tables are small (one row per device x
-// agent / MCP), so these aggregate them directly; call counts come from the event rollups (observability.ts).
+// agent / MCP), so these aggregate them directly; call counts come from the event rollups (observability-rollups.ts).
 // Every list is keyset-paginated (observability-cursor.ts) and bounded to 100 rows and PAGE_BYTES; each JSON
 // document is built by one statement (queryDoc), so values read the same on every driver.
 import { type SQL, sql } from 'drizzle-orm';
@@ -14,7 +14,6 @@ import type {
   ListDevicesQuery,
   ListMcpsQuery,
 } from '../schemas/observability.ts';
-import { rangeOf } from './observability.ts';
 import {
   type Bounded,
   boundedArray,
@@ -35,6 +34,7 @@ import {
   TS_RE,
   UUID_RE,
 } from './observability-cursor.ts';
+import { rangeOf } from './observability-ranges.ts';
 import { foldRollups } from './observability-rollups.ts';
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);

@@ -1,9 +1,33 @@
 // The rollups of observability_events (tables observability_rollups, migrations/0002_observability.sql, and
 // observability_series, migrations/0003_observability_series.sql): SQL fragments that aggregate any relation with
 // the event columns into rollup rows. The fold (observability_fold(), below) upserts the aggregate of the events
-// stored since the last fold; the summary's raw path (shared/domain/observability.ts) computes the very same aggregate
-// from the events table, so both paths read alike and a property test can compare them. Design notes: the top of
-// shared/domain/observability.ts.
+// stored since the last fold; the summary's raw path (shared/domain/observability-summary.ts) computes the very same
+// aggregate from the events table, so both paths read alike and a property test can compare them.
+//
+// DESIGN (figures: `npm run bench:observability`, test/bench/observability.ts; recorded in the README)
+//
+// * Rollups folded from the stored events. The ingest statement (shared/domain/events.ts) stores events only, each
+//   stamped with its transaction (ingest_xid); observability_fold() (below) upserts the aggregates of the events of
+//   every finished transaction since its watermark, exactly once each, and every reader of the rollups calls it
+//   first (foldRollups), so reads are as fresh as when ingest wrote the rollups itself; a schedule
+//   (observability/fold) keeps the backlog small. In the ingest statement they were ~20 of ~85 ms of a 1000-event
+//   batch (~870 rows upserted per batch); a fold upserts each row once for all batches since the last. Only the
+//   finest grain (hourly calls, daily actors, minute series) is grouped from the events; the coarser rows are summed
+//   from those rows (buckets nest):
+//   - observability_rollups kind 'call', hourly, 6-hourly, daily and weekly (ISO), keyed by (agent, MCP, tool, event
+//     type, result, deny code, rule, model): calls, denied, errors, tokens in / out, duration sum / max and a
+//     64-bucket log histogram of durations in h1..h64 (factor 1.25: a percentile is the upper bound of the bucket
+//     holding the nearest rank, at most 25 % above the exact value, capped by the maximum; empty buckets are NULL).
+//     Their count is the number of distinct keys per bucket, not of events (the benchmark fleet: ~230 a bucket). A
+//     range reads the coarsest rows that fit in it (shared/domain/observability-ranges.ts). No index INCLUDEs a
+//     measure, so upserts are HOT updates (fillfactor 80) and the rows of a bucket stay on the pages where they were
+//     created.
+//   - observability_rollups kind 'actor', daily and weekly, keyed by (actor, group). Not hourly and not crossed with
+//     the call key: actor x tool x hour rows would be as many as the events.
+//   - observability_series, per minute, hour and day, keyed by (event type, result): the time series. Minute rows
+//     exist only here (about 4 a minute, kept like the events).
+// * Who reads them: the summary (observability-summary.ts), the filter values (observability-filter-values.ts) and
+//   the fleet views (fleet.ts). The event browser reads the events (observability-events.ts).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';

@@ -9,8 +9,8 @@
 // per-process cache; its status does change, and the builtin provider checks it in the very transaction that runs
 // the statement (a revoke is effective for the next query, on every instance). Providers that cannot (http) get a
 // fresh read of the request every time. The statement itself runs in one pipelined round trip on PostgreSQL (see
-// environments/builtin.ts), and the usage event is one INSERT, prepared once per connection. It is written before the
-// answer is returned: a query whose use cannot be recorded fails (503) and its rows are not sent.
+// environments/builtin/session-postgres.ts), and the usage event is one INSERT, prepared once per connection. It is
+// written before the answer is returned: a query whose use cannot be recorded fails (503) and its rows are not sent.
 import { createHash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { isAdmin, type Principal } from '../auth/principal.ts';
@@ -19,13 +19,10 @@ import { requests } from '../db/schema.ts';
 import { jsonParam, uuidParam } from '../db/sql-values.ts';
 import { badRequest, conflict, HttpError, notFound } from '../http/errors.ts';
 import type { Scope, UsageAction } from '../schemas/requests.ts';
-import {
-  databaseError,
-  environmentNames,
-  isRowTooLarge,
-  rawExecutor,
-  viewName,
-} from './environments/builtin.ts';
+import { rawExecutor } from './environments/builtin/drivers.ts';
+import { isRowTooLarge } from './environments/builtin/results.ts';
+import { databaseError } from './environments/builtin/session.ts';
+import { environmentNames, viewName } from './environments/builtin/view-sql.ts';
 import {
   EnvironmentInactiveError,
   type EnvironmentQuerier,

@@ -7,7 +7,7 @@ import { requests } from '../db/schema.ts';
 import { conflict, HttpError } from '../http/errors.ts';
 import type { TunnelView } from '../schemas/requests.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
-import { ENV_ACTOR } from './environments/builtin.ts';
+import { ENV_ACTOR } from './environments/builtin/provider.ts';
 import type { EnvironmentProvider } from './environments/types.ts';
 import { actorOf, findRequest, moveRequest, type RequestRow, requestVisibleTo } from './requests.ts';
 

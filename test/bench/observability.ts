@@ -24,8 +24,9 @@ import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { ingestEvents } from '#shared/domain/events.ts';
 import { listDevices } from '#shared/domain/fleet.ts';
-import { listEvents, observabilitySummary } from '#shared/domain/observability.ts';
+import { listEvents } from '#shared/domain/observability-events.ts';
 import { foldRollups, rebuildRollups } from '#shared/domain/observability-rollups.ts';
+import { observabilitySummary } from '#shared/domain/observability-summary.ts';
 import { observabilityEvent } from '#shared/schemas/devices.ts';
 import {
   type ListEventsQuery,

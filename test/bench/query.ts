@@ -15,12 +15,10 @@
 // PostgreSQL from npm started for the run); BENCH_ITERATIONS=300.
 import { sql } from 'drizzle-orm';
 import type { Principal } from '#shared/auth/principal.ts';
-import {
-  cappedStatement,
-  createBuiltinProvider,
-  environmentNames,
-  roleSessionFor,
-} from '#shared/domain/environments/builtin.ts';
+import { roleSessionFor } from '#shared/domain/environments/builtin/drivers.ts';
+import { createBuiltinProvider } from '#shared/domain/environments/builtin/provider.ts';
+import { cappedStatement } from '#shared/domain/environments/builtin/results.ts';
+import { environmentNames } from '#shared/domain/environments/builtin/view-sql.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { queryRow, recordUsage, runQuery, viewsOf } from '#shared/domain/query-proxy.ts';
 import { checkStatement, loadSqlParser } from '#shared/domain/query-proxy-guard.ts';

@@ -13,13 +13,13 @@ import type { Database, Db } from '#shared/db/database.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { ingestEvents } from '#shared/domain/events.ts';
-import { observabilitySummary } from '#shared/domain/observability.ts';
 import {
   foldRollups,
   histBucket,
   histPercentile,
   rebuildRollups,
 } from '#shared/domain/observability-rollups.ts';
+import { observabilitySummary } from '#shared/domain/observability-summary.ts';
 import { type ObservabilityEventInput, observabilityEvent } from '#shared/schemas/devices.ts';
 import { summaryQuery } from '#shared/schemas/observability.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';

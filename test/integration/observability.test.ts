@@ -8,8 +8,8 @@ import { createDeviceIdentity, type DeviceIdentity } from '#shared/agent/identit
 import { rng } from '#shared/agent/simulate.ts';
 import { readMigrations } from '#shared/db/migrate.ts';
 import { queryJson, queryRows } from '#shared/db/query.ts';
-import { observabilitySummary } from '#shared/domain/observability.ts';
 import { ROLLUP_KEY } from '#shared/domain/observability-rollups.ts';
+import { observabilitySummary } from '#shared/domain/observability-summary.ts';
 import { summaryQuery } from '#shared/schemas/observability.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { hardware, prepare, send } from '#test/support/device-requests.ts';

@@ -10,12 +10,10 @@ import { sql } from 'drizzle-orm';
 import { handler as expireHandler } from '#functions/requests/expire.ts';
 import type { Principal } from '#shared/auth/principal.ts';
 import { queryRows } from '#shared/db/query.ts';
-import {
-  createBuiltinProvider,
-  databaseError,
-  environmentNames,
-  roleSessionFor,
-} from '#shared/domain/environments/builtin.ts';
+import { roleSessionFor } from '#shared/domain/environments/builtin/drivers.ts';
+import { createBuiltinProvider } from '#shared/domain/environments/builtin/provider.ts';
+import { databaseError } from '#shared/domain/environments/builtin/session.ts';
+import { environmentNames } from '#shared/domain/environments/builtin/view-sql.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { createHttpProvider } from '#shared/domain/environments/http.ts';
 import { EnvironmentInactiveError } from '#shared/domain/environments/types.ts';

@@ -2,13 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { REQUEST_STATUSES } from '#shared/db/schema.ts';
-import {
-  capRows,
-  datasetViewSql,
-  filterSql,
-  isoTimestamp,
-  quoteLiteral,
-} from '#shared/domain/environments/builtin.ts';
+import { capRows, isoTimestamp } from '#shared/domain/environments/builtin/results.ts';
+import { datasetViewSql, filterSql, quoteLiteral } from '#shared/domain/environments/builtin/view-sql.ts';
 import { canMove, type Move, TERMINAL, TRANSITIONS } from '#shared/domain/requests-state.ts';
 import { dataset, filterGroup } from '#shared/schemas/requests.ts';
 

@@ -12,7 +12,7 @@ import { badGateway, HttpError, serviceUnavailable } from '../../http/errors.ts'
 import type { TunnelView } from '../../schemas/requests.ts';
 import type { CheckedStatement } from '../query-proxy-guard.ts';
 import type { RequestRow } from '../requests.ts';
-import { capRows } from './builtin.ts';
+import { capRows } from './builtin/results.ts';
 import type {
   EnvironmentProvider,
   EnvironmentQuerier,

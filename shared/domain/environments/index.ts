@@ -1,7 +1,7 @@
 import type { Config } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import type { ProbeCheck } from '../health.ts';
-import { createBuiltinProvider, createBuiltinQuerier } from './builtin.ts';
+import { createBuiltinProvider, createBuiltinQuerier } from './builtin/provider.ts';
 import { createHttpProvider, createHttpQuerier, pingEnvironmentService } from './http.ts';
 import { type EnvironmentProvider, type EnvironmentQuerier, environmentSettings } from './types.ts';
 

@@ -1,0 +1,183 @@
+// Admin observability (issue 4): the MCP tool-call event browser (the list, one event, a session's calls).
+// Figures: `npm run bench:observability` (test/bench/observability.ts), recorded in the README.
+//
+// * Event browser: keyset on (event_time DESC, id DESC) — id is the unique tie-break — with composite indexes
+//   (x, event_time DESC, id DESC) for device, MCP + tool, agent, actor, session, deny code, a partial index for
+//   denied / error and one for events carrying text (free-text filter), so a page is one index range scan of
+//   limit + 1 matching rows at any depth (all DESC NULLS LAST, the order the queries ask for: an index with the
+//   other NULLS order cannot serve it). serial is resolved to device ids. The first page pins the largest id into
+//   the cursor (a snapshot): events arriving while someone pages never shift or repeat rows. Cursors are opaque
+//   base64url, checksummed, bound to the list and its filters (observability-cursor.ts).
+// * No partitioning and no BRIN: the summary never scans events without a selective filter, and pages are B-tree
+//   range scans whose cost does not grow with the table; BRIN on event_time would only help the raw path's range
+//   scans, which the time index already serves. Monthly partitions become worth it with a retention policy.
+// * Response size: observability-bounds.ts (rows and bytes per page, shortened text in list views, 64 KB rows).
+import { type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { notFound } from '../http/errors.ts';
+import type { ListEventsQuery, SessionQuery } from '../schemas/observability.ts';
+import {
+  type Bounded,
+  boundedArray,
+  PAGE_BYTES,
+  pageOf,
+  queryDoc,
+  SKILL_PREVIEW_CHARS,
+  SKILLS_PREVIEW,
+  TEXT_PREVIEW_CHARS,
+} from './observability-bounds.ts';
+import { and, eventConditions, lit } from './observability-conditions.ts';
+import { decodeCursor, encodeCursor, filterHash, ID_RE, iso, isoUs, TS_RE } from './observability-cursor.ts';
+
+const METADATA_MAX_BYTES = 256 * 1024;
+
+/** Skills as a list view shows them: at most SKILLS_PREVIEW names of at most SKILL_PREVIEW_CHARS characters. */
+const SKILLS_SHORT =
+  sql.raw(`(SELECT coalesce(json_agg(left(x.s, ${SKILL_PREVIEW_CHARS}) ORDER BY x.o), '[]'::json)
+  FROM jsonb_array_elements_text(e.skills) WITH ORDINALITY AS x(s, o) WHERE x.o <= ${SKILLS_PREVIEW})`);
+const SKILLS_LONG = sql.raw(`(jsonb_array_length(e.skills) > ${SKILLS_PREVIEW}
+  OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.skills) AS x(s) WHERE length(x.s) > ${SKILL_PREVIEW_CHARS}))`);
+const textLong = (col: string) => sql.raw(`length(e.${col}) > ${TEXT_PREVIEW_CHARS}`);
+
+/**
+ * An event as JSON. The detail (`full`) carries everything as stored (metadata up to 256 KiB); a list view carries
+ * deny_reason and error_message cut to TEXT_PREVIEW_CHARS characters, at most SKILLS_PREVIEW skills, a prompt
+ * preview, no metadata, and `truncated`: the names of the fields it shortened.
+ */
+const eventJson = (full: boolean): SQL => {
+  const common = sql`'id', e.id::text, 'event_id', e.event_id::text,
+  'device_id', e.device_id::text, 'serial_number', e.serial_number, 'source_ip', e.source_ip,
+  'received_at', ${iso(sql`e.received_at`)}, 'event_time', ${iso(sql`e.event_time`)}, 'agent_type', e.agent_type,
+  'mcp_name', e.mcp_name, 'tool', e.tool, 'event_type', e.event_type, 'result', e.result,
+  'deny_code', e.deny_code, 'rule_applied', e.rule_applied, 'model', e.model, 'session_id', e.session_id,
+  'group', e.group_name, 'actor_email', e.actor_email, 'tokens_in', e.tokens_in, 'tokens_out', e.tokens_out,
+  'duration_ms', e.duration_ms, 'prompt_truncated', e.prompt_truncated`;
+  if (full) {
+    return sql`json_build_object(${common}, 'deny_reason', e.deny_reason, 'error_message', e.error_message,
+      'skills', e.skills, 'prompt', e.prompt,
+      'metadata', CASE WHEN octet_length(e.metadata::text) <= ${METADATA_MAX_BYTES} THEN e.metadata END,
+      'metadata_omitted', octet_length(e.metadata::text) > ${METADATA_MAX_BYTES})`;
+  }
+  const n = sql.raw(String(TEXT_PREVIEW_CHARS));
+  return sql`json_build_object(${common}, 'deny_reason', left(e.deny_reason, ${n}),
+    'error_message', left(e.error_message, ${n}),
+    'skills', CASE WHEN ${SKILLS_LONG} THEN ${SKILLS_SHORT} ELSE e.skills::json END,
+    'prompt_preview', left(e.prompt, ${n}),
+    'truncated', to_json(array_remove(ARRAY[CASE WHEN ${textLong('deny_reason')} THEN 'deny_reason' END,
+      CASE WHEN ${textLong('error_message')} THEN 'error_message' END,
+      CASE WHEN ${SKILLS_LONG} THEN 'skills' END], NULL)))`;
+};
+
+type EventRow = { k: string; id: string; e: unknown };
+
+/** A page of events `e` (already filtered, ordered and limited) as a bounded array of {k, id, e}. */
+const eventPage = (rows: SQL, order: 'ASC' | 'DESC'): SQL =>
+  boundedArray(
+    sql`SELECT json_build_object('k', ${isoUs(sql`e.event_time`)}, 'id', e.id::text, 'e', ${eventJson(false)}) AS o,
+      row_number() OVER (ORDER BY e.event_time ${sql.raw(order)}, e.id ${sql.raw(order)}) AS rn FROM (${rows}) e`,
+    PAGE_BYTES,
+  );
+
+/** Events newest first, filtered, keyset-paginated on (event_time, id) with a snapshot of the newest id. */
+export async function listEvents(db: Db, query: ListEventsQuery) {
+  const fh = filterHash(query);
+  const where = eventConditions(query);
+  if (query.from) where.push(sql`e.event_time >= ${query.from}::timestamptz`);
+  if (query.to) where.push(sql`e.event_time < ${query.to}::timestamptz`);
+  // The snapshot: the newest id when the first page was read. Later pages leave out rows with larger ids (events
+  // that arrived since). The first page needs no such condition: every row its statement sees has an id <= the
+  // largest id that statement sees (and a condition on a value computed in the statement would cost the planner its
+  // row estimate).
+  let snapshot: SQL = sql`(SELECT coalesce(max(id), 0) FROM observability_events)`;
+  if (query.cursor) {
+    const [t, id, snap] = decodeCursor(query.cursor, 'events', fh, [TS_RE, ID_RE, ID_RE]);
+    where.push(sql`(e.event_time, e.id) < (${t}::timestamptz, ${id}::bigint)`);
+    where.push(sql`e.id <= ${snap}::bigint`);
+    snapshot = sql`${snap}::bigint`;
+  }
+  const doc = await queryDoc<{ snap: string; page: Bounded<EventRow> }>(
+    db,
+    sql`SELECT json_build_object('snap', ${snapshot}::text,
+      'page', ${eventPage(
+        sql`SELECT * FROM observability_events e WHERE ${and(where)}
+          ORDER BY e.event_time DESC NULLS LAST, e.id DESC NULLS LAST LIMIT ${query.limit + 1}`,
+        'DESC',
+      )}) AS j`,
+  );
+  const { items, more } = pageOf(doc.page, query.limit);
+  const last = items[items.length - 1];
+  return {
+    events: items.map((r) => r.e),
+    next_cursor: more && last ? encodeCursor('events', [last.k, last.id, doc.snap], fh) : null,
+    limit: query.limit,
+  };
+}
+
+/** One event, with its prompt as stored (truncated at ingest), its full texts and skills, and its metadata. */
+export async function getEvent(db: Db, id: string) {
+  const doc = await queryDoc<Record<string, unknown> | null>(
+    db,
+    sql`SELECT ${eventJson(true)} AS j FROM observability_events e WHERE e.id = ${id}::bigint`,
+  );
+  if (!doc) throw notFound('No event with this id.');
+  return doc;
+}
+
+/** Distinct values listed in a session's header; `<name>_total` says how many there are. */
+const SESSION_LIST_MAX = 20;
+
+/**
+ * A session's calls in order (oldest first, keyset-paginated) and its totals, with at most 20 devices, agent types,
+ * actors and models and the count of each. 404 when it has no event.
+ */
+export async function getSession(db: Db, sessionId: string, query: SessionQuery) {
+  const fh = filterHash({ session_id: sessionId });
+  const where: SQL[] = [sql`e.session_id = ${sessionId}`];
+  if (query.cursor) {
+    const [t, id] = decodeCursor(query.cursor, 'session', fh, [TS_RE, ID_RE]);
+    where.push(sql`(e.event_time, e.id) > (${t}::timestamptz, ${id}::bigint)`);
+  }
+  const distinctList = (col: 'agent_type' | 'actor_email' | 'model', name: string): SQL =>
+    sql`${lit(name)}, (SELECT coalesce(json_agg(x.v ORDER BY x.v), '[]'::json) FROM (SELECT DISTINCT
+        ${sql.raw(col)} AS v FROM observability_events WHERE session_id = ${sessionId} AND ${sql.raw(col)} IS NOT NULL
+        ORDER BY 1 LIMIT ${SESSION_LIST_MAX}) x),
+      ${lit(`${name}_total`)}, (SELECT count(DISTINCT ${sql.raw(col)})::int FROM observability_events
+        WHERE session_id = ${sessionId})`;
+  const doc = await queryDoc<{
+    session: { calls: number } | null;
+    page: Bounded<EventRow>;
+  }>(
+    db,
+    sql`SELECT json_build_object(
+      'session', (SELECT json_build_object('session_id', ${sessionId}::text, 'calls', count(*)::int,
+          'first_event_at', ${iso(sql`min(e.event_time)`)}, 'last_event_at', ${iso(sql`max(e.event_time)`)},
+          'allowed', (count(*) FILTER (WHERE e.result = 'allowed'))::int,
+          'denied', (count(*) FILTER (WHERE e.result = 'denied'))::int,
+          'errors', (count(*) FILTER (WHERE e.result = 'error'))::int,
+          'tokens_in', coalesce(sum(e.tokens_in), 0)::bigint, 'tokens_out', coalesce(sum(e.tokens_out), 0)::bigint,
+          'duration_ms', coalesce(sum(e.duration_ms), 0)::bigint,
+          'devices', (SELECT coalesce(json_agg(json_build_object('device_id', x.device_id::text,
+              'serial_number', x.serial_number) ORDER BY x.serial_number, x.device_id), '[]'::json)
+            FROM (SELECT device_id, serial_number FROM observability_events WHERE session_id = ${sessionId}
+              GROUP BY 1, 2 ORDER BY 2, 1 LIMIT ${SESSION_LIST_MAX}) x),
+          'devices_total', (SELECT count(DISTINCT device_id)::int FROM observability_events
+            WHERE session_id = ${sessionId}),
+          ${distinctList('agent_type', 'agent_types')}, ${distinctList('actor_email', 'actors')},
+          ${distinctList('model', 'models')})
+        FROM observability_events e WHERE e.session_id = ${sessionId}),
+      'page', ${eventPage(
+        sql`SELECT * FROM observability_events e WHERE ${and(where)} ORDER BY e.event_time, e.id
+          LIMIT ${query.limit + 1}`,
+        'ASC',
+      )}) AS j`,
+  );
+  if (!doc.session || Number(doc.session.calls) === 0) throw notFound('No event carries this session id.');
+  const { items, more } = pageOf(doc.page, query.limit);
+  const last = items[items.length - 1];
+  return {
+    session: doc.session,
+    events: items.map((r) => r.e),
+    next_cursor: more && last ? encodeCursor('session', [last.k, last.id], fh) : null,
+    limit: query.limit,
+  };
+}

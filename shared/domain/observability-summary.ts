@@ -1,0 +1,312 @@
+// Admin observability (issue 4): the summary of the events of a range (totals, breakdowns, top lists, percentiles and
+// a time series), read from the rollups (observability-rollups.ts) wherever the filters allow, else from the events.
+// Figures: `npm run bench:observability` (test/bench/observability.ts), recorded in the README.
+//
+// * The summary's range is widened to whole buckets (hours for bucket=minute and hour, days for day); its actor
+//   section to whole UTC days. The response states both ranges and where each part came from (`source`). The call
+//   rows of the range are summed per call key (~600 rows) and, separately, their histograms per tool; totals, the
+//   breakdowns (one hashed GROUPING SETS pass) and the top lists come from those. Filters on call-key columns stay on
+//   the rollups; filters on device, serial, session, actor, group, skill or free text read the events of the range
+//   (index range scans for device / serial / session / actor; the cost of the others grows with the range). The
+//   series stays on observability_series with no filter or only event type / result filters, on the call rollups
+//   with other call-key filters (not for minutes), else on the events. The actor section stays on rollups when only
+//   actor / group filters are used; with any other filter it is aggregated from the events of the range.
+import { type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { tsParam } from '../db/sql-values.ts';
+import { invalidField } from '../http/validation.ts';
+import type { SummaryQuery } from '../schemas/observability.ts';
+import { type Bounded, boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
+import {
+  ACTOR_ROW_KEYS,
+  and,
+  CALL_KEYS,
+  type DimKey,
+  dimConditions,
+  eventConditions,
+  lit,
+  SERIES_KEYS,
+  usedFilters,
+} from './observability-conditions.ts';
+import { align, DAY, STEP, segments, segmentsWhere } from './observability-ranges.ts';
+import {
+  CALL_KEY,
+  callRowsSql,
+  foldRollups,
+  type Grain,
+  HIST_COLUMNS,
+  histPercentile,
+} from './observability-rollups.ts';
+
+/** Most points of a series (25 hours of minutes). */
+const MAX_POINTS = 1500;
+
+interface SummaryOptions {
+  now?: Date;
+  /** Force the raw path (the benchmark's baseline and the property test's recomputation). */
+  source?: 'auto' | 'raw';
+}
+
+interface TopRow {
+  calls: number;
+  denied: number;
+  errors: number;
+  tokens_in: number;
+  tokens_out: number;
+  duration_sum: number;
+  duration_max: number;
+  hist?: number[] | null;
+  [key: string]: unknown;
+}
+
+const MEASURE_LIST = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'];
+const MEASURES = `${MEASURE_LIST.map((m) => `sum(${m})::bigint AS ${m}`).join(', ')}, max(duration_max) AS duration_max`;
+const HIST_SUMS = HIST_COLUMNS.map((c) => `coalesce(sum(${c}), 0)::bigint AS ${c}`).join(', ');
+const KEY_COLUMNS = CALL_KEY.join(', ');
+const measureJson = (t: string) =>
+  `'calls', ${t}.calls, 'denied', ${t}.denied, 'errors', ${t}.errors, 'tokens_in', ${t}.tokens_in,
+  'tokens_out', ${t}.tokens_out, 'duration_sum', ${t}.duration_sum, 'duration_max', ${t}.duration_max`;
+
+/**
+ * The small breakdowns come from one GROUPING SETS pass over the per-key rows; `gid` tells the sets apart (bit set =
+ * column aggregated away; rightmost column = bit 0).
+ */
+const SET_COLUMNS = ['result', 'event_type', 'mcp_name', 'agent_type', 'model', 'deny_code', 'rule_applied'];
+const SETS = [
+  ['result'],
+  ['event_type'],
+  ['mcp_name'],
+  ['agent_type'],
+  ['model'],
+  ['result', 'deny_code', 'rule_applied'],
+  ['result', 'rule_applied'],
+];
+const gid = (set: readonly string[]) =>
+  SET_COLUMNS.reduce(
+    (mask, col, i) => (set.includes(col) ? mask : mask | (1 << (SET_COLUMNS.length - 1 - i))),
+    0,
+  );
+const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(set)}) AS q`;
+
+/**
+ * A top-N list as a bounded array ({items, available}) of LIST_BYTES at most. `hist` names a relation with the
+ * histogram per the same keys, joined to the N rows.
+ */
+function topSql(rel: string, keys: readonly string[], n: number, extra?: string, hist?: string): SQL {
+  const k = keys.join(', ');
+  const where = [...(extra ? [extra] : []), ...keys.map((key) => `${key} <> ''`)].join(' AND ');
+  const histJson = hist ? `, 'hist', json_build_array(${HIST_COLUMNS.map((c) => `h.${c}`).join(', ')})` : '';
+  const join = hist ? ` JOIN ${hist} h USING (${k})` : '';
+  return boundedArray(
+    sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}${histJson}) AS o,
+        row_number() OVER (ORDER BY t.calls DESC, ${keys.map((x) => `t.${x}`).join(', ')}) AS rn
+      FROM (SELECT ${k}, ${MEASURES} FROM ${rel} WHERE ${where} GROUP BY ${k}
+        ORDER BY calls DESC, ${k} LIMIT ${n}) t${join}`),
+    LIST_BYTES,
+  );
+}
+
+const num = (v: unknown): number => Number(v ?? 0);
+
+function shapeTop(rows: TopRow[], withPercentiles = false) {
+  return rows.map(({ hist, duration_sum, duration_max, ...row }) => {
+    const calls = num(row.calls);
+    const out: Record<string, unknown> = {
+      ...row,
+      calls,
+      denied: num(row.denied),
+      errors: num(row.errors),
+      tokens_in: num(row.tokens_in),
+      tokens_out: num(row.tokens_out),
+      deny_rate: calls ? Number((num(row.denied) / calls).toFixed(4)) : 0,
+      duration_avg_ms: calls ? Math.round(num(duration_sum) / calls) : null,
+      duration_max_ms: num(duration_max),
+    };
+    if (withPercentiles) {
+      const h = (hist ?? []).map(Number);
+      const max = num(duration_max);
+      out.duration_p50_ms = histPercentile(h, 0.5, max);
+      out.duration_p95_ms = histPercentile(h, 0.95, max);
+      out.duration_p99_ms = histPercentile(h, 0.99, max);
+    }
+    return out;
+  });
+}
+
+const TOP_LISTS = ['tools', 'mcps', 'agents', 'actors', 'models', 'deny_codes', 'rules'] as const;
+
+/**
+ * Totals by result and event type, deny rate, top N tools / MCPs / agents / models / deny codes / rules / actors,
+ * tokens per tool / MCP / actor / agent, duration p50 / p95 / p99 per tool and overall, and a time series of calls,
+ * denies, errors and tokens at `bucket`, over `from`..`to` (default the last 24 hours) with the event filters.
+ * The range is widened to whole hours (whole days for bucket=day); the actor section to whole UTC days.
+ */
+export async function observabilitySummary(db: Db, query: SummaryQuery, options: SummaryOptions = {}) {
+  const now = options.now ?? new Date();
+  const toIn = query.to ? new Date(query.to) : now;
+  const fromIn = query.from ? new Date(query.from) : new Date(toIn.getTime() - DAY);
+  const span = toIn.getTime() - fromIn.getTime();
+  const bucket: Grain = query.bucket ?? (span <= 2 * DAY ? 'hour' : 'day');
+  // Totals and top lists come from hourly rows at the finest, so a minute series covers whole hours.
+  const range = align(fromIn, toIn, bucket === 'day' ? 'day' : 'hour');
+  const actorRange = align(fromIn, toIn, 'day');
+  const points = (range.to.getTime() - range.from.getTime()) / STEP[bucket];
+  if (points > MAX_POINTS) {
+    throw invalidField(
+      'query',
+      ['bucket'],
+      `${bucket} buckets over this range (widened to whole ${bucket === 'day' ? 'days' : 'hours'}) make ${points} points; at most ${MAX_POINTS} (choose a larger bucket or a shorter range)`,
+    );
+  }
+  const used = usedFilters(query);
+  const raw = options.source === 'raw';
+  const only = (keys: readonly DimKey[]) => !raw && used.every((k) => keys.includes(k as DimKey));
+  const callRollup = only(CALL_KEYS);
+  const seriesSource: 'series' | 'rollups' | 'events' = only(SERIES_KEYS)
+    ? 'series'
+    : callRollup && bucket !== 'minute'
+      ? 'rollups'
+      : 'events';
+  const actorRollup = only(ACTOR_ROW_KEYS);
+  const F = tsParam(range.from);
+  const T = tsParam(range.to);
+  const events = (r: { from: Date; to: Date }) => sql`(SELECT * FROM observability_events e
+    WHERE e.event_time >= ${tsParam(r.from)} AND e.event_time < ${tsParam(r.to)} AND ${and(eventConditions(query))})`;
+  const callDims = and(dimConditions(query, CALL_KEYS));
+  // Per call key over the range: calls, denied, errors, tokens, duration sum / max and the histogram.
+  // The call rows of the range: the rollup rows of its buckets, or the events aggregated per call key (measures and
+  // histogram). The rollup path reads them twice (measures per key, histograms per tool), cheaper than keeping
+  // thousands of 80-column rows in a CTE; the raw path computes them once (~hundreds of rows) and keeps them.
+  const callWhere = sql`kind = 'call'
+    AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
+    AND ${callDims}`;
+  const callCtes = callRollup
+    ? sql`k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM observability_rollups
+          WHERE ${callWhere} GROUP BY ${sql.raw(KEY_COLUMNS)}),
+        th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)} FROM observability_rollups
+          WHERE ${callWhere} GROUP BY mcp_name, tool)`
+    : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
+        k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
+        th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)} FROM r GROUP BY mcp_name, tool)`;
+  const unit = lit(bucket);
+  const seriesMeasures = sql.raw(
+    'sum(calls)::bigint AS calls, sum(denied)::bigint AS denied, sum(errors)::bigint AS errors, sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out',
+  );
+  const seriesRel =
+    seriesSource === 'series'
+      ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures} FROM observability_series
+          WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${and(dimConditions(query, SERIES_KEYS))}
+          GROUP BY 1`
+      : seriesSource === 'rollups'
+        ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures} FROM observability_rollups
+            WHERE kind = 'call' AND grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${callDims} GROUP BY 1`
+        : sql`SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b, count(*)::bigint AS calls,
+              count(*) FILTER (WHERE e.result = 'denied') AS denied, count(*) FILTER (WHERE e.result = 'error') AS errors,
+              sum(e.tokens_in)::bigint AS tokens_in, sum(e.tokens_out)::bigint AS tokens_out
+            FROM ${events(range)} e GROUP BY 1`;
+  // Actor rows, not yet summed (the top list sums them once).
+  const actorRel = actorRollup
+    ? sql`SELECT actor_email, calls, denied, errors, tokens_in, tokens_out, duration_sum, duration_max
+        FROM observability_rollups WHERE kind = 'actor'
+          AND ${segmentsWhere(segments(actorRange.from.getTime(), actorRange.to.getTime(), 'day'))}
+          AND ${and(dimConditions(query, ACTOR_ROW_KEYS))}`
+    : sql`SELECT coalesce(e.actor_email, '') AS actor_email, count(*)::bigint AS calls,
+          count(*) FILTER (WHERE e.result = 'denied') AS denied, count(*) FILTER (WHERE e.result = 'error') AS errors,
+          sum(e.tokens_in)::bigint AS tokens_in, sum(e.tokens_out)::bigint AS tokens_out,
+          sum(e.duration_ms)::bigint AS duration_sum, max(e.duration_ms) AS duration_max
+        FROM ${events(actorRange)} e GROUP BY 1`;
+  const n = query.top;
+  await foldRollups(db);
+  const doc = await queryDoc<
+    {
+      totals: TopRow | null;
+      by_result: Record<string, number> | null;
+      by_event_type: Record<string, number> | null;
+      series: SeriesRow[] | null;
+    } & Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>
+  >(
+    db,
+    sql`WITH ${callCtes},
+      a AS (${actorRel}),
+      tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m, (SELECT ${sql.raw(HIST_SUMS)} FROM th) h),
+      gs AS MATERIALIZED (SELECT GROUPING(${sql.raw(SET_COLUMNS.join(', '))}) AS gid, ${sql.raw(SET_COLUMNS.join(', '))},
+          ${sql.raw(MEASURES)}
+        FROM k GROUP BY GROUPING SETS (${sql.raw(SETS.map((set) => `(${set.join(', ')})`).join(', '))})),
+      sr AS (${seriesRel})
+    SELECT json_build_object(
+      'totals', (SELECT json_build_object(${sql.raw(measureJson('tot'))},
+          'hist', json_build_array(${sql.raw(HIST_COLUMNS.map((h) => `tot.${h}`).join(', '))})) FROM tot),
+      'tools', ${topSql('k', ['mcp_name', 'tool'], n, undefined, 'th')},
+      'by_result', (SELECT json_object_agg(result, calls) FROM gs WHERE gid = ${gid(['result'])}),
+      'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])}),
+      'mcps', ${topSql(setRel(['mcp_name']), ['mcp_name'], n)},
+      'agents', ${topSql(setRel(['agent_type']), ['agent_type'], n)},
+      'models', ${topSql(setRel(['model']), ['model'], n)},
+      'deny_codes', ${topSql(setRel(['result', 'deny_code', 'rule_applied']), ['deny_code', 'rule_applied'], n, `result = 'denied'`)},
+      'rules', ${topSql(setRel(['result', 'rule_applied']), ['rule_applied'], n, `result = 'denied'`)},
+      'actors', ${topSql('a', ['actor_email'], n)},
+      'series', (SELECT json_agg(json_build_array(extract(epoch FROM s.b)::bigint, s.calls, s.denied, s.errors,
+          s.tokens_in, s.tokens_out) ORDER BY s.b) FROM sr s)) AS j`,
+  );
+  const totals = (doc.totals ?? {}) as TopRow;
+  const calls = num(totals.calls);
+  const hist = (totals.hist ?? []).map(Number);
+  const max = num(totals.duration_max);
+  const top = Object.fromEntries(
+    TOP_LISTS.map((name) => [name, shapeTop(doc[name].items, name === 'tools')]),
+  ) as Record<(typeof TOP_LISTS)[number], Record<string, unknown>[]>;
+  return {
+    range: { from: range.from.toISOString(), to: range.to.toISOString(), bucket },
+    actor_range: { from: actorRange.from.toISOString(), to: actorRange.to.toISOString() },
+    source: {
+      calls: callRollup ? 'rollups' : 'events',
+      series: seriesSource,
+      actors: actorRollup ? 'rollups' : 'events',
+    },
+    filters: Object.fromEntries(used.map((k) => [k, (query as Record<string, unknown>)[k]])),
+    totals: {
+      calls,
+      by_result: { allowed: 0, denied: 0, error: 0, ...mapNumbers(doc.by_result) },
+      by_event_type: { invocation: 0, result: 0, error: 0, ...mapNumbers(doc.by_event_type) },
+      denied: num(totals.denied),
+      errors: num(totals.errors),
+      deny_rate: calls ? Number((num(totals.denied) / calls).toFixed(4)) : 0,
+      error_rate: calls ? Number((num(totals.errors) / calls).toFixed(4)) : 0,
+      tokens_in: num(totals.tokens_in),
+      tokens_out: num(totals.tokens_out),
+      duration_avg_ms: calls ? Math.round(num(totals.duration_sum) / calls) : null,
+      duration_p50_ms: histPercentile(hist, 0.5, max),
+      duration_p95_ms: histPercentile(hist, 0.95, max),
+      duration_p99_ms: histPercentile(hist, 0.99, max),
+      duration_max_ms: max,
+    },
+    top,
+    // Top lists the byte bound (LIST_BYTES each) cut below `top` entries: only with very long names.
+    top_truncated: TOP_LISTS.filter((name) => doc[name].items.length < doc[name].available),
+    series: seriesPoints(doc.series, range, STEP[bucket]),
+  };
+}
+
+/** A non-empty bucket as the database returns it: [start in epoch seconds, calls, denied, errors, tokens in, out]. */
+type SeriesRow = [number, number, number, number, number, number];
+
+/** Every bucket of the range, in order, zero where the database returned none (cheaper than 1,500 JSON objects). */
+function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date }, step: number) {
+  const at = new Map((rows ?? []).map((r) => [Number(r[0]) * 1000, r]));
+  const points = [];
+  for (let b = range.from.getTime(); b < range.to.getTime(); b += step) {
+    const r = at.get(b);
+    points.push({
+      bucket: new Date(b).toISOString().replace('.000Z', 'Z'),
+      calls: num(r?.[1]),
+      denied: num(r?.[2]),
+      errors: num(r?.[3]),
+      tokens_in: num(r?.[4]),
+      tokens_out: num(r?.[5]),
+    });
+  }
+  return points;
+}
+
+const mapNumbers = (o: Record<string, unknown> | null): Record<string, number> =>
+  Object.fromEntries(Object.entries(o ?? {}).map(([k, v]) => [k, num(v)]));
