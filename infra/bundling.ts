@@ -154,10 +154,11 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
 
 /**
  * For the functions none of whose route rows takes a bearer token (public and device-signed routes): the token
- * authenticators (jose, the OIDC verifier), which shared/http/handler.ts loads with `import()` only for such rows.
+ * authenticators (jose, the OIDC verifier), which shared/http/middleware/bearer-auth.ts loads with `import()` only
+ * for such rows.
  */
 export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
-  importer: 'shared/http/handler.ts',
+  importer: 'shared/http/middleware/bearer-auth.ts',
   module: 'shared/auth/authenticate.ts',
   stub: 'infra/bundle/no-token-authenticator.ts',
 };
@@ -335,7 +336,7 @@ export interface SplitBuild {
  * local drivers left out, the aliases above, and code splitting: every `import()` becomes a chunk of its own that
  * loads when that import first runs. The handler's static imports (its route, middy, its domain code) load with the
  * function; the runtime (config, Secrets Manager, the Data API client) and the authenticators load at the first
- * invocation, where shared/http/handler.ts imports them.
+ * invocation, where the middlewares (shared/http/middleware/) import them.
  */
 export function esbuildOptions(choices: BundlingChoices, projectRoot: string): SplitBuild {
   const external: string[] = choices.includePostgresDriver

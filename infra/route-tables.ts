@@ -144,7 +144,7 @@ export function writeRouteTableModule(handler: string, entry: string, dir: strin
   return file;
 }
 
-/** The rows shared/http/handler.ts authenticates with a bearer token (shared/auth/authenticate.ts, loaded then). */
+/** The rows shared/http/middleware/bearer-auth.ts authenticates with a bearer token (shared/auth/authenticate.ts, loaded then). */
 const BEARER_TOKEN_AUTH: ReadonlySet<AuthKind> = new Set<AuthKind>(['user', 'admin', 'device+user']);
 
 /**

@@ -1,6 +1,6 @@
 // npm run db:functions -- <name>: writes migrations/NNNN_<name>.sql redefining the SQL functions whose TypeScript
-// source changed since the newest migration that defines them (shared/db/function-migrations.ts).
-import { writeFunctionMigration } from '#shared/db/function-migrations.ts';
+// source changed since the newest migration that defines them (scripts/function-migrations.ts).
+import { writeFunctionMigration } from './function-migrations.ts';
 
 const name = process.argv[2];
 if (!name) {

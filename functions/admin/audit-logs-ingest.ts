@@ -5,5 +5,5 @@ import { created } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.ingestAuditLogs, async ({ body }, { db, principal, sourceIp }) =>
-  created(await ingestLogshipperRecords(db, body, actorOf(principal!, sourceIp))),
+  created(await ingestLogshipperRecords(db, body, actorOf(principal, sourceIp))),
 );

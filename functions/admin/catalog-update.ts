@@ -8,5 +8,5 @@ import { routes } from '#shared/routes.ts';
 export const handler = httpHandler(
   routes.updateCatalogEntry,
   async ({ params, body }, { db, principal, sourceIp }) =>
-    flat(await updateCatalogEntry(db, params.id, body, actorOf(principal!, sourceIp))),
+    flat(await updateCatalogEntry(db, params.id, body, actorOf(principal, sourceIp))),
 );

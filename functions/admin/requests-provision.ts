@@ -7,6 +7,6 @@ import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.retryProvisioning, async ({ params }, ctx) => {
   const provider = providerFor(ctx.runtime.database, ctx.config);
-  const row = await retryProvisioning(ctx.db, provider, params.id, ctx.principal!, ctx.sourceIp);
+  const row = await retryProvisioning(ctx.db, provider, params.id, ctx.principal, ctx.sourceIp);
   return ok(await viewOf(ctx.db, row, ctx.config));
 });

@@ -8,8 +8,8 @@ export const handler = httpHandler(
   async ({ params }, { db, principal, sourceIp }) =>
     ok(
       await clearSigninLockout(db, params.id, {
-        id: principal!.subject,
-        email: principal!.email,
+        id: principal.subject,
+        email: principal.email,
         ipAddress: sourceIp,
       }),
     ),

@@ -1,4 +1,4 @@
-import { startCliSignin } from '#shared/auth/cli-signin.ts';
+import { startCliSignin } from '#shared/domain/cli-signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { redirect } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

@@ -1,4 +1,4 @@
-import { exchangeCliCode } from '#shared/auth/cli-signin.ts';
+import { exchangeCliCode } from '#shared/domain/cli-signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { flat } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

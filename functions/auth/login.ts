@@ -1,4 +1,4 @@
-import { loginWithPassword } from '#shared/auth/login.ts';
+import { loginWithPassword } from '#shared/domain/sign-in.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';

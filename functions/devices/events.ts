@@ -1,23 +1,22 @@
-import { deviceAuthenticator } from '#shared/device/authenticate.ts';
-import { batchSizePrecheck, ingestEvents } from '#shared/domain/events.ts';
+import { checkBatchSize, ingestEvents } from '#shared/domain/events.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { deviceSignature } from '#shared/http/middleware/device-signature.ts';
+import type { Precheck } from '#shared/http/middleware/validate.ts';
 import { flat } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
+/** 1001 events with a bad one are 413, not 400: the bound is checked before every event is validated. */
+const batchBound: Precheck = ({ context }) => {
+  const events = (context.parsedBody as { events?: unknown } | undefined)?.events;
+  if (Array.isArray(events) && context.config) checkBatchSize(context.config, events);
+};
+
 export const handler = httpHandler(
   routes.ingestEvents,
-  async ({ body }, { db, config, device, sourceIp }) => {
-    const result = await ingestEvents(
-      db,
-      config,
-      device as NonNullable<typeof device>,
-      body.events,
-      sourceIp,
-    );
-    return flat({ success: true, ...result });
-  },
+  async ({ body }, { db, config, device, sourceIp }) =>
+    flat({ success: true, ...(await ingestEvents(db, config, device, body.events, sourceIp)) }),
   {
-    deviceAuth: deviceAuthenticator({ signatureInBody: false, enrollment: 'in-write' }),
-    precheck: batchSizePrecheck,
+    deviceAuth: deviceSignature({ signatureInBody: false, enrollment: 'in-write' }),
+    prechecks: [batchBound],
   },
 );

@@ -3,6 +3,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
-export const handler = httpHandler(routes.obsListMcps, async ({ query }, { db }) =>
-  ok(await listMcps(db, query)),
+export const handler = httpHandler(routes.obsListMcps, async ({ query }, { db, config }) =>
+  ok(await listMcps(db, config, query)),
 );

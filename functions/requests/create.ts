@@ -8,7 +8,7 @@ export const handler = httpHandler(routes.createRequest, async ({ body }, ctx) =
     ctx.db,
     ctx.config,
     body,
-    ctx.principal!,
+    ctx.principal,
     ctx.sourceIp,
     idempotencyKeyOf(ctx.headers),
   );

@@ -16,7 +16,7 @@ export const handler = httpHandler(routes.queryRequest, async ({ params, body },
       limits,
       params.id,
       body.sql,
-      ctx.principal!,
+      ctx.principal,
       ctx.sourceIp,
     ),
   });

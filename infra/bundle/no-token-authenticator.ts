@@ -1,4 +1,4 @@
-// Stands in for shared/auth/authenticate.ts where shared/http/handler.ts loads it with `import()` (a plugin of
+// Stands in for shared/auth/authenticate.ts where shared/http/middleware/bearer-auth.ts loads it with `import()` (a plugin of
 // infra/bundle/split.ts), in the bundles of functions none of whose route rows takes a bearer token (public and
 // device-signed routes, see infra/route-tables.ts): the handler loads the authenticators only for such rows, but
 // code splitting would still ship them (jose and the OIDC verifier, ~30 KB). Reaching this is a bundling mistake,

@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config/schema.ts';
-import { unauthorized } from '../http/errors.ts';
-import type { ServiceTokenKey } from '../http/route.ts';
+import { unauthenticated } from '../errors.ts';
+/** Config keys holding a service's bearer token (RouteSpec.serviceToken: the routes that take it). */
+export type ServiceTokenKey = 'audit.ingest_token';
+
 import { verifyIdpToken } from './idp-tokens.ts';
 import { rolesFrom, verifyLocalToken } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
@@ -72,7 +74,7 @@ export async function authenticate(
     if (!token) return BYPASS_PRINCIPAL;
     const claims = unverifiedClaims(token);
     if (!claims || typeof claims.sub !== 'string')
-      throw unauthorized('The bearer token is not a JWT.', 'invalid_token');
+      throw unauthenticated('The bearer token is not a JWT.', 'invalid_token');
     return {
       subject: claims.sub,
       email: typeof claims.email === 'string' ? claims.email : '',
@@ -81,7 +83,7 @@ export async function authenticate(
       tokenUse: claims.token_use === 'cli' ? 'cli' : 'session',
     };
   }
-  if (!token) throw unauthorized();
+  if (!token) throw unauthenticated();
   if (config.auth.jwt_secret.length >= 32) {
     try {
       return await verifyLocalToken(config, token);
@@ -98,6 +100,6 @@ export async function authenticate(
 
 function tokenError(err: unknown) {
   const text = `${(err as { code?: string }).code ?? ''} ${(err as Error).message ?? ''}`;
-  if (/expired/i.test(text)) return unauthorized('The token has expired; sign in again.', 'token_expired');
-  return unauthorized('The bearer token is not valid for this service.', 'invalid_token');
+  if (/expired/i.test(text)) return unauthenticated('The token has expired; sign in again.', 'token_expired');
+  return unauthenticated('The bearer token is not valid for this service.', 'invalid_token');
 }

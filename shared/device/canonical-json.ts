@@ -11,10 +11,12 @@
  * JavaScript values that are not JSON are treated as `JSON.stringify` treats them, so that canonicalize(x) is
  * always JSON.parse-able text equal in meaning to JSON.stringify(x): members whose value is `undefined`, a function
  * or a symbol are omitted (in arrays they become `null`), `toJSON()` is honoured (Date → ISO string), boxed
- * primitives are unboxed. A BigInt, a cycle or a top-level value with no JSON form is an error.
+ * primitives are unboxed. A BigInt, a cycle or a top-level value with no JSON form is an error, and so is nesting
+ * deeper than MAX_CANONICAL_DEPTH (RFC 8259 section 9 lets an implementation bound it): the serializer recurses, and
+ * the value is a request body before anything has checked it, so past the bound it is a refusal, not a stack overflow.
  */
 
-/** Thrown for input that has no RFC 8785 form (NaN, Infinity, lone surrogates, BigInt, cycles). */
+/** Thrown for input that has no RFC 8785 form (NaN, Infinity, lone surrogates, BigInt, cycles, nesting too deep). */
 export class CanonicalizationError extends TypeError {
   override name = 'CanonicalizationError';
 }
@@ -68,6 +70,9 @@ function serializeNumber(n: number): string {
   return String(n);
 }
 
+/** Arrays and objects nested deeper than this have no canonical form here. */
+export const MAX_CANONICAL_DEPTH = 1000;
+
 /** Code-unit order, which is what JavaScript's relational operators on strings implement. */
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -103,6 +108,9 @@ function serialize(value: unknown, stack: object[]): string {
       throw new CanonicalizationError(`JCS: a ${typeof value} has no JSON form.`);
   }
   if (stack.includes(value)) throw new CanonicalizationError('JCS: the value contains a cycle.');
+  if (stack.length >= MAX_CANONICAL_DEPTH) {
+    throw new CanonicalizationError(`JCS: the value nests deeper than ${MAX_CANONICAL_DEPTH} levels.`);
+  }
   stack.push(value);
   try {
     if (Array.isArray(value)) {

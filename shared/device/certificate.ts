@@ -1,4 +1,5 @@
 import { createHash, type KeyObject, X509Certificate } from 'node:crypto';
+import { ServiceError } from '../errors.ts';
 
 /**
  * Device certificates (device-protocol.md, "Keys and certificates"): a self-signed X.509 certificate in PEM over an
@@ -14,15 +15,13 @@ export type DeviceAuthErrorCode =
   | 'unknown_device';
 
 /** A refused device request: `code` is the wire error code, `status` its HTTP status. */
-export class DeviceAuthError extends Error {
+/** A refused device credential: an unsupported key type is invalid input, anything else proves nothing (401). */
+export class DeviceAuthError extends ServiceError {
   override name = 'DeviceAuthError';
-  readonly code: DeviceAuthErrorCode;
-  readonly status: 400 | 401;
+  declare readonly code: DeviceAuthErrorCode;
 
   constructor(code: DeviceAuthErrorCode, message: string) {
-    super(message);
-    this.code = code;
-    this.status = code === 'unsupported_key' ? 400 : 401;
+    super(code === 'unsupported_key' ? 'invalid' : 'unauthenticated', code, message);
   }
 }
 

@@ -3,7 +3,7 @@
 import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { catalogEntries } from '../db/schema.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import type {
   CatalogEntryView,
   CreateCatalogBody,

@@ -5,9 +5,9 @@ import type { Db } from '../db/database.ts';
 import { sqlState } from '../db/errors.ts';
 import { queryRows } from '../db/query.ts';
 import { textParam, tsParam, uuidParam } from '../db/sql-values.ts';
-import { replayedRequest } from '../device/authenticate.ts';
-import { HttpError, unauthorized } from '../http/errors.ts';
-import type { VerifiedDeviceRequest } from '../http/handler.ts';
+import type { VerifiedDeviceRequest } from '../device/enrollment.ts';
+import { replayedRequest } from '../device/enrollment.ts';
+import { forbidden, unauthenticated } from '../errors.ts';
 import { auditInsertSql } from './audit.ts';
 
 export interface RegisterInput {
@@ -26,11 +26,10 @@ export interface RegisterOptions {
 }
 
 export const enrollmentDisabled = () =>
-  new HttpError(
-    403,
-    'enrollment_disabled',
+  forbidden(
     'New devices cannot register: CLI sign-in is disabled because the service has no dashboard URL. Set ' +
       '--dashboard-url / SVC_DASHBOARD_URL (dashboard_url in the config file); enrolled devices keep reporting.',
+    'enrollment_disabled',
   );
 
 export interface RegisterResult {
@@ -119,7 +118,7 @@ async function registerOnce(
   const sameHardware = found.find((d) => d.serial_number === input.serialNumber && d.brand === input.brand);
   // A retired certificate never comes back: not for its device, and not under other hardware either.
   if (!sameCert && replaced) {
-    throw unauthorized(
+    throw unauthenticated(
       'This certificate was replaced by a newer one and cannot be used again.',
       'invalid_certificate',
     );

@@ -3,9 +3,13 @@ import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { textParam, tsParam } from '../db/sql-values.ts';
-import { enrolledDeviceSql, replayedRequest, unknownDevice } from '../device/authenticate.ts';
-import { payloadTooLarge } from '../http/errors.ts';
-import type { Precheck, VerifiedDeviceRequest } from '../http/handler.ts';
+import {
+  enrolledDeviceSql,
+  replayedRequest,
+  unknownDevice,
+  type VerifiedDeviceRequest,
+} from '../device/enrollment.ts';
+import { tooLarge } from '../errors.ts';
 import { EVENT_TEXT_MAX, type ObservabilityEventInput } from '../schemas/devices.ts';
 import { signatureInsertSql } from './devices.ts';
 
@@ -25,21 +29,12 @@ export function truncateText(
 /** 1..events.max_batch events per batch: more is 413 batch_too_large (the 1 MiB bound is the route's maxBody). */
 export function checkBatchSize(config: Config, events: readonly unknown[]): void {
   if (events.length > config.events.max_batch) {
-    throw payloadTooLarge(
+    throw tooLarge(
       'batch_too_large',
       `A batch holds at most ${config.events.max_batch} events; this one has ${events.length}. Split it.`,
     );
   }
 }
-
-/**
- * The batch bound as a precheck of the events route: the handler stack runs it on the parsed body after the
- * signature and before validating every event, so that 1001 events with a bad one are 413, not 400.
- */
-export const batchSizePrecheck: Precheck = (ctx, rawBody) => {
-  const events = (rawBody as { events?: unknown } | undefined)?.events;
-  if (Array.isArray(events)) checkBatchSize(ctx.config, events);
-};
 
 /** Name of the SQL function that runs the ingest statement (migrations: the newest that defines it). */
 export const INGEST_FUNCTION = 'ingest_events';
@@ -60,7 +55,7 @@ export const INGEST_FUNCTION = 'ingest_events';
  * many events were stored.
  *
  * The migration that installs it is generated from this text (`npm run db:functions -- <name>`), and a unit test
- * fails while the newest such migration differs from it (shared/db/function-migrations.ts).
+ * fails while the newest such migration differs from it (scripts/function-migrations.ts).
  */
 export function ingestFunctionSql(): SQL {
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;

@@ -7,7 +7,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { tsParam, uuidParam } from '../db/sql-values.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import type {
   FleetChangesQuery,
   ListAgentsQuery,
@@ -24,6 +24,7 @@ import {
 } from './observability-bounds.ts';
 import {
   ANY_RE,
+  cursorKey,
   decodeCursor,
   encodeCursor,
   filterHash,
@@ -90,7 +91,10 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
         : sql`coalesce(d.last_seen_at, 'epoch'::timestamptz)`;
   const keyText = field === 'serial' ? sql`d.serial_number` : isoUs(key);
   if (query.cursor) {
-    const [k, id] = decodeCursor(query.cursor, 'devices', fh, [field === 'serial' ? ANY_RE : TS_RE, UUID_RE]);
+    const [k, id] = decodeCursor(cursorKey(config), query.cursor, 'devices', fh, [
+      field === 'serial' ? ANY_RE : TS_RE,
+      UUID_RE,
+    ]);
     const ck = field === 'serial' ? sql`${k}::text` : sql`${k}::timestamptz`;
     where.push(
       desc ? sql`(${key}, d.id) < (${ck}, ${id}::uuid)` : sql`(${key}, d.id) > (${ck}, ${id}::uuid)`,
@@ -107,7 +111,9 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
       PAGE_BYTES,
     )} AS j`,
   );
-  const page = paginate(rows, query.limit, (r) => encodeCursor('devices', [r.k, r.id], fh));
+  const page = paginate(rows, query.limit, (r) =>
+    encodeCursor(cursorKey(config), 'devices', [r.k, r.id], fh),
+  );
   return {
     devices: page.items.map((r) => r.j),
     next_cursor: page.next,
@@ -210,14 +216,19 @@ function callsCte(dim: 'agent_type' | 'mcp_name', from: Date, to: Date): SQL {
 }
 
 /** One row per agent type: devices, MCP counts (enabled / disabled), transports, first / last seen, calls. */
-export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date()) {
+export async function listAgents(
+  db: Db,
+  config: Pick<Config, 'auth'>,
+  query: ListAgentsQuery,
+  now = new Date(),
+) {
   const fh = filterHash(query);
   const w = callWindow(query, now);
   const having: SQL[] = [];
   if (query.updated_since) having.push(sql`max(a.last_seen_at) >= ${query.updated_since}::timestamptz`);
   const where: SQL[] = [sql`a.removed_at IS NULL`];
   if (query.cursor) {
-    const [name] = decodeCursor(query.cursor, 'agents', fh, [ANY_RE]);
+    const [name] = decodeCursor(cursorKey(config), query.cursor, 'agents', fh, [ANY_RE]);
     where.push(sql`a.agent_type > ${name}`);
   }
   await foldRollups(db);
@@ -247,7 +258,9 @@ export async function listAgents(db: Db, query: ListAgentsQuery, now = new Date(
       PAGE_BYTES,
     )} AS j`,
   );
-  const page = paginate(rows, query.limit, (r) => encodeCursor('agents', [r.agent_type], fh));
+  const page = paginate(rows, query.limit, (r) =>
+    encodeCursor(cursorKey(config), 'agents', [r.agent_type], fh),
+  );
   return {
     agents: page.items,
     next_cursor: page.next,
@@ -266,7 +279,7 @@ const MCP_AGENT_TYPES_MAX = 20;
  * in the window but configured on no device) and `configured_never_called` (configured, no call in the window),
  * each at most 100 names and 64 KiB (`*_total` counts them all).
  */
-export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
+export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: ListMcpsQuery, now = new Date()) {
   const fh = filterHash(query);
   const w = callWindow(query, now);
   const where: SQL[] = [sql`m.removed_at IS NULL`];
@@ -274,7 +287,7 @@ export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
   if (query.transport) where.push(sql`m.transport = ${query.transport}`);
   const pageWhere: SQL[] = [];
   if (query.cursor) {
-    const [name] = decodeCursor(query.cursor, 'mcps', fh, [ANY_RE]);
+    const [name] = decodeCursor(cursorKey(config), query.cursor, 'mcps', fh, [ANY_RE]);
     pageWhere.push(sql`m.name > ${name}`);
   }
   const having = query.updated_since
@@ -333,7 +346,7 @@ export async function listMcps(db: Db, query: ListMcpsQuery, now = new Date()) {
       )},
       'unused_total', (SELECT count(*) FROM unused)::int) AS j`,
   );
-  const page = paginate(doc.mcps, query.limit, (r) => encodeCursor('mcps', [r.name], fh));
+  const page = paginate(doc.mcps, query.limit, (r) => encodeCursor(cursorKey(config), 'mcps', [r.name], fh));
   return {
     mcps: page.items,
     next_cursor: page.next,
@@ -385,7 +398,7 @@ export async function fleetSummary(db: Db, config: Config, now = new Date()) {
 }
 
 /** The inventory change feed, newest first, keyset-paginated on (at, id). */
-export async function fleetChanges(db: Db, query: FleetChangesQuery) {
+export async function fleetChanges(db: Db, config: Pick<Config, 'auth'>, query: FleetChangesQuery) {
   const fh = filterHash(query);
   const where: SQL[] = [];
   if (query.device_id) where.push(sql`c.device_id = ${uuidParam(query.device_id)}`);
@@ -394,7 +407,7 @@ export async function fleetChanges(db: Db, query: FleetChangesQuery) {
   if (query.mcp) where.push(sql`c.mcp_name = ${query.mcp}`);
   if (query.since) where.push(sql`c.at >= ${query.since}::timestamptz`);
   if (query.cursor) {
-    const [at, id] = decodeCursor(query.cursor, 'changes', fh, [TS_RE, ID_RE]);
+    const [at, id] = decodeCursor(cursorKey(config), query.cursor, 'changes', fh, [TS_RE, ID_RE]);
     where.push(sql`(c.at, c.id) < (${at}::timestamptz, ${id}::bigint)`);
   }
   const rows = await queryDoc<Bounded<{ id: string; k: string }>>(
@@ -409,7 +422,9 @@ export async function fleetChanges(db: Db, query: FleetChangesQuery) {
       PAGE_BYTES,
     )} AS j`,
   );
-  const page = paginate(rows, query.limit, (r) => encodeCursor('changes', [r.k, r.id], fh));
+  const page = paginate(rows, query.limit, (r) =>
+    encodeCursor(cursorKey(config), 'changes', [r.k, r.id], fh),
+  );
   return {
     changes: page.items.map(({ k: _k, ...rest }) => rest),
     next_cursor: page.next,

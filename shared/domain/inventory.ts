@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { jsonParam, textParam, tsParam } from '../db/sql-values.ts';
-import { enrolledDeviceSql, replayedRequest, unknownDevice } from '../device/authenticate.ts';
-import type { VerifiedDeviceRequest } from '../http/handler.ts';
+import type { VerifiedDeviceRequest } from '../device/enrollment.ts';
+import { enrolledDeviceSql, replayedRequest, unknownDevice } from '../device/enrollment.ts';
 import type { InventoryBody } from '../schemas/devices.ts';
 import { signatureInsert } from './devices.ts';
 

@@ -1,12 +1,35 @@
 // Opaque keyset cursors of the admin observability lists: base64url of JSON {k: list, v: position, f: filter hash,
-// c: checksum}. The position is the sort key of the last row returned plus its unique id, so a page never depends on
-// an offset and a deleted row does not break the walk. A cursor that does not decode, whose checksum is wrong
-// (tampered), or that was issued for another list or other filters is 400 validation_failed naming `cursor`.
-import { createHash } from 'node:crypto';
+// c: HMAC}. The position is the sort key of the last row returned plus its unique id, so a page never depends on an
+// offset and a deleted row does not break the walk. `c` is an HMAC-SHA256 of the rest under a key derived from the
+// deployment's auth.jwt_secret, so a client cannot make up a position; every function of one deployment shares it.
+// A cursor that does not decode, whose HMAC is wrong (tampered, or from another deployment), or that was issued for
+// another list or other filters is 400 validation_failed naming `cursor`.
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
-import { invalidField } from '../http/validation.ts';
+import type { Config } from '../config/schema.ts';
+import { invalidField } from '../errors.ts';
 
 const digest = (text: string, n: number) => createHash('sha256').update(text).digest('base64url').slice(0, n);
+
+// Without a secret (auth.provider = "idp" and no CLI sign-in, which only a local setup runs), the key is this
+// process's own: its cursors are valid as long as it runs.
+const PROCESS_KEY = randomBytes(32);
+const keys = new Map<string, Buffer>();
+
+/** The cursors' HMAC key of a deployment, derived (HKDF-SHA256) from auth.jwt_secret, never the secret itself. */
+export function cursorKey(config: Pick<Config, 'auth'>): Buffer {
+  const secret = config.auth.jwt_secret;
+  if (!secret) return PROCESS_KEY;
+  let key = keys.get(secret);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, 'acp', 'observability-cursor', 32));
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+const mac = (key: Buffer, body: unknown) =>
+  createHmac('sha256', key).update(JSON.stringify(body)).digest('base64url').slice(0, 22);
 
 /** A stable hash of the filters a cursor belongs to (the cursor and limit themselves excluded). */
 export function filterHash(filters: Record<string, unknown>): string {
@@ -16,10 +39,14 @@ export function filterHash(filters: Record<string, unknown>): string {
   return digest(JSON.stringify(entries), 10);
 }
 
-export function encodeCursor(list: string, position: readonly string[], filters: string): string {
+export function encodeCursor(
+  key: Buffer,
+  list: string,
+  position: readonly string[],
+  filters: string,
+): string {
   const body = { k: list, v: position, f: filters };
-  const c = digest(`acp-cursor:${JSON.stringify(body)}`, 12);
-  return Buffer.from(JSON.stringify({ ...body, c }), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify({ ...body, c: mac(key, body) }), 'utf8').toString('base64url');
 }
 
 const invalid = () =>
@@ -31,6 +58,7 @@ const invalid = () =>
 
 /** The position of a cursor; `shape` checks each element (regexes of the sort key and the id). */
 export function decodeCursor(
+  key: Buffer,
   cursor: string,
   list: string,
   filters: string,
@@ -47,8 +75,9 @@ export function decodeCursor(
   const v = p.v as unknown[];
   if (v.length !== shape.length || !v.every((x, i) => typeof x === 'string' && shape[i]?.test(x)))
     throw invalid();
-  const expected = digest(`acp-cursor:${JSON.stringify({ k: p.k, v, f: p.f })}`, 12);
-  if (p.c !== expected) throw invalid();
+  const expected = Buffer.from(mac(key, { k: p.k, v, f: p.f }));
+  const given = Buffer.from(typeof p.c === 'string' ? p.c : '');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
   return v as string[];
 }
 

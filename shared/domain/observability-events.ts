@@ -13,8 +13,9 @@
 //   scans, which the time index already serves. Monthly partitions become worth it with a retention policy.
 // * Response size: observability-bounds.ts (rows and bytes per page, shortened text in list views, 64 KB rows).
 import { type SQL, sql } from 'drizzle-orm';
+import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import type { ListEventsQuery, SessionQuery } from '../schemas/observability.ts';
 import {
   type Bounded,
@@ -27,7 +28,16 @@ import {
   TEXT_PREVIEW_CHARS,
 } from './observability-bounds.ts';
 import { and, eventConditions, lit } from './observability-conditions.ts';
-import { decodeCursor, encodeCursor, filterHash, ID_RE, iso, isoUs, TS_RE } from './observability-cursor.ts';
+import {
+  cursorKey,
+  decodeCursor,
+  encodeCursor,
+  filterHash,
+  ID_RE,
+  iso,
+  isoUs,
+  TS_RE,
+} from './observability-cursor.ts';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 
@@ -79,7 +89,7 @@ const eventPage = (rows: SQL, order: 'ASC' | 'DESC'): SQL =>
   );
 
 /** Events newest first, filtered, keyset-paginated on (event_time, id) with a snapshot of the newest id. */
-export async function listEvents(db: Db, query: ListEventsQuery) {
+export async function listEvents(db: Db, config: Pick<Config, 'auth'>, query: ListEventsQuery) {
   const fh = filterHash(query);
   const where = eventConditions(query);
   if (query.from) where.push(sql`e.event_time >= ${query.from}::timestamptz`);
@@ -90,7 +100,7 @@ export async function listEvents(db: Db, query: ListEventsQuery) {
   // row estimate).
   let snapshot: SQL = sql`(SELECT coalesce(max(id), 0) FROM observability_events)`;
   if (query.cursor) {
-    const [t, id, snap] = decodeCursor(query.cursor, 'events', fh, [TS_RE, ID_RE, ID_RE]);
+    const [t, id, snap] = decodeCursor(cursorKey(config), query.cursor, 'events', fh, [TS_RE, ID_RE, ID_RE]);
     where.push(sql`(e.event_time, e.id) < (${t}::timestamptz, ${id}::bigint)`);
     where.push(sql`e.id <= ${snap}::bigint`);
     snapshot = sql`${snap}::bigint`;
@@ -108,7 +118,8 @@ export async function listEvents(db: Db, query: ListEventsQuery) {
   const last = items[items.length - 1];
   return {
     events: items.map((r) => r.e),
-    next_cursor: more && last ? encodeCursor('events', [last.k, last.id, doc.snap], fh) : null,
+    next_cursor:
+      more && last ? encodeCursor(cursorKey(config), 'events', [last.k, last.id, doc.snap], fh) : null,
     limit: query.limit,
   };
 }
@@ -130,11 +141,16 @@ const SESSION_LIST_MAX = 20;
  * A session's calls in order (oldest first, keyset-paginated) and its totals, with at most 20 devices, agent types,
  * actors and models and the count of each. 404 when it has no event.
  */
-export async function getSession(db: Db, sessionId: string, query: SessionQuery) {
+export async function getSession(
+  db: Db,
+  config: Pick<Config, 'auth'>,
+  sessionId: string,
+  query: SessionQuery,
+) {
   const fh = filterHash({ session_id: sessionId });
   const where: SQL[] = [sql`e.session_id = ${sessionId}`];
   if (query.cursor) {
-    const [t, id] = decodeCursor(query.cursor, 'session', fh, [TS_RE, ID_RE]);
+    const [t, id] = decodeCursor(cursorKey(config), query.cursor, 'session', fh, [TS_RE, ID_RE]);
     where.push(sql`(e.event_time, e.id) > (${t}::timestamptz, ${id}::bigint)`);
   }
   const distinctList = (col: 'agent_type' | 'actor_email' | 'model', name: string): SQL =>
@@ -177,7 +193,7 @@ export async function getSession(db: Db, sessionId: string, query: SessionQuery)
   return {
     session: doc.session,
     events: items.map((r) => r.e),
-    next_cursor: more && last ? encodeCursor('session', [last.k, last.id], fh) : null,
+    next_cursor: more && last ? encodeCursor(cursorKey(config), 'session', [last.k, last.id], fh) : null,
     limit: query.limit,
   };
 }

@@ -288,7 +288,7 @@ const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, resu
  * observability/fold keeps the backlog, and so the cost of that first step, small. Folding many batches at once
  * upserts each rollup row once per fold instead of once per batch.
  *
- * Generated into a migration like ingest_events (shared/db/function-migrations.ts).
+ * Generated into a migration like ingest_events (scripts/function-migrations.ts).
  */
 export function foldFunctionSql(): SQL {
   const ins = sql`ins`;

@@ -14,7 +14,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { tsParam } from '../db/sql-values.ts';
-import { invalidField } from '../http/validation.ts';
+import { invalidField } from '../errors.ts';
 import type { SummaryQuery } from '../schemas/observability.ts';
 import { type Bounded, boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
 import {

@@ -6,7 +6,7 @@
 // database. The other layers (the request's role, its search_path, the read-only transaction, the extended protocol,
 // the statement timeout, the result caps) hold even when this one is bypassed; each is tested on its own.
 import { loadModule, parseSync } from 'libpg-query';
-import { badRequest } from '../http/errors.ts';
+import { invalid } from '../errors.ts';
 
 /** Node types a statement may contain. Everything else (DML, DDL, utility statements, table functions…) is refused. */
 const ALLOWED_NODES = new Set([
@@ -211,7 +211,7 @@ export function loadSqlParser(): Promise<void> {
   return loaded;
 }
 
-const refuse = (reason: string) => badRequest('sql_refused', `The statement was refused: ${reason}.`);
+const refuse = (reason: string) => invalid('sql_refused', `The statement was refused: ${reason}.`);
 
 type NodeObject = Record<string, unknown>;
 const isObject = (v: unknown): v is NodeObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -409,7 +409,7 @@ export function checkStatement(text: string, ctx: GuardContext): CheckedStatemen
   try {
     parsed = parseSync(text) as typeof parsed;
   } catch (err) {
-    throw badRequest('sql_syntax_error', `The statement does not parse: ${(err as Error).message}.`);
+    throw invalid('sql_syntax_error', `The statement does not parse: ${(err as Error).message}.`);
   }
   const stmts = parsed.stmts ?? [];
   if (stmts.length !== 1) throw refuse(stmts.length === 0 ? 'it is empty' : 'send one statement at a time');

@@ -17,7 +17,7 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Database, Db } from '../db/database.ts';
 import { requests } from '../db/schema.ts';
 import { jsonParam, uuidParam } from '../db/sql-values.ts';
-import { badRequest, conflict, HttpError, notFound } from '../http/errors.ts';
+import { conflict, invalid, notFound, ServiceError } from '../errors.ts';
 import type { Scope, UsageAction } from '../schemas/requests.ts';
 import { rawExecutor } from './environments/builtin/drivers.ts';
 import { isRowTooLarge } from './environments/builtin/results.ts';
@@ -135,24 +135,24 @@ const causes = (err: unknown): unknown[] => {
   return out;
 };
 
-function queryError(err: unknown): HttpError {
-  if (err instanceof HttpError) return err;
+function queryError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
   if (isRowTooLarge(err)) {
-    return badRequest(
+    return invalid(
       'result_row_too_large',
       'A row of the result is larger than query.max_bytes; select fewer or narrower columns.',
     );
   }
   const { code, message } = databaseError(err);
   if (!code && causes(err).some((e) => RESPONSE_SIZE.test(String((e as Error).message ?? '')))) {
-    return badRequest('result_too_large', 'The result is too large to return; select fewer rows or columns.');
+    return invalid('result_too_large', 'The result is too large to return; select fewer rows or columns.');
   }
   if (code === '57014')
-    return badRequest('query_timeout', 'The statement ran longer than the statement timeout.');
+    return invalid('query_timeout', 'The statement ran longer than the statement timeout.');
   if (code === '42501' || code === '25006')
-    return badRequest('query_refused', `The database refused it: ${message}.`);
+    return invalid('query_refused', `The database refused it: ${message}.`);
   if (code && /^(42|22|21|0A|2B|54)/.test(code))
-    return badRequest('query_failed', `The statement failed: ${message}.`);
+    return invalid('query_failed', `The statement failed: ${message}.`);
   throw err;
 }
 
@@ -194,7 +194,7 @@ export async function runQuery(
     }
     await recordUsage(database, id, principal, ipAddress, 'query_refused', {
       sql_sha256: hash,
-      error: (err as HttpError).code,
+      error: (err as ServiceError).code,
     });
     throw err;
   }

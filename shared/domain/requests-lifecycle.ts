@@ -4,7 +4,7 @@ import { and, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { requests } from '../db/schema.ts';
-import { conflict, HttpError } from '../http/errors.ts';
+import { conflict, ServiceError } from '../errors.ts';
 import type { TunnelView } from '../schemas/requests.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
 import { ENV_ACTOR } from './environments/builtin/provider.ts';
@@ -15,7 +15,7 @@ export const SYSTEM_ACTOR: AuditActor = { id: 'system', email: 'system', ipAddre
 
 /** A message for last_error: the driver's own message (drizzle's wrapper carries the statement text). */
 export function errorMessage(err: unknown): string {
-  if (err instanceof HttpError) return err.message;
+  if (err instanceof ServiceError) return err.message;
   let e: unknown = err;
   let message = 'provisioning failed';
   for (let depth = 0; e && depth < 6; depth++) {
@@ -73,7 +73,7 @@ export async function provisionEnvironment(
       throw err;
     }
   } catch (err) {
-    if (err instanceof HttpError && err.status === 409) throw err;
+    if (err instanceof ServiceError && err.kind === 'conflict') throw err;
     const lastError = errorMessage(err);
     await db.transaction(async (tx) => {
       const [updated] = await tx
@@ -141,7 +141,7 @@ export async function retryProvisioning(
     return await provisionEnvironment(db, provider, row);
   } catch (err) {
     // The provider's own failures (502/503) answer as such; others are in the record (environment_status, last_error).
-    if (err instanceof HttpError) throw err;
+    if (err instanceof ServiceError) throw err;
     return (await findRequest(db, id)) ?? row;
   }
 }
@@ -218,7 +218,7 @@ export async function expireDueRequests(
     try {
       row = await moveRequest(db, id, 'expire', SYSTEM_ACTOR, { metadata: { reason: 'valid_until passed' } });
     } catch (err) {
-      if (err instanceof HttpError && (err.status === 409 || err.status === 404)) continue; // moved meanwhile
+      if (err instanceof ServiceError && (err.kind === 'conflict' || err.kind === 'not_found')) continue; // moved meanwhile
       throw err;
     }
     expired.push(id);

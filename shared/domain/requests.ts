@@ -10,8 +10,7 @@ import type { Db } from '../db/database.ts';
 import { requests, requestUsageEvents } from '../db/schema.ts';
 import { textEquals } from '../db/sql-values.ts';
 import { canonicalize } from '../device/canonical-json.ts';
-import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
-import { invalidField } from '../http/validation.ts';
+import { conflict, forbidden, invalid, invalidField, notFound, unprocessable } from '../errors.ts';
 import type {
   CreateRequestBody,
   ListRequestsQuery,
@@ -228,7 +227,7 @@ export function idempotencyKeyOf(headers: Record<string, string | undefined>): s
   const value = headers['idempotency-key'] ?? headers['Idempotency-Key'];
   if (value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY.test(value)) {
-    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 visible ASCII characters.');
+    throw invalid('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 visible ASCII characters.');
   }
   return value;
 }
@@ -259,8 +258,7 @@ export const bodyFingerprint = (body: CreateRequestBody): string =>
  * payload") rather than silently returning a request the caller did not send.
  */
 const keyReused = () =>
-  new HttpError(
-    422,
+  unprocessable(
     'idempotency_key_reused',
     'This Idempotency-Key was already used for a different request body; use a new key for a new request.',
   );
@@ -447,13 +445,9 @@ export async function approveRequest(
   return moveRequest(db, id, 'approve', actorOf(principal, ipAddress), {
     set: { approvedAt: new Date(), approvedBy: principal.email, approvalNotes: notes ?? null },
     metadata: notes ? { notes } : {},
-    // The spec lists no Conflict for approve: a request that is not pending has no pending request to approve.
+    // Its own code: the approve route answers it 404 (its spec lists no Conflict), RouteSpec.statusOf.
     refused: (status) =>
-      new HttpError(
-        404,
-        'request_not_pending',
-        `Only a pending request can be approved; this one is ${status}.`,
-      ),
+      conflict('request_not_pending', `Only a pending request can be approved; this one is ${status}.`),
   });
 }
 
@@ -482,10 +476,8 @@ export async function revokeRequest(
   await requestVisibleTo(db, id, principal);
   return moveRequest(db, id, 'revoke', actorOf(principal, ipAddress), {
     metadata: reason ? { reason } : {},
+    // The revoke route answers it 400 (its spec lists no Conflict), RouteSpec.statusOf.
     refused: (status) =>
-      badRequest(
-        'not_revocable',
-        `Only an approved or active request can be revoked; this one is ${status}.`,
-      ),
+      conflict('not_revocable', `Only an approved or active request can be revoked; this one is ${status}.`),
   });
 }

@@ -22,7 +22,7 @@ import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { signinLockouts, users } from '../db/schema.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { notFound, rateLimited } from '../errors.ts';
 import type { ListSigninLockoutsQuery, SigninScope } from '../schemas/signin-lockouts.ts';
 import { type AuditActor, auditInsertFromRowsSql, recordAudit } from './audit.ts';
 import type { UserRow } from './users.ts';
@@ -187,9 +187,7 @@ export function refuseWhileLocked(states: readonly KeyState[]): void {
     .sort((a, b) => Number(b.retry_after_s) - Number(a.retry_after_s))[0];
   if (!locked) return;
   const seconds = Math.max(1, Number(locked.retry_after_s) || 1);
-  throw new HttpError(429, 'too_many_attempts', LOCKED_MESSAGES[locked.scope](seconds), {
-    'retry-after': String(seconds),
-  });
+  throw rateLimited('too_many_attempts', LOCKED_MESSAGES[locked.scope](seconds), seconds);
 }
 
 /** The per-scope threshold, as an SQL expression of a scope column. */

@@ -4,7 +4,7 @@ import type { Principal, Role } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { sqlState } from '../db/errors.ts';
 import { users } from '../db/schema.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict } from '../errors.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
 
 export type UserRow = typeof users.$inferSelect;

@@ -1,3 +1,5 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+
 /** What a handler returns. `envelope` wraps the body as {success: true, data}. */
 export interface Reply {
   status: number;
@@ -31,3 +33,22 @@ export const text = (body: string, contentType: string, headers?: Record<string,
   contentType,
   ...(headers ? { headers } : {}),
 });
+
+/** A handler's reply as the HTTP answer: JSON (in the envelope when it has one), or a page or script as it is. */
+export function toHttpResult(reply: Reply): APIGatewayProxyStructuredResultV2 {
+  const headers = { ...(reply.headers ?? {}) };
+  if (reply.contentType) {
+    return {
+      statusCode: reply.status,
+      headers: { 'content-type': reply.contentType, ...headers },
+      body: String(reply.body),
+    };
+  }
+  const body = reply.envelope ? { success: true, data: reply.body } : reply.body;
+  if (body === undefined) return { statusCode: reply.status, headers };
+  return {
+    statusCode: reply.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(body),
+  };
+}

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Config } from '../config/schema.ts';
+import type { ErrorKind } from '../errors.ts';
 
 /**
  * Who may call a route: public (anyone), user (any signed-in person), admin (role admin), device (a signed device
@@ -7,7 +8,9 @@ import type { Config } from '../config/schema.ts';
  */
 export type AuthKind = 'public' | 'user' | 'admin' | 'device' | 'device+user';
 /** Config keys holding a service's bearer token (see RouteSpec.serviceToken). */
-export type ServiceTokenKey = 'audit.ingest_token';
+export type { ServiceTokenKey } from '../auth/authenticate.ts';
+
+import type { ServiceTokenKey } from '../auth/authenticate.ts';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Sizes Lambda memory and timeout per kind in the stack. */
 export type RouteKind = 'read' | 'write' | 'ingest' | 'query';
@@ -49,6 +52,12 @@ export interface RouteSpec {
    * is then 400 unless 413 is listed.
    */
   specErrors?: readonly number[];
+  /**
+   * Where the route's spec gives an error kind another status than the usual one (shared/http/middleware/
+   * error-response.ts STATUS_OF_KIND): approve answers a request that is not pending 404, revoke 400, and the query
+   * and catalog-update routes a body over the limit 400, because their spec lists no Conflict or 413.
+   */
+  statusOf?: Readonly<Partial<Record<ErrorKind, number>>>;
   /** Error statuses whose body is not `{error, message}` (the health check's 503 is the health report). */
   errorBodies?: Readonly<Partial<Record<number, z.ZodType>>>;
   /** false: answers without the database, so never 503 database_unavailable / database_busy (the OpenAPI document). */

@@ -2,33 +2,9 @@
 // request it is in followed by a dotted path with [i] indices (body.events[3].tool, query.limit, path.id), and says
 // what was expected. A batch also says which of its items is the first invalid one.
 import type { z } from 'zod';
-import { type HttpError, validationFailed } from './errors.ts';
+import { fieldName, invalidField, pathText, type RequestPart, validationFailed } from '../errors.ts';
 
-/** Where a field is: the JSON body, the query string, or the path. */
-export type RequestPart = 'body' | 'query' | 'path';
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
-
-/** `.events[3].tool`: each member (`["odd key"]` when it is not a plain name) or index of a path. */
-function pathText(path: ReadonlyArray<PropertyKey>): string {
-  let text = '';
-  for (const key of path) {
-    if (typeof key === 'number') text += `[${key}]`;
-    else text += IDENTIFIER.test(String(key)) ? `.${String(key)}` : `[${JSON.stringify(String(key))}]`;
-  }
-  return text;
-}
-
-/** `body.events[3].tool`, `query.limit`, `path.id`: the part of the request, then the path in it. */
-export const fieldName = (part: RequestPart, path: ReadonlyArray<PropertyKey>): string =>
-  part + pathText(path);
-
-/** 400 validation_failed for one field: `<field>: <problem>`. */
-export const invalidField = (
-  part: RequestPart,
-  path: ReadonlyArray<PropertyKey>,
-  problem: string,
-): HttpError => validationFailed(`${fieldName(part, path)}: ${problem}`);
+export { fieldName, invalidField, type RequestPart };
 
 type Issue = z.core.$ZodIssue;
 interface Problem {
@@ -140,31 +116,83 @@ function batchSummary(problems: readonly Problem[], part: RequestPart, input: un
   return `The first invalid item of ${key} is ${key}[${index}] (index ${index}; ${invalid.size} of ${items.length} invalid). `;
 }
 
-/** Validates one part of a request with its schema: the parsed value, or 400 validation_failed naming the fields. */
-/** The path of the first string (or member name) in `value` that holds U+0000, if any. */
-export function findNul(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = findNul(item, [...path, i]);
-      if (found) return found;
+/**
+ * What no string of a request may hold, in any part: U+0000, and a lone UTF-16 surrogate (`"\ud800"` in JSON: it
+ * has no UTF-8 form). PostgreSQL text and jsonb can store neither, and the audit chain's canonical form (RFC 8785)
+ * has no form for the second.
+ */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (text.isWellFormed()) return undefined;
+  const lone = /[\ud800-\udfff]/u.exec(text)?.[0] ?? '';
+  const unit = lone.charCodeAt(0).toString(16).toUpperCase();
+  return `must be valid Unicode: it holds a lone surrogate (U+${unit}), which has no UTF-8 form`;
+}
+
+/**
+ * How deep arrays and objects may nest in a request body, counting the body itself. The schemas need far less (the
+ * free-form values are bounded at 32 levels by their own rule, JSON_LIMITS, with its own message). Deeper input is
+ * valid JSON that would overflow the call stack of the validator (nested filter groups), of the canonicalizer or of
+ * JSON.stringify before any schema refused it: a 500, where a refusal naming the field is due.
+ */
+export const MAX_NESTING = 512;
+/** How much of the path to a value nested past MAX_NESTING the message names (the rest is `[0][0]…`). */
+const NESTING_PATH_SHOWN = 8;
+
+/** One value on checkShape's stack: where it is (its key in its parent), how deep, what is wrong with its key. */
+interface Visit {
+  value: unknown;
+  depth: number;
+  key?: PropertyKey;
+  parent?: Visit;
+  badKey?: string;
+}
+
+const pathOf = (visit: Visit): PropertyKey[] => {
+  const path: PropertyKey[] = [];
+  for (let v: Visit | undefined = visit; v?.key !== undefined; v = v.parent) path.push(v.key);
+  return path.reverse();
+};
+
+/**
+ * The first thing in `value`, in document order, that no route takes whatever its schema: a string or member name
+ * holding what cannot be stored (see `unstorable`), or nesting past MAX_NESTING. Its path and the problem. A loop,
+ * not a recursion, so that a body nested thousands of levels deep is refused here, not by the call stack.
+ */
+export function checkShape(value: unknown): { path: PropertyKey[]; problem: string } | undefined {
+  const stack: Visit[] = [{ value, depth: 0 }];
+  while (stack.length) {
+    const visit = stack.pop() as Visit;
+    if (visit.badKey) return { path: pathOf(visit), problem: visit.badKey };
+    const v = visit.value;
+    if (typeof v === 'string') {
+      const problem = unstorable(v);
+      if (problem) return { path: pathOf(visit), problem };
+      continue;
     }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes('\u0000')) return [...path, key];
-      const found = findNul(item, [...path, key]);
-      if (found) return found;
+    if (!v || typeof v !== 'object') continue;
+    const depth = visit.depth + 1;
+    if (depth > MAX_NESTING) {
+      return {
+        path: pathOf(visit).slice(0, NESTING_PATH_SHOWN),
+        problem: `nests deeper than ${MAX_NESTING} levels of arrays and objects`,
+      };
+    }
+    const entries: Array<[PropertyKey, unknown]> = Array.isArray(v) ? [...v.entries()] : Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i] as [PropertyKey, unknown];
+      const badKey = typeof key === 'string' ? unstorable(key) : undefined;
+      stack.push({ value: item, depth, key, parent: visit, ...(badKey ? { badKey } : {}) });
     }
   }
   return undefined;
 }
 
 /**
- * Validates one part of the request with its schema. First, one rule for every route: no string may hold U+0000,
- * which PostgreSQL text and jsonb cannot store (400 naming the field). `nulAllowed` leaves a part to its schema:
- * the query of the two admin lists whose spec lists no 400, where such a filter matches nothing (textEquals).
+ * Validates one part of the request with its schema. First, rules for every route (checkShape): no string may hold
+ * U+0000 or a lone surrogate, which PostgreSQL text and jsonb cannot store, and nothing nests past MAX_NESTING (400
+ * naming the field). `nulAllowed` leaves a part to its schema: the query of the two admin lists whose spec lists no
+ * 400, where such a filter matches nothing (textEquals).
  */
 export function parsePart(
   schema: z.ZodType | undefined,
@@ -173,8 +201,8 @@ export function parsePart(
   options: { nulAllowed?: boolean } = {},
 ): unknown {
   if (!schema) return undefined;
-  const nul = options.nulAllowed ? undefined : findNul(value);
-  if (nul) throw invalidField(part, nul, 'must not contain the NUL character (U+0000)');
+  const bad = options.nulAllowed ? undefined : checkShape(value);
+  if (bad) throw invalidField(part, bad.path, bad.problem);
   const result = schema.safeParse(value);
   if (!result.success) throw validationFailed(describeIssues(result.error.issues, part, value));
   return result.data;

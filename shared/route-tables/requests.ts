@@ -109,6 +109,7 @@ export const revokeRequest = /* @__PURE__ */ defineRoute({
   body: revokeBody,
   response: requestResponse,
   specErrors: [400, 401, 404, 500],
+  statusOf: { conflict: 400 },
 });
 
 export const queryRequest = /* @__PURE__ */ defineRoute({
@@ -125,6 +126,7 @@ export const queryRequest = /* @__PURE__ */ defineRoute({
   body: queryBody,
   response: queryResponse,
   specErrors: [400, 401, 404, 409, 500, 502, 503],
+  statusOf: { too_large: 400 },
   maxBody: { bytes: 131_072 /* 128 KiB */, code: 'payload_too_large' },
 });
 
@@ -169,6 +171,7 @@ export const approveRequest = /* @__PURE__ */ defineRoute({
   response: requestResponse,
   specErrors: [401, 403, 404, 500],
   errors: [400],
+  statusOf: { conflict: 404 },
 });
 
 export const denyRequest = /* @__PURE__ */ defineRoute({
@@ -247,6 +250,7 @@ export const updateCatalogEntry = /* @__PURE__ */ defineRoute({
   body: updateCatalogBody,
   response: catalogEntryView,
   specErrors: [400, 401, 403, 404, 500],
+  statusOf: { too_large: 400 },
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
 });
 

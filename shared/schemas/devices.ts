@@ -1,14 +1,17 @@
 import * as z from 'zod';
 import { isoTimestamp } from './common.ts';
-import { boundedJson, nullAsAbsent } from './input-rules.ts';
+import { boundedJson, boundedTime, nullAsAbsent } from './input-rules.ts';
 
 // RFC 3339 with a zone (Z or ±hh:mm), optional fraction. The freshness window itself is checked by shared/device.
-export const rfc3339 = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/, {
-    message: 'must be an RFC 3339 timestamp with a zone, e.g. 2026-01-02T03:04:05Z',
-  })
-  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a real date' });
+export const rfc3339 = boundedTime(
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/, {
+      message: 'must be an RFC 3339 timestamp with a zone, e.g. 2026-01-02T03:04:05Z',
+      abort: true,
+    })
+    .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a real date', abort: true }),
+);
 
 const pem = z
   .string()

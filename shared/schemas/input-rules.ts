@@ -127,6 +127,46 @@ export const cappedPagination = {
   offset: lenientQuery.int(0, 1_000_000, 0),
 };
 
+/**
+ * The times a request may carry, past their RFC 3339 syntax: a zone offset PostgreSQL reads (at most ±15:59), and a
+ * UTC year from 2 to 9998. PostgreSQL reads four-digit years only (0001 to 9999, and year 0000 is none), and the
+ * service computes ranges of a few weeks around a time (a default span, whole weekly buckets) that must stay inside
+ * them. Outside, each was a 500 from the database (22008, 22009) rather than a 400 naming the field.
+ */
+export const TIME_BOUNDS = { from: '0002-01-01T00:00:00Z', until: '9999-01-01T00:00:00Z' } as const;
+const [EARLIEST, UNTIL] = [Date.parse(TIME_BOUNDS.from), Date.parse(TIME_BOUNDS.until)];
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether `YYYY-MM-DD` is a day of the calendar (Date.parse takes 2026-02-30 for March 2; PostgreSQL refuses it). */
+function realDay(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  return days !== undefined && day >= 1 && day <= days;
+}
+
+/**
+ * What is wrong with a time that passed its syntax check, if anything: a day its month does not have, or a time out
+ * of TIME_BOUNDS.
+ */
+export function timeProblem(text: string): string | undefined {
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  if (/^\d{4}-\d{2}-\d{2}/.test(text) && !realDay(text)) return 'is not a real date';
+  const offset = /[+-](\d{2}):\d{2}$/.exec(text);
+  if (offset && Number(offset[1]) > 15) return 'has a zone offset past ±15:59';
+  if (at < EARLIEST || at >= UNTIL) return 'must be between 0002-01-01 and 9998-12-31 (UTC)';
+  return undefined;
+}
+
+/** A time of a request: `schema` (its RFC 3339 syntax), a real day, and TIME_BOUNDS. */
+export const boundedTime = <T extends z.ZodType<string>>(schema: T) =>
+  schema.superRefine((value, ctx) => {
+    const problem = timeProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
 /** How deep a free-form JSON value may nest, and how many members (object keys and array items) it may hold. */
 export const JSON_LIMITS = { depth: 32, members: 10_000 } as const;
 

@@ -3,6 +3,7 @@
 // opaque keyset cursor; every filter is validated here, so a bad value is 400 naming it.
 import * as z from 'zod';
 import { DEFAULT_LIMIT, envelope, isoTimestamp, MAX_LIMIT } from './common.ts';
+import { boundedTime } from './input-rules.ts';
 
 const limit = z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT);
 // A cursor holds the last row's sort key as JSON: a 400-character name of control characters is 2,400 characters
@@ -14,7 +15,9 @@ const cursor = z
   .regex(/^[A-Za-z0-9_-]+$/, { message: 'must be a cursor returned by this endpoint' })
   .optional();
 const text = (max = 320) => z.string().trim().min(1).max(max).optional();
-const timestamp = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }).optional();
+const timestamp = boundedTime(
+  z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp', abort: true }),
+).optional();
 const uuid = z.uuid({ message: 'must be a UUID' }).optional();
 
 /** Longest time range of the event browser and the summary. */

@@ -4,7 +4,7 @@
 import * as z from 'zod';
 import { REQUEST_STATUSES, RISK_LEVELS } from '../db/schema.ts';
 import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
-import { boundedJson, cappedPagination, lenientQuery, nullAsAbsent } from './input-rules.ts';
+import { boundedJson, boundedTime, cappedPagination, lenientQuery, nullAsAbsent } from './input-rules.ts';
 
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const identifier = z.string().regex(IDENTIFIER, {
@@ -341,7 +341,7 @@ export const shippedAuditRecord = nullAsAbsent(
   z
     .object({
       action_type: z.string().min(1).max(200),
-      timestamp: z.iso.datetime({ offset: true }),
+      timestamp: boundedTime(z.iso.datetime({ offset: true, abort: true })),
       actor_email: z.string().max(320).default(''),
       actor_id: z.string().max(200).default(''),
       app_name: z.string().max(200).default(''),

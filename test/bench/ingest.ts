@@ -1,6 +1,6 @@
 // npm run bench:ingest — the device ingest path, measured against baselines in the same run:
 //  1. events/s stored through the events handler (the Lambda export of functions/devices/events.ts, invoked
-//     directly with the API Gateway payload 2.0 event the local emulator builds, shared/local/api-gateway.ts
+//     directly with the API Gateway payload 2.0 event the local emulator builds, local-server/api-gateway.ts
 //     toEvent), for batches of 1, 100 and 1000, on PGlite and on PostgreSQL (a fresh database on
 //     TEST_DATABASE_URL, else on a PostgreSQL from npm started for the run, dropped after), as a ratio to
 //     (a) drizzle's multi-row .values() insert of the same rows and (b) COPY FROM STDIN of the same rows (pg's
@@ -17,9 +17,10 @@ import type { IncomingMessage } from 'node:http';
 import type { PGlite } from '@electric-sql/pglite';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import pg from 'pg';
-import { type AgentReport, signBytes, type ToolCallEvent } from '#shared/agent/client.ts';
-import { createDeviceIdentity, type DeviceIdentity } from '#shared/agent/identity.ts';
-import { rng, simulatedEvents, simulatedInventory } from '#shared/agent/simulate.ts';
+import { type AgentReport, signBytes, type ToolCallEvent } from '#agent/client.ts';
+import { createDeviceIdentity, type DeviceIdentity } from '#agent/identity.ts';
+import { rng, simulatedEvents, simulatedInventory } from '#agent/simulate.ts';
+import { lambdaContext, toEvent } from '#local-server/api-gateway.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import type { Config } from '#shared/config/schema.ts';
 import type { Db } from '#shared/db/database.ts';
@@ -32,7 +33,6 @@ import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
 import { truncateText } from '#shared/domain/events.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';
 import { setLogLevel } from '#shared/http/logger.ts';
-import { lambdaContext, toEvent } from '#shared/local/api-gateway.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';

@@ -17,7 +17,7 @@
 // The domain functions are called directly: figures are database + JSON time, without HTTP.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { rng, simulatedEvents, simulatedInventory } from '#shared/agent/simulate.ts';
+import { rng, simulatedEvents, simulatedInventory } from '#agent/simulate.ts';
 import { connectDatabase } from '#shared/db/connect.ts';
 import type { Db } from '#shared/db/database.ts';
 import { migrate } from '#shared/db/migrate.ts';
@@ -276,16 +276,16 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     ];
     for (const [kind, filters] of pairs) {
       const first = listEventsQuery.parse({ ...filters, limit: 50 });
-      const firstPage = await measure(RUNS, () => listEvents(db, first));
+      const firstPage = await measure(RUNS, () => listEvents(db, config, first));
       let cursor: string | undefined;
       let page = 1;
       for (; page < 50; page++) {
-        const res = await listEvents(db, listEventsQuery.parse({ ...filters, limit: 50, cursor }));
+        const res = await listEvents(db, config, listEventsQuery.parse({ ...filters, limit: 50, cursor }));
         if (!res.next_cursor) break;
         cursor = res.next_cursor;
       }
       const deep = listEventsQuery.parse({ ...filters, limit: 50, cursor });
-      const deepPage = await measure(RUNS, () => listEvents(db, deep));
+      const deepPage = await measure(RUNS, () => listEvents(db, config, deep));
       const label = `${kind} ${JSON.stringify(filters)}`;
       console.log(`  ${label}: first ${fmt(firstPage)} | page ${page} ${fmt(deepPage)}`);
       target(`events ${label}, first page p95`, firstPage.p95, 20, 'ms');

@@ -70,7 +70,7 @@ after(async () => {
 });
 
 function runCli(args: string[]) {
-  const child = spawn(process.execPath, ['shared/agent/cli.ts', ...args], {
+  const child = spawn(process.execPath, ['agent/cli.ts', ...args], {
     env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

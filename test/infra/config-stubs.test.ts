@@ -108,7 +108,8 @@ describe('a stand-in reached anyway says which config the bundle was built for',
       // A token that is not a local one goes to the IdP in idp mode: here the stand-in, which logs and refuses.
       await assert.rejects(
         bundled.authenticate(configOf(ALL_PROVIDERS_CONFIG.idp), { authorization: 'Bearer a.b.c' }),
-        (err: { status?: number; code?: string }) => err.status === 401 && err.code === 'invalid_token',
+        (err: { kind?: string; code?: string }) =>
+          err.kind === 'unauthenticated' && err.code === 'invalid_token',
       );
     } finally {
       bundled.setLogSink(previous);

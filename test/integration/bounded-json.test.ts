@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { DeviceIdentity } from '#shared/agent/identity.ts';
+import type { DeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { JSON_LIMITS } from '#shared/schemas/input-rules.ts';
 import { driversUnderTest } from '#test/support/databases.ts';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { createDeviceIdentity } from '#shared/agent/identity.ts';
+import { createDeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { fingerprintOf } from '#shared/device/certificate.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';

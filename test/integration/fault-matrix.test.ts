@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import type { DeviceIdentity } from '#shared/agent/identity.ts';
+import type { DeviceIdentity } from '#agent/identity.ts';
 import { databaseFault } from '#shared/db/errors.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
-import { createDeviceIdentity, type DeviceIdentity } from '#shared/agent/identity.ts';
+import { createDeviceIdentity, type DeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { fieldName, type RequestPart } from '#shared/http/validation.ts';

@@ -6,51 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { DeviceIdentity } from '#shared/agent/identity.ts';
+import type { DeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
-import { buildOpenApi } from '#shared/openapi.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
+import { fieldText, isDeviceRoute, operations, stringPaths } from '#test/support/fuzz-requests.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
-type Schema = Record<string, unknown>;
-interface Operation {
-  operationId: string;
-  'x-auth': string;
-  parameters?: Array<{ name: string; in: 'query' | 'path' | 'header'; schema: Schema }>;
-  requestBody?: { content: { 'application/json': { schema: Schema } } };
-}
-const document = buildOpenApi() as {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Schema> };
-};
 const NUL = 'a\u0000b';
-
-const resolve = (schema: Schema): Schema => {
-  const ref = schema.$ref as string | undefined;
-  return ref ? resolve(document.components.schemas[ref.split('/').pop() as string] as Schema) : schema;
-};
-
-/** Every path in a body schema that can hold a string, as the key path to it ([] is the body itself). */
-function stringPaths(schema: Schema, path: PropertyKey[] = [], depth = 0): PropertyKey[][] {
-  const s = resolve(schema);
-  if (depth > 6) return [];
-  const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
-  if (branches) return branches.flatMap((b) => stringPaths(b, path, depth + 1)).slice(0, 40);
-  const type = s.type;
-  if (type === 'object' || s.properties) {
-    const properties = (s.properties ?? {}) as Record<string, Schema>;
-    const own = Object.entries(properties).flatMap(([key, p]) => stringPaths(p, [...path, key], depth + 1));
-    // An open record (metadata): a member of its own.
-    return s.additionalProperties && typeof s.additionalProperties === 'object'
-      ? [...own, [...path, 'note']]
-      : own;
-  }
-  if (type === 'array') return stringPaths((s.items ?? {}) as Schema, [...path, 0], depth + 1);
-  if (type === 'string' || type === undefined || (Array.isArray(type) && type.includes('string')))
-    return [path];
-  return [];
-}
 
 /** A body that holds NUL at `path` and nothing else. */
 function bodyWith(path: PropertyKey[]): unknown {
@@ -59,9 +22,6 @@ function bodyWith(path: PropertyKey[]): unknown {
     value = typeof key === 'number' ? [value] : { [key as string]: value };
   return value;
 }
-
-const fieldText = (part: string, path: PropertyKey[]) =>
-  part + path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('');
 
 for (const driver of driversUnderTest()) {
   describe(`U+0000 in every field on ${driver}`, () => {
@@ -89,67 +49,58 @@ for (const driver of driversUnderTest()) {
       const before = Number(await stored());
       const wrong: string[] = [];
       let sent = 0;
-      for (const [template, methods] of Object.entries(document.paths)) {
-        for (const [method, op] of Object.entries(methods)) {
-          const token = op['x-auth'] === 'public' || op['x-auth'] === 'device' ? undefined : admin;
-          const pathParams = (op.parameters ?? []).filter((p) => p.in === 'path');
-          const concrete = (nul?: string) =>
-            template.replace(/\{(\w+)\}/g, (_, name: string) =>
-              name === nul ? encodeURIComponent(NUL) : '00000000-0000-4000-8000-000000000000',
-            );
-          const lenient = !Object.keys(
-            (document.paths[template]?.[method] as unknown as { responses: object }).responses,
-          ).includes('400');
-          const cases: Array<{ field: string; path: string; body?: unknown; expect: number }> = [];
-          for (const p of pathParams)
-            cases.push({ field: `path.${p.name}`, path: concrete(p.name), expect: 400 });
-          for (const p of (op.parameters ?? []).filter((q) => q.in === 'query')) {
-            cases.push({
-              field: `query.${p.name}`,
-              path: `${concrete()}?${p.name}=${encodeURIComponent(NUL)}`,
-              expect: lenient ? 200 : 400,
-            });
-          }
-          const schema = op.requestBody?.content['application/json'].schema;
-          const device = template.startsWith('/v1/devices') || template.startsWith('/devices');
-          for (const path of schema ? stringPaths(schema) : []) {
-            if (!path.length) continue;
-            // The signed envelope of a device request (certificate, time, signature) is the signature's business:
-            // a request whose envelope is not the device's own is 401 before anything about its body.
-            if (device && ['certificate', 'clientTimestamp', 'signature'].includes(String(path[0]))) continue;
-            cases.push({
-              field: fieldText('body', path),
-              path: concrete(),
-              body: bodyWith(path),
-              expect: 400,
-            });
-          }
-          for (const c of cases) {
-            sent++;
-            const res = device
-              ? await send(
-                  svc.url,
-                  prepare(
-                    c.path,
-                    identity,
-                    c.body as Record<string, unknown>,
-                    template.endsWith('register') ? { token: admin } : {},
-                  ),
-                )
-              : await svc.call(method.toUpperCase(), c.path, {
-                  token,
-                  ...(c.body === undefined ? {} : { body: c.body }),
-                });
-            const message = String(res.body.message ?? '');
-            const where = `${method.toUpperCase()} ${template} ${c.field}: ${res.status} ${message.slice(0, 160)}`;
-            if (res.status >= 500) wrong.push(`${where} (a 5xx)`);
-            else if (res.status !== c.expect) wrong.push(`${where} (expected ${c.expect})`);
-            else if (
-              c.expect === 400 &&
-              !message.startsWith(`${c.field}: must not contain the NUL character`)
-            ) {
-              wrong.push(`${where} (does not name the field)`);
-            }
+      for (const op of operations) {
+        const { template, method } = op;
+        const token = op.auth === 'public' || op.auth === 'device' ? undefined : admin;
+        const pathParams = op.parameters.filter((p) => p.in === 'path');
+        const concrete = (nul?: string) =>
+          template.replace(/\{(\w+)\}/g, (_, name: string) =>
+            name === nul ? encodeURIComponent(NUL) : '00000000-0000-4000-8000-000000000000',
+          );
+        const lenient = !op.statuses.includes('400');
+        const cases: Array<{ field: string; path: string; body?: unknown; expect: number }> = [];
+        for (const p of pathParams)
+          cases.push({ field: `path.${p.name}`, path: concrete(p.name), expect: 400 });
+        for (const p of op.parameters.filter((q) => q.in === 'query')) {
+          cases.push({
+            field: `query.${p.name}`,
+            path: `${concrete()}?${p.name}=${encodeURIComponent(NUL)}`,
+            expect: lenient ? 200 : 400,
+          });
+        }
+        const device = isDeviceRoute(op);
+        for (const path of op.body ? stringPaths(op.body) : []) {
+          if (!path.length) continue;
+          // The signed envelope of a device request (certificate, time, signature) is the signature's business:
+          // a request whose envelope is not the device's own is 401 before anything about its body.
+          if (device && ['certificate', 'clientTimestamp', 'signature'].includes(String(path[0]))) continue;
+          cases.push({ field: fieldText('body', path), path: concrete(), body: bodyWith(path), expect: 400 });
+        }
+        for (const c of cases) {
+          sent++;
+          const res = device
+            ? await send(
+                svc.url,
+                prepare(
+                  c.path,
+                  identity,
+                  c.body as Record<string, unknown>,
+                  template.endsWith('register') ? { token: admin } : {},
+                ),
+              )
+            : await svc.call(method, c.path, {
+                token,
+                ...(c.body === undefined ? {} : { body: c.body }),
+              });
+          const message = String(res.body.message ?? '');
+          const where = `${method} ${template} ${c.field}: ${res.status} ${message.slice(0, 160)}`;
+          if (res.status >= 500) wrong.push(`${where} (a 5xx)`);
+          else if (res.status !== c.expect) wrong.push(`${where} (expected ${c.expect})`);
+          else if (
+            c.expect === 400 &&
+            !message.startsWith(`${c.field}: must not contain the NUL character`)
+          ) {
+            wrong.push(`${where} (does not name the field)`);
           }
         }
       }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { createDeviceIdentity, type DeviceIdentity } from '#shared/agent/identity.ts';
+import { createDeviceIdentity, type DeviceIdentity } from '#agent/identity.ts';
 import { canonicalize } from '#shared/device/canonical-json.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { hardware, prepare, send } from '#test/support/device-requests.ts';

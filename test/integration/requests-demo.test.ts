@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import type { LocalService } from '#local-server/service.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { createLogger } from '#shared/http/logger.ts';
-import type { LocalService } from '#shared/local/service.ts';
 import { type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { startCheckedService, testConfig } from '#test/support/service.ts';
 

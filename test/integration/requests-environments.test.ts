@@ -20,7 +20,8 @@ import { EnvironmentInactiveError } from '#shared/domain/environments/types.ts';
 import { runQuery } from '#shared/domain/query-proxy.ts';
 import { approveRequest, findRequest } from '#shared/domain/requests.ts';
 import { provisionEnvironment } from '#shared/domain/requests-lifecycle.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { ServiceError } from '#shared/errors.ts';
+import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
@@ -1017,8 +1018,8 @@ for (const driver of driversUnderTest()) {
           await p;
           return 0;
         } catch (err) {
-          assert.ok(err instanceof HttpError, String(err));
-          return err.status;
+          assert.ok(err instanceof ServiceError, String(err));
+          return STATUS_OF_KIND[err.kind];
         }
       };
 

@@ -1,5 +1,5 @@
 // Node.js child processes: one run to its end, with what it printed (the infra tests load bundles in fresh
-// processes), and `npm start` (shared/local/main.ts) left running, read as it prints.
+// processes), and `npm start` (local-server/main.ts) left running, read as it prints.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -30,7 +30,7 @@ export async function runNode(
   return { code, stdout, stderr };
 }
 
-const MAIN = fileURLToPath(new URL('../../shared/local/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../local-server/main.ts', import.meta.url));
 
 export interface MainProcess {
   child: ChildProcess;
@@ -41,7 +41,7 @@ export interface MainProcess {
 }
 
 /**
- * `npm start` in a child process: shared/local/main.ts with `args`, and only PATH, TZ=UTC and `env` in its
+ * `npm start` in a child process: local-server/main.ts with `args`, and only PATH, TZ=UTC and `env` in its
  * environment. The caller stops it.
  */
 export function startMain(args: readonly string[], env: Record<string, string>): MainProcess {

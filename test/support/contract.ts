@@ -7,7 +7,7 @@ import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { GatewayResponse } from '#shared/local/api-gateway.ts';
+import type { GatewayResponse } from '#local-server/api-gateway.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 
 interface Operation {

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
+import { type LocalService, type StartOptions, startLocalService } from '#local-server/service.ts';
 import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
 import { createLogger, setLogLevel } from '#shared/http/logger.ts';
-import { type LocalService, type StartOptions, startLocalService } from '#shared/local/service.ts';
 import { ContractRecorder } from './contract.ts';
 import { type DriverKind, type ProvisionedDatabase, provisionDatabase } from './databases.ts';
 
@@ -29,6 +29,8 @@ export interface TestService extends LocalService {
   driver: DriverKind;
   /** The database it runs on (for postgres and data-api: its own database on the server). */
   database: ProvisionedDatabase;
+  /** The check of every response against the OpenAPI document (for requests sent without `call`). */
+  contract: ContractRecorder;
   /** fetch against the service; JSON bodies are encoded, Authorization added when `token` is given. */
   call(
     method: string,
@@ -99,6 +101,7 @@ export async function startTestService(
     ...service,
     driver,
     database,
+    contract,
     call,
     adminToken: async () => {
       if (!token) {

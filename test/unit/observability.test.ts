@@ -1,8 +1,10 @@
 // Pure parts of the admin observability area: keyset cursors (opaque, checksummed, bound to list and filters) and
 // the duration histogram (bucketing and percentiles).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import {
+  cursorKey,
   decodeCursor,
   encodeCursor,
   filterHash,
@@ -11,20 +13,24 @@ import {
   TS_RE,
 } from '#shared/domain/observability-cursor.ts';
 import { histBucket, histPercentile, histUpper } from '#shared/domain/observability-rollups.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { ServiceError } from '#shared/errors.ts';
 import { listEventsQuery, summaryQuery } from '#shared/schemas/observability.ts';
 
 const shape = [TS_RE, ID_RE, ID_RE];
 const refused = (fn: () => unknown) =>
-  assert.throws(fn, (e: unknown) => e instanceof HttpError && e.status === 400 && /cursor/.test(e.message));
+  assert.throws(
+    fn,
+    (e: unknown) => e instanceof ServiceError && e.kind === 'invalid' && /cursor/.test(e.message),
+  );
 
 describe('observability cursors', () => {
+  const key = cursorKey({ auth: { jwt_secret: 'a-deployment-secret-of-enough-length' } as never });
   const f = filterHash({ result: 'denied', limit: 20 });
-  const c = encodeCursor('events', ['2026-11-22T08:00:00.123456Z', '42', '99'], f);
+  const c = encodeCursor(key, 'events', ['2026-11-22T08:00:00.123456Z', '42', '99'], f);
 
   test('round trip; base64url only; limit does not change the filter hash', () => {
     assert.match(c, /^[A-Za-z0-9_-]+$/);
-    assert.deepEqual(decodeCursor(c, 'events', f, shape), ['2026-11-22T08:00:00.123456Z', '42', '99']);
+    assert.deepEqual(decodeCursor(key, c, 'events', f, shape), ['2026-11-22T08:00:00.123456Z', '42', '99']);
     assert.equal(filterHash({ result: 'denied', limit: 50, cursor: 'x' }), f);
     assert.notEqual(filterHash({ result: 'allowed' }), f);
   });
@@ -32,15 +38,26 @@ describe('observability cursors', () => {
   test('tampered, garbage, other list, other filters, wrong shape: 400 naming cursor', () => {
     for (let i = 0; i < c.length; i += 7) {
       const flipped = `${c.slice(0, i)}${c[i] === 'A' ? 'B' : 'A'}${c.slice(i + 1)}`;
-      if (flipped !== c) refused(() => decodeCursor(flipped, 'events', f, shape));
+      if (flipped !== c) refused(() => decodeCursor(key, flipped, 'events', f, shape));
     }
-    refused(() => decodeCursor('not-json', 'events', f, shape));
-    refused(() => decodeCursor(c, 'session', f, shape));
-    refused(() => decodeCursor(c, 'events', filterHash({}), shape));
+    refused(() => decodeCursor(key, 'not-json', 'events', f, shape));
+    refused(() => decodeCursor(key, c, 'session', f, shape));
+    refused(() => decodeCursor(key, c, 'events', filterHash({}), shape));
     const forged = Buffer.from(
       JSON.stringify({ k: 'events', v: ["x' OR 1=1 --", '1', '1'], f, c: 'whatever' }),
     ).toString('base64url');
-    refused(() => decodeCursor(forged, 'events', f, shape));
+    refused(() => decodeCursor(key, forged, 'events', f, shape));
+  });
+
+  test('a cursor made up or issued by another deployment is refused: the HMAC key comes from that secret', () => {
+    const other = cursorKey({ auth: { jwt_secret: 'another-deployment-secret-entirely' } as never });
+    assert.notDeepEqual(other, key);
+    refused(() => decodeCursor(other, c, 'events', f, shape));
+    // A well-formed position with a hash of the public parts (what a client could compute) is not enough.
+    const body = { k: 'events', v: ['2026-11-22T08:00:00.123456Z', '1', '99'], f };
+    const guessed = createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 22);
+    const made = Buffer.from(JSON.stringify({ ...body, c: guessed })).toString('base64url');
+    refused(() => decodeCursor(key, made, 'events', f, shape));
   });
 
   test('LIKE wildcards in free text match literally', () => {

@@ -8,7 +8,7 @@ import {
   MAX_PAD_LENGTH,
   MAX_REPLACEMENT_BYTES,
 } from '#shared/domain/query-proxy-guard.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { ServiceError } from '#shared/errors.ts';
 
 const ctx: GuardContext = {
   schema: 'req_0123456789abcdef0123456789abcdef',
@@ -22,8 +22,8 @@ const refusedCode = (text: string, context: GuardContext = ctx): string => {
     checkStatement(text, context);
     return 'accepted';
   } catch (err) {
-    assert.ok(err instanceof HttpError);
-    assert.equal(err.status, 400);
+    assert.ok(err instanceof ServiceError);
+    assert.equal(err.kind, 'invalid');
     return err.code;
   }
 };

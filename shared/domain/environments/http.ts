@@ -8,7 +8,7 @@
 // that it is abandoned, 502); query rows are then capped in rows and bytes like the builtin provider's. An answer with
 // an error status is 502 envsvc_error; no answer (refused, reset, timed out) is 503 envsvc_unavailable. Response
 // bodies of errors are not passed on (they may carry internals).
-import { badGateway, HttpError, serviceUnavailable } from '../../http/errors.ts';
+import { conflict, dependencyFailed, dependencyUnavailable } from '../../errors.ts';
 import type { TunnelView } from '../../schemas/requests.ts';
 import type { CheckedStatement } from '../query-proxy-guard.ts';
 import type { RequestRow } from '../requests.ts';
@@ -79,13 +79,13 @@ async function call(
     text = await boundedText(res, maxAnswerBytes);
   } catch (err) {
     if (err instanceof AnswerTooLarge) {
-      throw badGateway(
+      throw dependencyFailed(
         'envsvc_error',
         `The environment service sent an answer larger than ${maxAnswerBytes} bytes (query.max_bytes and the protocol's allowance).`,
       );
     }
     const name = (err as { name?: string }).name;
-    throw serviceUnavailable(
+    throw dependencyUnavailable(
       'envsvc_unavailable',
       name === 'TimeoutError' || name === 'AbortError'
         ? `The environment service did not answer within ${options.timeoutMs} ms.`
@@ -99,12 +99,12 @@ function parse<T>(text: string, what: string): T {
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw badGateway('envsvc_error', `The environment service sent an invalid ${what} response.`);
+    throw dependencyFailed('envsvc_error', `The environment service sent an invalid ${what} response.`);
   }
 }
 
 const failed = (status: number, what: string) =>
-  badGateway('envsvc_error', `The environment service answered ${status} to ${what}.`);
+  dependencyFailed('envsvc_error', `The environment service answered ${status} to ${what}.`);
 
 /** The background probe's check of the environment service: a 2xx from GET {url}/health within the timeout. */
 export async function pingEnvironmentService(options: HttpProviderOptions): Promise<{ latency_ms: number }> {
@@ -126,7 +126,7 @@ export function createHttpProvider(options: HttpProviderOptions): EnvironmentPro
       if (res.status < 200 || res.status >= 300) throw failed(res.status, 'provision');
       const body = parse<{ environment_id?: unknown; tunnel?: Partial<TunnelView> }>(res.text, 'provision');
       if (typeof body.environment_id !== 'string' || !body.environment_id) {
-        throw badGateway('envsvc_error', 'The environment service sent no environment_id.');
+        throw dependencyFailed('envsvc_error', 'The environment service sent no environment_id.');
       }
       const now = new Date().toISOString();
       const t = body.tunnel ?? {};
@@ -176,7 +176,7 @@ export function createHttpQuerier(options: HttpProviderOptions): EnvironmentQuer
       statement: CheckedStatement,
       limits: QueryLimits,
     ): Promise<QueryResult> {
-      if (!request.environmentId) throw new HttpError(409, 'environment_not_ready', 'No environment yet.');
+      if (!request.environmentId) throw conflict('environment_not_ready', 'No environment yet.');
       const res = await call(
         options,
         'POST',
@@ -194,7 +194,7 @@ export function createHttpQuerier(options: HttpProviderOptions): EnvironmentQuer
       const body = parse<Partial<QueryResult>>(res.text, 'query');
       const rows = Array.isArray(body.rows) ? (body.rows as unknown[]) : [];
       if (!rows.every(Array.isArray)) {
-        throw badGateway('envsvc_error', 'The environment service sent rows that are not arrays.');
+        throw dependencyFailed('envsvc_error', 'The environment service sent rows that are not arrays.');
       }
       // The same caps as the builtin provider, whatever the service did with max_rows and max_bytes.
       const columns = Array.isArray(body.columns) ? body.columns : [];

@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openInSystemBrowser } from '#shared/agent/login.ts';
+import { openInSystemBrowser } from '#agent/login.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'acp-browser-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 // laptop (shadow) and MCPs configured but never called, in every seed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rng, simulatedEvents, simulatedInventory } from '#shared/agent/simulate.ts';
+import { rng, simulatedEvents, simulatedInventory } from '#agent/simulate.ts';
 
 test('a simulated fleet has shadow MCPs, idle MCPs, and all three results', () => {
   for (const seed of [1, 42, 2026]) {

@@ -14,7 +14,7 @@ import {
   signinPolicy,
   sourceKey,
 } from '#shared/domain/signin-lockouts.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { ServiceError } from '#shared/errors.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const policy: SigninPolicy = {
@@ -91,15 +91,15 @@ test('a locked key is 429 too_many_attempts with Retry-After, the longest lock w
   assert.throws(
     () => refuseWhileLocked([state('account', true, 12), state('source', true, 240)]),
     (err: unknown) =>
-      err instanceof HttpError &&
-      err.status === 429 &&
+      err instanceof ServiceError &&
+      err.kind === 'rate_limited' &&
       err.code === 'too_many_attempts' &&
-      err.headers['retry-after'] === '240' &&
+      err.retryAfterSeconds === 240 &&
       /network address/.test(err.message),
   );
   assert.throws(
     () => refuseWhileLocked([state('account', true, 30)]),
     (err: unknown) =>
-      err instanceof HttpError && err.headers['retry-after'] === '30' && /this email/.test(err.message),
+      err instanceof ServiceError && err.retryAfterSeconds === 30 && /this email/.test(err.message),
   );
 });

@@ -6,7 +6,8 @@ import { authenticate, BYPASS_PRINCIPAL, servicePrincipal } from '#shared/auth/a
 import { idpIssuer, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { ServiceError } from '#shared/errors.ts';
+import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const config = testConfig();
@@ -17,7 +18,7 @@ const headers = (token: string) => ({ authorization: `Bearer ${token}` });
 async function rejectsWith(promise: Promise<unknown>, status: number, code: string) {
   await assert.rejects(
     promise,
-    (err: unknown) => err instanceof HttpError && err.status === status && err.code === code,
+    (err: unknown) => err instanceof ServiceError && STATUS_OF_KIND[err.kind] === status && err.code === code,
   );
 }
 

@@ -277,7 +277,7 @@ test('an unknown command-line option or one without its value is refused, naming
 });
 
 test('npm start -- --help lists every option and environment override, and starts nothing', () => {
-  const out = execFileSync(process.execPath, ['shared/local/main.ts', '--help'], {
+  const out = execFileSync(process.execPath, ['local-server/main.ts', '--help'], {
     encoding: 'utf8',
     timeout: 20_000,
   });

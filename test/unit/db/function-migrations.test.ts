@@ -1,4 +1,4 @@
-// SQL functions written in TypeScript are installed by generated migrations (shared/db/function-migrations.ts): the
+// SQL functions written in TypeScript are installed by generated migrations (scripts/function-migrations.ts): the
 // newest migration that defines each must hold its current text, or the databases run an older statement than the
 // code reads.
 import assert from 'node:assert/strict';
@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { DEFAULT_MIGRATIONS_DIR } from '#shared/db/migrate.ts';
 import {
   GENERATED_FUNCTIONS,
   isCurrent,
   newestDefinition,
   renderFunction,
   writeFunctionMigration,
-} from '#shared/db/function-migrations.ts';
-import { DEFAULT_MIGRATIONS_DIR } from '#shared/db/migrate.ts';
+} from '../../../scripts/function-migrations.ts';
 
 test('the newest migration defining each generated function holds its current text', () => {
   assert.ok(GENERATED_FUNCTIONS.length >= 1);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { CanonicalizationError, canonicalBytes, canonicalize } from '#shared/device/canonical-json.ts';
+import {
+  CanonicalizationError,
+  canonicalBytes,
+  canonicalize,
+  MAX_CANONICAL_DEPTH,
+} from '#shared/device/canonical-json.ts';
 
 // Expected strings below are copied from the text of RFC 8785, not produced by the implementation.
 
@@ -209,6 +214,16 @@ describe('structure', () => {
     // A shared (not cyclic) reference is fine.
     const shared = { x: 1 };
     assert.equal(canonicalize({ a: shared, b: shared }), '{"a":{"x":1},"b":{"x":1}}');
+  });
+
+  test('nesting past MAX_CANONICAL_DEPTH is a CanonicalizationError, not a stack overflow (found by the fuzz)', () => {
+    const nested = (n: number) => JSON.parse(`${'{"a":'.repeat(n)}1${'}'.repeat(n)}`);
+    assert.equal(canonicalize(nested(MAX_CANONICAL_DEPTH)).length, MAX_CANONICAL_DEPTH * 6 + 1);
+    assert.throws(() => canonicalize(nested(MAX_CANONICAL_DEPTH + 1)), CanonicalizationError);
+    assert.throws(
+      () => canonicalize(JSON.parse(`${'['.repeat(50_000)}${']'.repeat(50_000)}`)),
+      /deeper than/,
+    );
   });
 });
 

@@ -23,7 +23,7 @@ function rejects(fn: () => unknown, code: DeviceAuthErrorCode, status: number, m
   assert.throws(fn, (err: unknown) => {
     assert.ok(err instanceof DeviceAuthError, `expected DeviceAuthError, got ${String(err)}`);
     assert.equal(err.code, code);
-    assert.equal(err.status, status);
+    assert.equal(err.kind, status === 400 ? 'invalid' : 'unauthenticated');
     if (message) assert.match(err.message, message);
     return true;
   });
@@ -40,7 +40,7 @@ beforeEach(() => clearCertificateCache());
 
 describe('DeviceAuthError', () => {
   test('status: 400 for unsupported_key, 401 for everything else', () => {
-    assert.equal(new DeviceAuthError('unsupported_key', 'x').status, 400);
+    assert.equal(new DeviceAuthError('unsupported_key', 'x').kind, 'invalid');
     for (const code of [
       'invalid_certificate',
       'invalid_signature',
@@ -49,7 +49,7 @@ describe('DeviceAuthError', () => {
       'unknown_device',
     ] as const) {
       const err = new DeviceAuthError(code, 'm');
-      assert.equal(err.status, 401);
+      assert.equal(err.kind, 'unauthenticated');
       assert.equal(err.code, code);
       assert.equal(err.message, 'm');
       assert.ok(err instanceof Error);

@@ -86,7 +86,7 @@ describe('checkClientTimestamp', () => {
       (err: unknown) => {
         assert.ok(err instanceof DeviceAuthError);
         assert.equal(err.code, 'stale_timestamp');
-        assert.equal(err.status, 401);
+        assert.equal(err.kind, 'unauthenticated');
         assert.match(err.message, direction);
         assert.match(err.message, /300 s/);
         return true;

@@ -19,7 +19,7 @@ function invalidSignature(fn: () => unknown, message?: RegExp): void {
   assert.throws(fn, (err: unknown) => {
     assert.ok(err instanceof DeviceAuthError, `expected DeviceAuthError, got ${String(err)}`);
     assert.equal(err.code, 'invalid_signature');
-    assert.equal(err.status, 401);
+    assert.equal(err.kind, 'unauthenticated');
     if (message) assert.match(err.message, message);
     return true;
   });

@@ -24,7 +24,7 @@ function refused(fn: () => unknown, code: DeviceAuthErrorCode, status = 401): vo
   assert.throws(fn, (err: unknown) => {
     assert.ok(err instanceof DeviceAuthError, `expected DeviceAuthError, got ${String(err)}`);
     assert.equal(err.code, code, err.message);
-    assert.equal(err.status, status);
+    assert.equal(err.kind, status === 400 ? 'invalid' : 'unauthenticated');
     return true;
   });
 }

@@ -1,7 +1,7 @@
 // The local sign-in page's URL follows the port npm start listens on; any other dashboard URL is left alone.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { devDashboardOnPort } from '#shared/local/dev-dashboard.ts';
+import { devDashboardOnPort } from '#local-server/dev-dashboard.ts';
 
 test("this server's own /dev page on loopback moves to the listening port", () => {
   assert.equal(devDashboardOnPort('http://127.0.0.1:8080/dev', 9000), 'http://127.0.0.1:9000/dev');

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as z from 'zod';
-import { describeIssues, fieldName } from '#shared/http/validation.ts';
+import { checkShape, describeIssues, fieldName, MAX_NESTING } from '#shared/http/validation.ts';
 import { routeList } from '#shared/routes.ts';
 import { observabilityEvent } from '#shared/schemas/devices.ts';
-import { isNullTolerant, nullAsAbsent } from '#shared/schemas/input-rules.ts';
+import { isNullTolerant, nullAsAbsent, timeProblem } from '#shared/schemas/input-rules.ts';
 import { createRequestBody } from '#shared/schemas/requests.ts';
 
 /** Every object schema reachable from `schema` (through arrays, unions, wrappers, pipes, lazies, records). */
@@ -177,6 +177,41 @@ describe('400 messages name the field and say what was expected', () => {
         'body.events[2].tool: Too big: expected string to have <=3 characters; ' +
         'body.events[4].tool: Too big: expected string to have <=3 characters',
     );
+  });
+});
+
+describe('what no route takes, whatever its schema (found by the fuzz, test/integration/fuzz.test.ts)', () => {
+  test('checkShape: the first NUL or lone surrogate in document order, member names included', () => {
+    assert.deepEqual(checkShape({ a: ['ok', { b: 'x\u0000' }], c: '\ud800' }), {
+      path: ['a', 1, 'b'],
+      problem: 'must not contain the NUL character (U+0000)',
+    });
+    assert.deepEqual(checkShape({ ok: '😀', 'k\udc00': 1 }), {
+      path: ['k\udc00'],
+      problem: 'must be valid Unicode: it holds a lone surrogate (U+DC00), which has no UTF-8 form',
+    });
+    assert.equal(checkShape({ a: ['😀', 'e\u0301', null, 1] }), undefined);
+  });
+
+  test('checkShape: nesting past MAX_NESTING, named by the first levels of its path, without a stack overflow', () => {
+    const deep = (n: number) => JSON.parse(`${'['.repeat(n)}${']'.repeat(n)}`);
+    assert.equal(checkShape(deep(MAX_NESTING)), undefined);
+    const past = checkShape({ x: deep(MAX_NESTING) });
+    assert.deepEqual(past?.path, ['x', 0, 0, 0, 0, 0, 0, 0]);
+    assert.match(String(past?.problem), /^nests deeper than 512 levels/);
+    assert.ok(checkShape(deep(200_000)));
+  });
+
+  test('times: a real day, an offset PostgreSQL reads and a UTC year from 2 to 9998', () => {
+    assert.equal(timeProblem('2026-01-15T09:30:00+15:59'), undefined);
+    assert.equal(timeProblem('2026-01-15T09:30:00-16:00'), 'has a zone offset past ±15:59');
+    for (const time of ['0000-01-01T00:00:00Z', '0002-01-01T00:30:00+01:00', '9999-01-01T00:00:00Z'])
+      assert.equal(timeProblem(time), 'must be between 0002-01-01 and 9998-12-31 (UTC)', time);
+    assert.equal(timeProblem('9998-12-31T23:59:59Z'), undefined);
+    assert.equal(timeProblem('2026-02-30T00:00:00Z'), 'is not a real date');
+    assert.equal(timeProblem('2028-02-29T00:00:00Z'), undefined);
+    assert.equal(timeProblem('2100-02-29T00:00:00Z'), 'is not a real date');
+    assert.equal(timeProblem('not a time'), undefined, 'the syntax is checked by its schema');
   });
 });
 

@@ -64,6 +64,27 @@ function catalogResolver(db: Db): ResolveTable {
 
 const datasetsOf = (scope: Scope): Dataset[] => scope.datasources.flatMap((ds) => ds.datasets);
 
+/** The audit record of a provisioning or a teardown, in the transaction of its DDL (source env-svc). */
+function auditEnvironment(
+  tx: Db,
+  actionType: 'environment.provisioned' | 'environment.torn_down',
+  request: RequestRow,
+  schema: string,
+  metadata: Record<string, unknown>,
+) {
+  return recordAudit(tx, {
+    actionType,
+    actor: ENV_ACTOR,
+    resourceType: 'request',
+    resourceId: request.id,
+    source: 'env-svc',
+    environmentId: schema,
+    environmentName: schema,
+    appName: 'builtin',
+    metadata,
+  });
+}
+
 export function createBuiltinProvider(database: Database): EnvironmentProvider {
   const db = database.db;
   return {
@@ -94,16 +115,9 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
         ]) {
           await tx.execute(sql.raw(statement));
         }
-        await recordAudit(tx, {
-          actionType: 'environment.provisioned',
-          actor: ENV_ACTOR,
-          resourceType: 'request',
-          resourceId: request.id,
-          source: 'env-svc',
-          environmentId: schema,
-          environmentName: schema,
-          appName: 'builtin',
-          metadata: { role, views: datasetsOf(request.scope as Scope).map((d) => d.namespace) },
+        await auditEnvironment(tx, 'environment.provisioned', request, schema, {
+          role,
+          views: datasetsOf(request.scope as Scope).map((d) => d.namespace),
         });
       });
       const tunnel: TunnelView = {
@@ -136,17 +150,7 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
       const { schema, role } = environmentNames(request.id);
       await db.transaction(async (tx) => {
         for (const statement of dropEnvironmentSql({ schema, role })) await tx.execute(sql.raw(statement));
-        await recordAudit(tx, {
-          actionType: 'environment.torn_down',
-          actor: ENV_ACTOR,
-          resourceType: 'request',
-          resourceId: request.id,
-          source: 'env-svc',
-          environmentId: schema,
-          environmentName: schema,
-          appName: 'builtin',
-          metadata: { role },
-        });
+        await auditEnvironment(tx, 'environment.torn_down', request, schema, { role });
       });
     },
   };

@@ -1,6 +1,6 @@
 // The role session on PGlite: the setup, the statement and ROLLBACK in one exclusive transaction (nothing else runs
 // on its single connection meanwhile), planning statements that combine relations first (PGLITE_MAX_PLAN_COST).
-import { badRequest } from '../../../http/errors.ts';
+import { invalid } from '../../../errors.ts';
 import { columnsOf, TIME_TYPE_OIDS } from './results.ts';
 import { checkGate, inactiveOr, type RoleSession, sessionSetupSql } from './session.ts';
 
@@ -40,7 +40,7 @@ export function pgliteSession(pglite: Pglite): RoleSession {
           const cost = planCost(plan.rows[0]?.[0 as never]);
           if (cost > options.maxPlanCost) {
             await tx.rollback();
-            throw badRequest(
+            throw invalid(
               'query_too_expensive',
               `The statement's estimated cost (${Math.round(cost)}) is above what this local database runs (${options.maxPlanCost}): it cannot stop a running statement. Narrow it (fewer joins, a WHERE, a LIMIT).`,
             );

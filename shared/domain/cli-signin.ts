@@ -1,19 +1,19 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, eq, gt, sql } from 'drizzle-orm';
+import { issueLocalToken } from '../auth/local-tokens.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { cliSignins } from '../db/schema.ts';
-import { recordAudit } from '../domain/audit.ts';
+import { conflict, invalid, notFound, ServiceError } from '../errors.ts';
+import { recordAudit } from './audit.ts';
 import {
   cliExchangeKeys,
   readKeyStates,
   recordSigninFailure,
   refuseWhileLocked,
   signinPolicy,
-} from '../domain/signin-lockouts.ts';
-import { badRequest, conflict, HttpError, notFound } from '../http/errors.ts';
-import { issueLocalToken } from './local-tokens.ts';
-import type { Principal } from './principal.ts';
+} from './signin-lockouts.ts';
 
 // Browser-brokered sign-in of the endpoint agent: OAuth 2.0 for native apps (RFC 8252) with PKCE S256 (RFC 7636).
 export const SIGNIN_TTL_MS = 10 * 60_000;
@@ -28,11 +28,11 @@ export function checkLoopbackRedirect(uri: string): URL {
   try {
     url = new URL(uri);
   } catch {
-    throw badRequest('invalid_redirect_uri', 'redirect_uri is not a URL.');
+    throw invalid('invalid_redirect_uri', 'redirect_uri is not a URL.');
   }
   const loopback = ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
   if (url.protocol !== 'http:' || !loopback || url.username || url.password || url.hash) {
-    throw badRequest(
+    throw invalid(
       'invalid_redirect_uri',
       'redirect_uri must be a loopback URL: http://127.0.0.1:PORT/..., http://[::1]:PORT/... or http://localhost:PORT/...',
     );
@@ -99,7 +99,7 @@ export async function approveCliSignin(db: Db, requestId: string, person: Princi
   });
 }
 
-const invalidGrant = (message: string) => new HttpError(400, 'invalid_grant', message);
+const invalidGrant = (message: string) => invalid('invalid_grant', message);
 
 /**
  * Exchanges a one-time code (60 s) and its PKCE verifier for a token that only enrolls devices. Failed exchanges
@@ -117,7 +117,7 @@ export async function exchangeCliCode(
   try {
     return await redeemCliCode(config, db, input);
   } catch (err) {
-    if (err instanceof HttpError && err.code === 'invalid_grant') {
+    if (err instanceof ServiceError && err.code === 'invalid_grant') {
       await recordSigninFailure(db, signinPolicy(config), keys, sourceIp);
     }
     throw err;

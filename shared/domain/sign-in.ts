@@ -1,5 +1,8 @@
+import { issueLocalToken } from '../auth/local-tokens.ts';
+import { verifyPassword } from '../auth/passwords.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
+import { unauthenticated } from '../errors.ts';
 import {
   clearAccountFailures,
   loginKeys,
@@ -7,11 +10,8 @@ import {
   recordSigninFailure,
   refuseWhileLocked,
   signinPolicy,
-} from '../domain/signin-lockouts.ts';
-import { principalOf, toUserView } from '../domain/users.ts';
-import { unauthorized } from '../http/errors.ts';
-import { issueLocalToken } from './local-tokens.ts';
-import { verifyPassword } from './passwords.ts';
+} from './signin-lockouts.ts';
+import { principalOf, toUserView } from './users.ts';
 
 /**
  * POST /v1/auth/login for auth.provider = local: a session token for a valid email and password, else 401; 429
@@ -32,7 +32,7 @@ export async function loginWithPassword(
   const valid = await verifyPassword(password, user?.passwordHash);
   if (!user || !valid) {
     await recordSigninFailure(db, signinPolicy(config), keys, sourceIp);
-    throw unauthorized('The email or password is wrong.', 'invalid_credentials');
+    throw unauthenticated('The email or password is wrong.', 'invalid_credentials');
   }
   if (states.some((s) => s.scope === 'account')) await clearAccountFailures(db, email);
   const token = await issueLocalToken(config, { ...principalOf(user), tokenUse: 'session' });

@@ -1,10 +1,10 @@
-import type { Config } from '../config/schema.ts';
-import { migrate } from '../db/migrate.ts';
-import { seedDemoDatasource } from '../domain/environments/demo.ts';
-import { ensureBootstrapAdmin } from '../domain/users.ts';
-import { createLogger, type Logger } from '../http/logger.ts';
-import { fallback, routeList, type ScheduleId, schedules } from '../routes.ts';
-import { createRuntime, type Runtime, setRuntime } from '../runtime.ts';
+import type { Config } from '#shared/config/schema.ts';
+import { migrate } from '#shared/db/migrate.ts';
+import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
+import { createLogger, type Logger } from '#shared/http/logger.ts';
+import { fallback, routeList, type ScheduleId, schedules } from '#shared/routes.ts';
+import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { type EmulatorOptions, lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
 
 export interface LocalService {
@@ -86,7 +86,7 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     const schedule = schedules[id];
     let fn = loaded.get(id);
     if (!fn) {
-      fn = import(new URL(`../../functions/${schedule.handler}.ts`, import.meta.url).href).then(
+      fn = import(new URL(`../functions/${schedule.handler}.ts`, import.meta.url).href).then(
         (m) => m.handler,
       );
       loaded.set(id, fn);

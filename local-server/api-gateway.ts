@@ -6,10 +6,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Config } from '../config/schema.ts';
-import { corsHeaders, preflightHeaders } from '../http/cors.ts';
-import type { Logger } from '../http/logger.ts';
-import type { RouteSpec } from '../http/route.ts';
+import type { Config } from '#shared/config/schema.ts';
+import { corsHeaders, preflightHeaders } from '#shared/http/cors.ts';
+import type { Logger } from '#shared/http/logger.ts';
+import type { RouteSpec } from '#shared/http/route.ts';
 import { DEV_DASHBOARD_LOGIN_PATH, devDashboardLoginPage } from './dev-dashboard.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
@@ -24,7 +24,7 @@ interface CompiledRoute {
 
 // API Gateway HTTP APIs accept payloads up to 10 MB.
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
-const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
+const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
 
 function compile(id: string, route: RouteSpec): CompiledRoute {
   const paramNames: string[] = [];
@@ -144,6 +144,19 @@ export function toEvent(
   };
 }
 
+/** The decoded path parameters of a route's match; undefined when a segment is not valid percent-encoded UTF-8. */
+function decodeParams(names: readonly string[], match: RegExpExecArray): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  for (const [i, name] of names.entries()) {
+    try {
+      params[name] = decodeURIComponent(match[i + 1] as string);
+    } catch {
+      return undefined;
+    }
+  }
+  return params;
+}
+
 function send(
   res: ServerResponse,
   status: number,
@@ -216,10 +229,10 @@ export async function startApiGateway(
         if (route.route.method !== method) continue;
         const m = route.pattern.exec(path);
         if (!m) continue;
-        const params: Record<string, string> = {};
-        route.paramNames.forEach((name, i) => {
-          params[name] = decodeURIComponent(m[i + 1] as string);
-        });
+        const params = decodeParams(route.paramNames, m);
+        // A segment that is not percent-encoded UTF-8 (`%ZZ`, `%ED%A0%80`) names nothing: no route matches it, and
+        // the default route answers 404 not_found (it was a 500 of the emulator's own).
+        if (!params) continue;
         match = { route, params };
         break;
       }

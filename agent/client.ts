@@ -2,7 +2,7 @@
 // event batching with event_id so that retries never duplicate events.
 import { randomUUID, sign } from 'node:crypto';
 import type { RequestBody, ResponseBody } from '#client/api.ts';
-import { canonicalBytes } from '../device/canonical-json.ts';
+import { canonicalBytes } from '#shared/device/canonical-json.ts';
 import { type DeviceIdentity, privateKeyOf } from './identity.ts';
 
 /** What the API takes and answers, from the OpenAPI document's generated types (client/openapi.d.ts). */

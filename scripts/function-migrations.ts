@@ -7,9 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { INGEST_FUNCTION, ingestFunctionSql } from '../domain/events.ts';
-import { FOLD_FUNCTION, foldFunctionSql } from '../domain/observability-rollups.ts';
-import { DEFAULT_MIGRATIONS_DIR, readMigrations } from './migrate.ts';
+import { DEFAULT_MIGRATIONS_DIR, readMigrations } from '../shared/db/migrate.ts';
+import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/domain/events.ts';
+import { FOLD_FUNCTION, foldFunctionSql } from '../shared/domain/observability-rollups.ts';
 
 export interface GeneratedFunction {
   name: string;

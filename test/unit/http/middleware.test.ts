@@ -1,0 +1,257 @@
+// The middlewares of the HTTP edge (shared/http/middleware/), each on its own: what it adds to the context, what it
+// refuses and with which error, and the one place (errorResponse) where errors become answers.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Context as LambdaContext } from 'aws-lambda';
+import * as z from 'zod';
+import { issueLocalToken } from '#shared/auth/local-tokens.ts';
+import { type ErrorKind, ServiceError } from '#shared/errors.ts';
+import type { HttpEvent, ServiceContext } from '#shared/http/context.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { type LogSink, setLogSink } from '#shared/http/logger.ts';
+import { bearerAuth } from '#shared/http/middleware/bearer-auth.ts';
+import { bodyLimit } from '#shared/http/middleware/body-limit.ts';
+import {
+  asServiceError,
+  errorResponse,
+  STATUS_OF_KIND,
+  statusOf,
+} from '#shared/http/middleware/error-response.ts';
+import { jsonBody } from '#shared/http/middleware/json-body.ts';
+import { mounted } from '#shared/http/middleware/mounted.ts';
+import type { ServiceMiddleware, ServiceRequest } from '#shared/http/middleware/types.ts';
+import { validate } from '#shared/http/middleware/validate.ts';
+import { ok } from '#shared/http/reply.ts';
+import { defineRoute, type RouteSpec } from '#shared/http/route.ts';
+import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
+import { testConfig } from '#test/support/service.ts';
+
+let runtime: Runtime;
+let sink: LogSink;
+before(async () => {
+  runtime = await createRuntime(testConfig({ db: { dsn: 'pglite:memory' } }));
+  setRuntime(runtime);
+  sink = setLogSink(() => {});
+});
+after(async () => {
+  setLogSink(sink);
+  setRuntime(undefined);
+  await runtime?.database.close();
+});
+
+const route = <const O extends Partial<RouteSpec>>(over: O = {} as O) =>
+  defineRoute({
+    method: 'POST',
+    path: '/v1/things',
+    handler: 'test/things',
+    auth: 'public',
+    summary: 't',
+    tags: [],
+    ...over,
+  } as RouteSpec & O);
+
+const event = (over: Partial<HttpEvent> = {}): HttpEvent =>
+  ({
+    version: '2.0',
+    routeKey: 'POST /v1/things',
+    rawPath: '/v1/things',
+    rawQueryString: '',
+    headers: {},
+    requestContext: {
+      requestId: 'gw-1',
+      http: { method: 'POST', path: '/v1/things', sourceIp: '203.0.113.9' },
+    },
+    isBase64Encoded: false,
+    ...over,
+  }) as HttpEvent;
+
+/** A request as the chain sees it after requestContext. */
+const request = (over: Partial<HttpEvent> = {}, context: Partial<ServiceContext> = {}): ServiceRequest =>
+  ({
+    event: event(over),
+    context: {
+      requestId: 'r-1',
+      runtime,
+      config: runtime.config,
+      db: runtime.database.db,
+      headers: over.headers ?? {},
+      rawBody: typeof over.body === 'string' ? over.body : undefined,
+      rawBodyBytes: typeof over.body === 'string' ? Buffer.byteLength(over.body) : 0,
+      ...context,
+    } as ServiceContext,
+    response: undefined,
+    error: undefined,
+    internal: {},
+  }) as ServiceRequest;
+
+const run = (m: ServiceMiddleware, r: ServiceRequest) =>
+  (m.before as (r: ServiceRequest) => Promise<void>)(r);
+const refusedWith = async (p: Promise<unknown>, kind: ErrorKind, code: string) =>
+  assert.rejects(p, (err: unknown) => err instanceof ServiceError && err.kind === kind && err.code === code);
+
+describe('httpHandler: the chain around a handler', () => {
+  const lambda = {} as LambdaContext;
+  const echo = httpHandler(route({ body: z.object({ name: z.string() }).strict() }), async ({ body }, ctx) =>
+    ok({ name: body.name, requestId: ctx.requestId, ip: ctx.sourceIp }),
+  );
+
+  test('a request through every step: the reply in the envelope, x-request-id from the caller', async () => {
+    const res = await echo(
+      event({
+        headers: { 'content-type': 'application/json', 'x-request-id': 'caller-7' },
+        body: '{"name":"a"}',
+      }),
+      lambda,
+    );
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers?.['x-request-id'], 'caller-7');
+    assert.deepEqual(JSON.parse(String(res.body)), {
+      success: true,
+      data: { name: 'a', requestId: 'caller-7', ip: '203.0.113.9' },
+    });
+  });
+
+  test('a refusal anywhere in the chain is {error, message} with the request id', async () => {
+    const res = await echo(
+      event({ headers: { 'content-type': 'application/json' }, body: '{"name":1}' }),
+      lambda,
+    );
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.headers?.['x-request-id'], 'gw-1');
+    const body = JSON.parse(String(res.body));
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
+    assert.match(body.message, /^body\.name: /);
+  });
+
+  test('a device route needs a device authenticator, and only a device route takes one: checked at construction', () => {
+    assert.throws(() => httpHandler(route({ auth: 'device' }), async () => ok({})), /device authenticator/);
+  });
+});
+
+describe('middlewares on their own', () => {
+  test('mounted: a route its config does not mount is 404 not_found', async () => {
+    await refusedWith(run(mounted(route({ mountedWhen: () => false })), request()), 'not_found', 'not_found');
+    await run(mounted(route({ mountedWhen: () => true })), request());
+  });
+
+  test('bodyLimit: larger than maxBody is too_large with the route’s code; at the bound it passes', async () => {
+    const limited = bodyLimit(route({ maxBody: { bytes: 10, code: 'batch_too_large' } }));
+    await refusedWith(run(limited, request({ body: 'x'.repeat(11) })), 'too_large', 'batch_too_large');
+    await run(limited, request({ body: 'x'.repeat(10) }));
+  });
+
+  test('bearerAuth: no token 401; a CLI sign-in token 401 invalid_token off register; a user on an admin route 403', async () => {
+    const admin = bearerAuth(route({ auth: 'admin' }));
+    await refusedWith(run(admin, request()), 'unauthenticated', 'unauthorized');
+    const person = { subject: 'u-1', email: 'u@example.test', name: 'U', roles: ['user'] as const };
+    const session = (
+      await issueLocalToken(runtime.config, { ...person, roles: ['user'], tokenUse: 'session' })
+    ).access_token;
+    const cli = (await issueLocalToken(runtime.config, { ...person, roles: ['user'], tokenUse: 'cli' }))
+      .access_token;
+    const auth = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+    await refusedWith(run(admin, request(auth(session), auth(session))), 'forbidden', 'forbidden');
+    await refusedWith(
+      run(bearerAuth(route({ auth: 'user' })), request(auth(cli), auth(cli))),
+      'unauthenticated',
+      'invalid_token',
+    );
+    const r = request(auth(cli), auth(cli));
+    await run(bearerAuth(route({ auth: 'device+user' })), r);
+    assert.equal(r.context.principal?.subject, 'u-1');
+  });
+
+  test('jsonBody: absent stays absent, bad JSON and a wrong content type are 400, a route without a body ignores it', async () => {
+    const takes = jsonBody(route({ body: z.object({}) }));
+    const none = request();
+    await run(takes, none);
+    assert.equal(none.context.parsedBody, undefined);
+    const json = { 'content-type': 'application/json' };
+    await refusedWith(run(takes, request({ headers: json, body: '{' })), 'invalid', 'invalid_json');
+    await refusedWith(
+      run(takes, request({ headers: { 'content-type': 'text/plain' }, body: '{}' })),
+      'invalid',
+      'invalid_content_type',
+    );
+    // The fast path and middy's parser (taken when the text could spell __proto__) give the same value.
+    const plain = request({ headers: json, body: '{"a":[1,{"b":"c"}]}' });
+    const escaped = request({ headers: json, body: '{"a":[1,{"b":"\\u0063"}]}' });
+    await run(takes, plain);
+    await run(takes, escaped);
+    assert.deepEqual(plain.context.parsedBody, escaped.context.parsedBody);
+    const ignores = request({ headers: json, body: '{' });
+    await run(jsonBody(route()), ignores);
+    assert.equal(ignores.context.parsedBody, undefined);
+  });
+
+  test('validate: prechecks first, then each part; a refusal lets the authenticator finish first', async () => {
+    const order: string[] = [];
+    const m = validate(route({ body: z.object({ n: z.number() }) }), [() => order.push('precheck')]);
+    const r = request(
+      {},
+      { parsedBody: { n: 'x' }, beforeBodyRejected: async () => void order.push('authenticator') },
+    );
+    await refusedWith(run(m, r), 'invalid', 'validation_failed');
+    assert.deepEqual(order, ['precheck', 'authenticator']);
+    const good = request({}, { parsedBody: { n: 1 } });
+    await run(m, good);
+    assert.deepEqual(good.context.input?.body, { n: 1 });
+    await refusedWith(
+      run(m, request({}, { parsedBody: { n: 1, 'k\u0000': 1 } })),
+      'invalid',
+      'validation_failed',
+    );
+  });
+});
+
+describe('errorResponse: the one place errors become answers', () => {
+  const answer = async (r: RouteSpec, error: unknown) => {
+    const req = request();
+    req.error = error as Error;
+    await (errorResponse(r).onError as (r: ServiceRequest) => Promise<void>)(req);
+    return req.response!;
+  };
+
+  test('each kind has its status, unless the route’s spec says otherwise (statusOf)', async () => {
+    for (const [kind, status] of Object.entries(STATUS_OF_KIND)) {
+      assert.equal((await answer(route(), new ServiceError(kind as ErrorKind, 'c', 'm'))).statusCode, status);
+    }
+    const approve = route({ statusOf: { conflict: 404 } });
+    assert.equal(statusOf(approve, 'conflict'), 404);
+    assert.equal(
+      (await answer(approve, new ServiceError('conflict', 'request_not_pending', 'm'))).statusCode,
+      404,
+    );
+  });
+
+  test('Retry-After when retrying helps; WWW-Authenticate on a 401 of a bearer route only', async () => {
+    const busy = await answer(route(), new ServiceError('rate_limited', 'too_many_attempts', 'm', 30));
+    assert.equal(busy.headers?.['retry-after'], '30');
+    const bearer = await answer(
+      route({ auth: 'user' }),
+      new ServiceError('unauthenticated', 'unauthorized', 'm'),
+    );
+    assert.equal(bearer.headers?.['www-authenticate'], 'Bearer');
+    const device = await answer(
+      route({ auth: 'device' }),
+      new ServiceError('unauthenticated', 'unknown_device', 'm'),
+    );
+    assert.equal(device.headers?.['www-authenticate'], undefined);
+  });
+
+  test('a database fault is 503; anything else is 500 and says nothing about itself', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), {
+      code: 'ECONNREFUSED',
+      errno: -111,
+      syscall: 'connect',
+    });
+    assert.equal(asServiceError(new Error('Failed query', { cause: refused })).code, 'database_unavailable');
+    const timeout = Object.assign(new Error('canceling statement due to statement timeout'), {
+      code: '57014',
+    });
+    assert.match(asServiceError(timeout, 20_000).message, /db\.statement_timeout = 20 s/);
+    const leak = await answer(route(), new Error('select secret from users where password = $1'));
+    assert.equal(leak.statusCode, 500);
+    assert.doesNotMatch(String(leak.body), /secret|password|select/);
+  });
+});
