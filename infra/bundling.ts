@@ -19,13 +19,21 @@ export const LOCAL_DRIVER_MODULES = [
 ] as const;
 
 /**
+ * Each stand-in below stays because leaving it out breaks a goal (every bundle ≤ 450 KB in all, start load ≤ 2.5×
+ * hello world); `npm run bench:bundle-stubs` rebuilds every function without each one and prints what it saves (the
+ * figures quoted here: KB saved in all, median over the 48 functions of config/prod.toml, esbuild 0.28.2), and
+ * test/infra/bundle-stubs.test.ts fails when the module or path one replaces disappears from its dependency.
+ * Stand-ins whose effect was below that were removed (the SDK's IMDS region lookup 1.3 KB, S3 endpoint
+ * customizations 0.6 KB, web stream mixin 2.0 KB, the narrowed aws-jwt-verify 0 KB with auth.provider = "local").
+ *
  * Parts of the pinned, bundled AWS SDK that Lambda never runs, replaced at bundle time (esbuild `alias`; paths are
  * relative to the project root, where esbuild runs):
- * - the default credential chain → environment credentials only (what Lambda provides);
- * - the event-stream codec → a stub (no operation we call streams);
- * - bowser, the browser user-agent parser of the SDK's browser user-agent provider → a stub (never runs in Node);
+ * - the default credential chain → environment credentials only (what Lambda provides): 111.6 KB;
+ * - the event-stream codec → a stub (no operation we call streams): 15.4 KB, meta/openapi over 450 KB without;
+ * - bowser, the browser user-agent parser of the SDK's browser user-agent provider → a stub (never runs in Node):
+ *   33.1 KB;
  * - Secrets Manager → its client and GetSecretValue only: shared/config/secrets.ts loads the package with
- *   `import()`, which esbuild cannot tree-shake, so the namespace is narrowed to what it uses.
+ *   `import()`, which esbuild cannot tree-shake, so the namespace is narrowed to what it uses: 14.2 KB.
  */
 export const SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './infra/bundle/credential-provider-env.ts',
@@ -34,14 +42,9 @@ export const SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/client-secrets-manager': './infra/bundle/client-secrets-manager.mjs',
 };
 
-/** The OIDC verifier without the Cognito and ALB ones its package index brings along. */
-export const AUTH_ALIASES: Readonly<Record<string, string>> = {
-  'aws-jwt-verify': './infra/bundle/aws-jwt-verify.mjs',
-};
-
 /**
  * The TOML parser → a stub: each function's config is bundled as JSON (config.json, see
- * infra/constructs/functions.ts), which loadConfig reads with JSON.parse.
+ * infra/constructs/functions.ts), which loadConfig reads with JSON.parse: 10.8 KB (meta/openapi over 450 KB without).
  */
 export const CONFIG_ALIASES: Readonly<Record<string, string>> = {
   'smol-toml': './infra/bundle/no-toml.ts',
@@ -49,7 +52,8 @@ export const CONFIG_ALIASES: Readonly<Record<string, string>> = {
 
 /**
  * libpg-query (the query proxy's SQL parser) loaded by its `loadModule()` rather than on import: importing the
- * package compiles its 1.7 MB WASM (see infra/bundle/libpg-query.ts).
+ * package compiles its 1.7 MB WASM (see infra/bundle/libpg-query.ts). Without it, requests/query's start grows by
+ * 42.4 KB and its start load went from 2.55× to 3.79× hello world (npm run bench:bundles).
  */
 export const LATE_ALIASES: Readonly<Record<string, string>> = {
   'libpg-query': './infra/bundle/libpg-query.ts',
@@ -61,7 +65,9 @@ export const LATE_ALIASES: Readonly<Record<string, string>> = {
  * for `node:process` the diagnostic report, for `node:http` undici's fetch and WebSocket (tens of milliseconds
  * together). ESM imports are also hoisted to the start of the bundle, so builtins needed only by code that may never
  * run (the SDK's HTTP/2 handler, the shared-ini loader…) would load at cold start; a shim loads when the module
- * needing it first runs, and exposes the module object without reading it.
+ * needing it first runs, and exposes the module object without reading it. Measured with the shims left out
+ * (bench:bundles, six functions, 10 runs each): start load 2.49× → 3.00× hello world at the median, every one past
+ * 2.5×; they cost 0.9 KB of start.
  */
 export const LAZY_BUILTINS = [
   'child_process',
@@ -93,14 +99,12 @@ export const LAZY_BUILTINS = [
  * package's relative imports, so a plugin of infra/bundle/split.ts loads `stub` instead of `module` where `importer`
  * imports it (paths relative to the project root; keyed by importer, so a stub can still use the real module):
  * - zod's JSON Schema generator, wired into every schema instance: only `z.toJSONSchema` (GET /v1/openapi.json)
- *   generates JSON Schema, and it brings the generator itself (infra/bundle/zod-json-schema-processors.ts);
+ *   generates JSON Schema, and it brings the generator itself (infra/bundle/zod-json-schema-processors.ts): 9.3 and
+ *   8.2 KB of every function's start, which its start load pays;
  * - drizzle's table of every PostgreSQL column type, for the callback form of `pgTable` columns, which
- *   shared/db/schema.ts does not use;
- * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256;
- * - @smithy/core's region lookup in the EC2 instance metadata service, asked only without AWS_REGION (which Lambda
- *   always sets; a Lambda function has no instance metadata service);
- * - @smithy/core's S3 endpoint customizations, run only for an S3 client (the bundles have none);
- * - @smithy/core's stream mixin for web ReadableStream bodies, which the SDK's Node HTTP handler never returns.
+ *   shared/db/schema.ts does not use: 12.9 KB of start (meta/openapi over 450 KB without);
+ * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256: 3.1 KB (meta/openapi
+ *   over 450 KB without).
  */
 export interface InternalStub {
   importer: string;
@@ -129,33 +133,12 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
     module: 'node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Js.js',
     stub: 'infra/bundle/no-sha256-js.ts',
   },
-  ...[
-    'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/config.js',
-    'node_modules/@smithy/core/dist-es/submodules/config/defaults-mode/resolveDefaultsModeConfig.js',
-  ].map((importer) => ({
-    importer,
-    module:
-      'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js',
-    stub: 'infra/bundle/no-imds-region.ts',
-  })),
-  {
-    importer:
-      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/index.js',
-    module:
-      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/s3.js',
-    stub: 'infra/bundle/no-s3-customizations.mjs',
-  },
-  {
-    importer: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.js',
-    module: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.browser.js',
-    stub: 'infra/bundle/no-web-stream-mixin.ts',
-  },
 ];
 
 /**
  * For the functions none of whose route rows takes a bearer token (public and device-signed routes): the token
  * authenticators (jose, the OIDC verifier), which shared/http/middleware/bearer-auth.ts loads with `import()` only
- * for such rows.
+ * for such rows: 16.2 KB in the largest (meta/openapi over 450 KB without).
  */
 export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
   importer: 'shared/http/middleware/bearer-auth.ts',
@@ -227,7 +210,6 @@ export function internalStubsFor(
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ...SDK_ALIASES,
   ...CONFIG_ALIASES,
-  ...AUTH_ALIASES,
   ...LATE_ALIASES,
   ...Object.fromEntries(
     LAZY_BUILTINS.flatMap((name) => {

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Config } from '#shared/config/schema.ts';
 import { corsHeaders, preflightHeaders } from '#shared/http/cors.ts';
-import type { Logger } from '#shared/http/logger.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
+import type { Logger } from '#shared/logger.ts';
 import { DEV_DASHBOARD_LOGIN_PATH, devDashboardLoginPage } from './dev-dashboard.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;

@@ -1,6 +1,6 @@
 // npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
-import { rootLogger } from '#shared/http/logger.ts';
+import { rootLogger } from '#shared/logger.ts';
 import { devDashboardOnPort } from './dev-dashboard.ts';
 import { startLocalService } from './service.ts';
 

@@ -2,7 +2,7 @@ import type { Config } from '#shared/config/schema.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
-import { createLogger, type Logger } from '#shared/http/logger.ts';
+import { createLogger, type Logger } from '#shared/logger.ts';
 import { fallback, routeList, type ScheduleId, schedules } from '#shared/routes.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { type EmulatorOptions, lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';

@@ -3,6 +3,7 @@ import type { Config } from './config/schema.ts';
 import { resolveSecretArns } from './config/secrets.ts';
 import { connectDatabase } from './db/connect.ts';
 import type { Database } from './db/database.ts';
+import { setLogLevel } from './logger.ts';
 
 /**
  * What every handler needs and what outlives one invocation: the validated config and the database. In Lambda it
@@ -23,6 +24,7 @@ export function setRuntime(runtime: Runtime | undefined): void {
 }
 
 export async function createRuntime(config: Config, lambda = false): Promise<Runtime> {
+  setLogLevel(config.log.level);
   return { config, database: await connectDatabase(config), startedAt: new Date(), lambda };
 }
 

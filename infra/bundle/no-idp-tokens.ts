@@ -4,7 +4,7 @@
 // secret), so the OIDC verifier (aws-jwt-verify, ~14 KB) is left out. Reaching this means the function runs with
 // another config than the stack was built from: logged as an error (authenticate() answers 401 for it), and thrown.
 import type { Principal } from '../../shared/auth/principal.ts';
-import { rootLogger } from '../../shared/http/logger.ts';
+import { rootLogger } from '../../shared/logger.ts';
 
 const MESSAGE =
   'IdP tokens are not checked by this bundle: it was built for auth.provider = "local" (infra/bundling.ts); ' +

@@ -12,7 +12,7 @@ import type { Database } from '#shared/db/database.ts';
 import { isDatabaseUnavailable } from '#shared/db/errors.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
-import { rootLogger } from '#shared/http/logger.ts';
+import { rootLogger } from '#shared/logger.ts';
 
 export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 

@@ -54,6 +54,11 @@ export const configSchema = z
       .object({ allowed_origins: z.array(z.string()).default([]) })
       .strict()
       .prefault({}),
+    // The least severe level written to the log (stdout; CloudWatch in Lambda).
+    log: z
+      .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
+      .strict()
+      .prefault({}),
     auth: z
       .object({
         provider: z.enum(['local', 'idp']).default('local'),

@@ -10,8 +10,8 @@ import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import type { VerifiedDeviceRequest } from '../device/enrollment.ts';
+import type { Logger } from '../logger.ts';
 import type { Runtime } from '../runtime.ts';
-import type { Logger } from './logger.ts';
 import type { AuthKind } from './route.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;

@@ -5,7 +5,7 @@ import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { setLogLevel } from '#shared/http/logger.ts';
+import { setLogLevel } from '#shared/logger.ts';
 import { startTestService } from '#test/support/service.ts';
 import { type LoadResult, load } from './load.ts';
 

@@ -32,7 +32,7 @@ import { decodeSignature } from '#shared/device/signature.ts';
 import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
 import { truncateText } from '#shared/domain/events.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';
-import { setLogLevel } from '#shared/http/logger.ts';
+import { setLogLevel } from '#shared/logger.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';

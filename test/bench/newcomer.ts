@@ -117,7 +117,7 @@ try {
     else await new Promise((r) => setTimeout(r, 25));
   }
   process.kill(-(child.pid as number), 'SIGTERM');
-  const startedLine = startOutput.split('\n').find((l) => l.includes('"msg":"service started"'));
+  const startedLine = startOutput.split('\n').find((l) => l.includes('"message":"service started"'));
   const startPhases = Object.entries((startedLine ? JSON.parse(startedLine) : {}) as Record<string, unknown>)
     .filter((e): e is [string, number] => e[0].endsWith('_ms') && typeof e[1] === 'number')
     .map(([name, ms]) => [name.replace(/_ms$/, '').replaceAll('_', ' '), ms] as [string, number]);

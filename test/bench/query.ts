@@ -23,7 +23,7 @@ import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { queryRow, recordUsage, runQuery, viewsOf } from '#shared/domain/query-proxy.ts';
 import { checkStatement, loadSqlParser } from '#shared/domain/query-proxy-guard.ts';
 import { findRequest } from '#shared/domain/requests.ts';
-import { setLogLevel } from '#shared/http/logger.ts';
+import { setLogLevel } from '#shared/logger.ts';
 import { type DriverKind, useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
 

@@ -56,7 +56,7 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
     .split('\n')
     .find((l) => l.includes(String(requestId)));
   assert.ok(line, 'log line with the request id');
-  assert.equal(JSON.parse(line as string).requestId, requestId);
+  assert.equal(JSON.parse(line as string).correlation_id, requestId);
   assert.equal(svc.output().includes(password as string), true, 'the generated password is printed once');
   assert.equal(svc.output().split(password as string).length - 1, 1, 'and only once');
 

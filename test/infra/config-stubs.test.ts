@@ -75,7 +75,7 @@ test('configStubsFor leaves out the providers the config does not pick, and noth
 describe('a stand-in reached anyway says which config the bundle was built for', () => {
   type Bundled = {
     authenticate: typeof import('#shared/auth/authenticate.ts').authenticate;
-    setLogSink: typeof import('#shared/http/logger.ts').setLogSink;
+    setLogSink: typeof import('#shared/logger.ts').setLogSink;
     providerFor: typeof import('#shared/domain/environments/index.ts').providerFor;
     querierFor: typeof import('#shared/domain/environments/index.ts').querierFor;
   };
@@ -87,7 +87,7 @@ describe('a stand-in reached anyway says which config the bundle was built for',
       entry,
       [
         `export { authenticate } from ${from('shared/auth/authenticate.ts')};`,
-        `export { setLogSink } from ${from('shared/http/logger.ts')};`,
+        `export { setLogSink } from ${from('shared/logger.ts')};`,
         `export { providerFor, querierFor } from ${from('shared/domain/environments/index.ts')};`,
         '',
       ].join('\n'),
@@ -115,10 +115,10 @@ describe('a stand-in reached anyway says which config the bundle was built for',
       bundled.setLogSink(previous);
     }
     assert.equal(lines.length, 1, lines.join('\n'));
-    const logged = JSON.parse(lines[0]!) as { level: string; msg: string };
-    assert.equal(logged.level, 'error');
+    const logged = JSON.parse(lines[0]!) as { level: string; message: string };
+    assert.equal(logged.level, 'ERROR');
     assert.match(
-      logged.msg,
+      logged.message,
       /IdP tokens are not checked by this bundle: it was built for auth\.provider = "local"/,
     );
     const http = configOf(ALL_PROVIDERS_CONFIG.http);

@@ -7,7 +7,7 @@ import { SignJWT } from 'jose';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { login } from '#agent/login.ts';
 import { queryRows } from '#shared/db/query.ts';
-import { setLogSink } from '#shared/http/logger.ts';
+import { setLogSink } from '#shared/logger.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import {
   expiredIdentity,

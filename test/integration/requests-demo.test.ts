@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { LocalService } from '#local-server/service.ts';
 import { queryRows } from '#shared/db/query.ts';
-import { createLogger } from '#shared/http/logger.ts';
+import { createLogger } from '#shared/logger.ts';
 import { type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { startCheckedService, testConfig } from '#test/support/service.ts';
 

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { type LocalService, type StartOptions, startLocalService } from '#local-server/service.ts';
 import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
-import { createLogger, setLogLevel } from '#shared/http/logger.ts';
+import { createLogger, setLogLevel } from '#shared/logger.ts';
 import { ContractRecorder } from './contract.ts';
 import { type DriverKind, type ProvisionedDatabase, provisionDatabase } from './databases.ts';
 

@@ -13,17 +13,29 @@ const SHARED = join(PROJECT_ROOT, 'shared');
 /** What each part of shared/ may import besides itself (a part is a folder, or a file at the top of shared/). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'errors.ts': [],
-  'config/': ['errors.ts'],
-  'db/': ['config/', 'errors.ts'],
-  'schemas/': ['auth/', 'db/', 'config/', 'errors.ts'],
-  'auth/': ['db/', 'config/', 'errors.ts'],
-  'device/': ['db/', 'config/', 'errors.ts'],
-  'domain/': ['auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts'],
-  'runtime.ts': ['domain/', 'auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts'],
-  'http/': ['runtime.ts', 'domain/', 'auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts'],
-  'route-tables/': ['http/', 'schemas/', 'config/', 'errors.ts'],
-  'routes.ts': ['route-tables/', 'http/', 'schemas/', 'config/', 'errors.ts'],
-  'openapi.ts': ['routes.ts', 'route-tables/', 'http/', 'schemas/', 'config/', 'errors.ts'],
+  // Structured logs: a leaf that every layer may write to.
+  'logger.ts': [],
+  'config/': ['errors.ts', 'logger.ts'],
+  'db/': ['config/', 'errors.ts', 'logger.ts'],
+  'schemas/': ['auth/', 'db/', 'config/', 'errors.ts', 'logger.ts'],
+  'auth/': ['db/', 'config/', 'errors.ts', 'logger.ts'],
+  'device/': ['db/', 'config/', 'errors.ts', 'logger.ts'],
+  'domain/': ['auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts', 'logger.ts'],
+  'runtime.ts': ['domain/', 'auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts', 'logger.ts'],
+  'http/': [
+    'runtime.ts',
+    'domain/',
+    'auth/',
+    'device/',
+    'schemas/',
+    'db/',
+    'config/',
+    'errors.ts',
+    'logger.ts',
+  ],
+  'route-tables/': ['http/', 'schemas/', 'config/', 'errors.ts', 'logger.ts'],
+  'routes.ts': ['route-tables/', 'http/', 'schemas/', 'config/', 'errors.ts', 'logger.ts'],
+  'openapi.ts': ['routes.ts', 'route-tables/', 'http/', 'schemas/', 'config/', 'errors.ts', 'logger.ts'],
 };
 
 function filesUnder(dir: string): string[] {

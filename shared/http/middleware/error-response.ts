@@ -11,8 +11,8 @@ import {
   internalError,
   ServiceError,
 } from '../../errors.ts';
+import { rootLogger } from '../../logger.ts';
 import type { HttpResult } from '../context.ts';
-import { rootLogger } from '../logger.ts';
 import type { RouteSpec } from '../route.ts';
 import { takesBearerToken } from './bearer-auth.ts';
 import type { ServiceMiddleware } from './types.ts';
@@ -58,7 +58,7 @@ export function errorResponse(route: RouteSpec): ServiceMiddleware {
       const error = asServiceError(request.error, context.config?.db.statement_timeout);
       const status = statusOf(route, error.kind);
       const requestId = context.requestId ?? randomUUID();
-      const log = context.log ?? rootLogger.child({ requestId });
+      const log = context.log ?? rootLogger.child({ correlation_id: requestId });
       const fields = {
         method: event.requestContext?.http?.method,
         path: event.rawPath,

@@ -2,7 +2,7 @@
 // runtime (config, secrets, database; loaded at the first invocation, in a chunk of its own), the body as received;
 // and, on the way out, the x-request-id header and the access log line.
 import { randomUUID } from 'node:crypto';
-import { rootLogger } from '../logger.ts';
+import { invocationFields, rootLogger } from '../../logger.ts';
 import type { RouteSpec } from '../route.ts';
 import type { ServiceMiddleware } from './types.ts';
 
@@ -18,7 +18,7 @@ export function requestContext(route: RouteSpec): ServiceMiddleware {
       context.requestId =
         headers['x-request-id']?.slice(0, 128) || event.requestContext?.requestId || randomUUID();
       context.log = rootLogger.child({
-        requestId: context.requestId,
+        ...invocationFields(context, context.requestId),
         route: `${route.method} ${route.path}`,
       });
       runtimeImport ??= import('../../runtime.ts');

@@ -8,7 +8,6 @@ import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { type ErrorKind, ServiceError } from '#shared/errors.ts';
 import type { HttpEvent, ServiceContext } from '#shared/http/context.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { type LogSink, setLogSink } from '#shared/http/logger.ts';
 import { bearerAuth } from '#shared/http/middleware/bearer-auth.ts';
 import { bodyLimit } from '#shared/http/middleware/body-limit.ts';
 import {
@@ -23,6 +22,7 @@ import type { ServiceMiddleware, ServiceRequest } from '#shared/http/middleware/
 import { validate } from '#shared/http/middleware/validate.ts';
 import { ok } from '#shared/http/reply.ts';
 import { defineRoute, type RouteSpec } from '#shared/http/route.ts';
+import { type LogSink, setLogSink } from '#shared/logger.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { testConfig } from '#test/support/service.ts';
 
