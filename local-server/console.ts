@@ -23,6 +23,8 @@ export interface ConsoleBuild {
   /** Keyed by file name under /console/assets/. */
   assets: Map<string, { body: Uint8Array; contentType: string }>;
   html: string;
+  /** Bytes of each input in the script, by where it came from (esbuild's metafile). */
+  scriptInputs: Record<string, number>;
 }
 
 /** Bundles console/src/main.tsx (Preact, the API client) and console.css: minified, one ES module, no source map. */
@@ -40,6 +42,7 @@ export async function buildConsole(): Promise<ConsoleBuild> {
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
+    metafile: true,
   });
   const assets: ConsoleBuild['assets'] = new Map();
   for (const file of result.outputFiles) {
@@ -49,7 +52,12 @@ export async function buildConsole(): Promise<ConsoleBuild> {
     if (name === 'console-style.css')
       assets.set('console.css', { body: file.contents, contentType: 'text/css; charset=utf-8' });
   }
-  return { assets, html: await readFile(`${CONSOLE_DIR}index.html`, 'utf8') };
+  const script = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('/console.js'));
+  const scriptInputs: Record<string, number> = {};
+  for (const [input, { bytesInOutput }] of Object.entries(script?.[1].inputs ?? {})) {
+    scriptInputs[input] = bytesInOutput;
+  }
+  return { assets, html: await readFile(`${CONSOLE_DIR}index.html`, 'utf8'), scriptInputs };
 }
 
 let built: Promise<ConsoleBuild> | undefined;
