@@ -11,7 +11,6 @@ import { corsHeaders, preflightHeaders } from '#shared/http/cors.ts';
 import type { Logger } from '#shared/http/logger.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { consoleResponse, isConsolePath } from './console.ts';
-import { DEV_DASHBOARD_LOGIN_PATH, devDashboardLoginPage } from './dev-dashboard.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -214,15 +213,6 @@ export async function startApiGateway(
     try {
       if (method === 'OPTIONS' && req.headers['access-control-request-method']) {
         send(res, 204, { ...preflightHeaders(origins, origin), 'apigw-requestid': requestId });
-        return;
-      }
-      if (method === 'GET' && path === DEV_DASHBOARD_LOGIN_PATH) {
-        send(
-          res,
-          200,
-          { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
-          devDashboardLoginPage,
-        );
         return;
       }
       // The admin console's static files (local-server/console.ts); in AWS they are not served by the API.

@@ -1,5 +1,7 @@
 // The admin console (console/) as the local server serves it under /console/: index.html for every page path (the
-// console routes in the browser), and the script and stylesheet esbuild makes from console/src. The build runs at
+// console routes in the browser), and the script and stylesheet esbuild makes from console/src. Its page
+// /console/cli/login is the dashboard's part of the agent's browser sign-in: config/local.toml points dashboard_url
+// at /console. The build runs at
 // the first request for the console, not at start, so `npm start` is no slower; it is kept in memory.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +60,22 @@ export async function buildConsole(): Promise<ConsoleBuild> {
     scriptInputs[input] = bytesInOutput;
   }
   return { assets, html: await readFile(`${CONSOLE_DIR}index.html`, 'utf8'), scriptInputs };
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * A dashboard URL that is this server's own console on loopback follows the port the server listens on: with
+ * `npm start -- --port 9000` the agent's browser must be sent to port 9000, not to the 8080 of config/local.toml. Any
+ * other URL (a dashboard elsewhere) is left as it is, and so is every URL when the port is 0 (chosen by the system).
+ */
+export function consoleDashboardOnPort(dashboardUrl: string, port: number): string {
+  if (port <= 0) return dashboardUrl;
+  const url = new URL(dashboardUrl);
+  const ownPage = url.pathname === CONSOLE_PATH || url.pathname.startsWith(`${CONSOLE_PATH}/`);
+  if (!LOOPBACK_HOSTS.has(url.hostname) || !ownPage || url.port === String(port)) return dashboardUrl;
+  url.port = String(port);
+  return url.toString();
 }
 
 let built: Promise<ConsoleBuild> | undefined;
