@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { CliLoginPage } from './pages/cli-login.tsx';
 import { FleetPage } from './pages/fleet.tsx';
+import { RequestsPage } from './pages/requests.tsx';
 import { SignInForm } from './pages/sign-in.tsx';
 import { SummaryPage } from './pages/summary.tsx';
 import { ToolCallsPage } from './pages/tool-calls.tsx';
@@ -14,6 +15,7 @@ const PAGES = [
   { path: '/', title: 'Fleet' },
   { path: '/tool-calls', title: 'Tool calls' },
   { path: '/summary', title: 'Summary' },
+  { path: '/requests', title: 'Requests' },
 ] as const;
 
 function App() {
@@ -70,6 +72,7 @@ function App() {
         {path === '/' && <FleetPage session={session} />}
         {path === '/tool-calls' && <ToolCallsPage session={session} query={query} />}
         {path === '/summary' && <SummaryPage session={session} query={query} />}
+        {path === '/requests' && <RequestsPage session={session} query={query} />}
         {!page && (
           <>
             <h1>Not found</h1>

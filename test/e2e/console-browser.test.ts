@@ -1,6 +1,6 @@
 // The admin console (console/, served by the local server under /console/) in a real headless Chromium from npm:
 // sign in, the fleet's numbers against the API's, the denied events and one of them opened, the summary, sign out,
-// and the agent CLI's sign-in approved on the console's page. Every page is checked with axe-core (no serious or
+// a data-access request approved and revoked, and the agent CLI's sign-in approved on the console's page. Every page is checked with axe-core (no serious or
 // critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
 // Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
 import assert from 'node:assert/strict';
@@ -14,8 +14,10 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#local-server/console.ts';
+import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { freePort } from '#test/support/free-port.ts';
+import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
 
 const require = createRequire(import.meta.url);
@@ -73,6 +75,7 @@ before(
     ]);
     assert.equal(await simulate.exited, 0, simulate.output());
     token = await svc.adminToken();
+    await seedDemoDatasource(svc.runtime.database.db);
     browser = await launchChromium();
   },
   { timeout: 120_000 },
@@ -241,6 +244,55 @@ test('the agent CLI signs in through the console page that dashboard_url points 
   const register = runCli(['register', '--url', svc.url, '--state', state]);
   await register.waitFor(/Registered: device [0-9a-f-]{36}/);
   assert.equal(await register.exited, 0, register.output());
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('a pending data-access request is approved in the console, becomes active, and is revoked', {
+  timeout: 90_000,
+}, async () => {
+  const ana = {
+    email: 'ana@example.test',
+    name: 'Ana',
+    password: 'a long password for ana',
+    roles: ['user'],
+  };
+  assert.equal((await svc.call('POST', '/v1/admin/users', { token, body: ana })).status, 201);
+  const anaLogin = await svc.call('POST', '/v1/auth/login', {
+    body: { email: ana.email, password: ana.password },
+  });
+  const anaToken = (anaLogin.body.data as { access_token: string }).access_token;
+  const created = await svc.call('POST', '/v1/requests', {
+    token: anaToken,
+    body: demoOrdersRequest('Console approval'),
+    headers: { 'idempotency-key': 'console-approval-1' },
+  });
+  assert.equal(created.status, 201, created.text);
+  const id = (created.body.data as { id: string }).id;
+
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/requests?status=pending`);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#requests tbody tr');
+  await page.click('#requests a.request-link:has-text("Console approval")');
+  await page.waitForURL(new RegExp(`status=pending&request=${id}$`));
+  await page.waitForSelector('#approve-button');
+  await assertAccessible(page, '7-request-pending');
+  await page.fill('#approve-text', 'ok for the console test');
+  await page.click('#approve-button');
+  await page.waitForSelector('#revoke-button');
+  assert.equal(await page.textContent('#request-status-value'), 'active');
+  const approved = await api<{ status: string; approval_notes: string }>(`/v1/admin/requests/${id}`);
+  assert.deepEqual([approved.status, approved.approval_notes], ['active', 'ok for the console test']);
+  await assertAccessible(page, '8-request-active');
+
+  await page.fill('#revoke-text', 'done with it');
+  await page.click('#revoke-button');
+  await page.locator('#request-status-value', { hasText: /^revoked$/ }).waitFor();
+  assert.equal((await api<{ status: string }>(`/v1/admin/requests/${id}`)).status, 'revoked');
+  assert.equal(await page.locator('#revoke-button').count(), 0, 'a revoked request offers no move');
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
