@@ -1,6 +1,7 @@
 // One way for every page to load data: a loading state, an error in words, an empty state in words.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { sessionEnded } from './session.ts';
 
 export type Loaded<T> =
   | { state: 'loading' }
@@ -30,7 +31,8 @@ export function useLoad<T>(key: string, fetcher: () => Promise<ApiResult<T>>): L
     fetcher().then(
       ({ data, error, response }) => {
         if (!live) return;
-        if (data !== undefined) setLoaded({ state: 'ready', data });
+        if (response.status === 401) sessionEnded();
+        else if (data !== undefined) setLoaded({ state: 'ready', data });
         else setLoaded({ state: 'error', message: describeError(error, response.status) });
       },
       (err: unknown) => {

@@ -1,7 +1,7 @@
 // The admin console: Fleet, Tool calls, Summary, and the agent CLI's sign-in approval. It talks only to the public
 // API, through the typed client generated from the OpenAPI document (client/api.ts).
 import { render } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { CliLoginPage } from './pages/cli-login.tsx';
 import { FleetPage } from './pages/fleet.tsx';
 import { RequestsPage } from './pages/requests.tsx';
@@ -9,7 +9,7 @@ import { SignInForm } from './pages/sign-in.tsx';
 import { SummaryPage } from './pages/summary.tsx';
 import { ToolCallsPage } from './pages/tool-calls.tsx';
 import { navigate, pageUrl, useLocation } from './router.ts';
-import { readSession, type Session, signOut } from './session.ts';
+import { onSessionEnded, readSession, type Session, signOut } from './session.ts';
 
 const PAGES = [
   { path: '/', title: 'Fleet' },
@@ -21,8 +21,21 @@ const PAGES = [
 function App() {
   const { path, query } = useLocation();
   const [session, setSession] = useState<Session | undefined>(readSession());
+  const [notice, setNotice] = useState('');
+  useEffect(
+    () =>
+      onSessionEnded(() => {
+        setSession(undefined);
+        setNotice('Your session has ended (the token expired or was refused). Sign in again.');
+      }),
+    [],
+  );
+  const signedIn = (s: Session) => {
+    setNotice('');
+    setSession(s);
+  };
   if (path === '/cli/login') {
-    return <CliLoginPage session={session} onSignedIn={setSession} request={query.get('request') ?? ''} />;
+    return <CliLoginPage session={session} onSignedIn={signedIn} request={query.get('request') ?? ''} />;
   }
   const page = PAGES.find((p) => p.path === path);
   document.title = `${page?.title ?? 'Not found'} · Agent control plane`;
@@ -30,7 +43,12 @@ function App() {
     return (
       <main class="narrow">
         <h1>Agent control plane</h1>
-        <SignInForm onSignedIn={setSession} action="Sign in" />
+        {notice && (
+          <p class="state" role="status" id="session-notice">
+            {notice}
+          </p>
+        )}
+        <SignInForm onSignedIn={signedIn} action="Sign in" />
       </main>
     );
   }
@@ -69,7 +87,7 @@ function App() {
         </span>
       </header>
       <main>
-        {path === '/' && <FleetPage session={session} />}
+        {path === '/' && <FleetPage session={session} query={query} />}
         {path === '/tool-calls' && <ToolCallsPage session={session} query={query} />}
         {path === '/summary' && <SummaryPage session={session} query={query} />}
         {path === '/requests' && <RequestsPage session={session} query={query} />}

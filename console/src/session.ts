@@ -56,3 +56,16 @@ export function signOut(): void {
   current = undefined;
   sessionStorage.clear();
 }
+
+const endedListeners = new Set<() => void>();
+
+/** Called when the API refuses the token (expired, or signed by a rotated secret): sign out, tell the app. */
+export function sessionEnded(): void {
+  signOut();
+  for (const listener of endedListeners) listener();
+}
+
+export function onSessionEnded(listener: () => void): () => void {
+  endedListeners.add(listener);
+  return () => endedListeners.delete(listener);
+}

@@ -296,3 +296,30 @@ test('a pending data-access request is approved in the console, becomes active, 
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
+
+test('a refused token ends the session: the console forgets it and asks to sign in again', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/?status=online`);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#devices tbody tr');
+  assert.equal(await page.locator('#devices tbody tr').count(), DEVICES, 'every simulated device is online');
+  // Every device was seen within the online threshold moments ago: none is offline, and the page says so.
+  assert.deepEqual((await api<{ devices: unknown[] }>('/v1/admin/devices?status=offline')).devices, []);
+  await page.selectOption('#device-status', 'offline');
+  await page.waitForURL(/\/console\/\?status=offline$/);
+  await page.locator('p.state.empty', { hasText: 'No device is offline.' }).waitFor();
+  await page.evaluate(`(() => {
+    const s = JSON.parse(sessionStorage.getItem('acp.console.session'));
+    sessionStorage.setItem('acp.console.session', JSON.stringify({ ...s, token: 'not-a-token' }));
+  })()`);
+  await page.reload();
+  await page.waitForSelector('#session-notice');
+  await page.waitForSelector('#sign-in');
+  assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});

@@ -1,12 +1,29 @@
-// Fleet: devices online and offline with last seen and owner, agents, MCP servers (shadow and never called).
+// Fleet: devices online and offline with last seen and owner, agents, MCP servers (shadow and never called). The
+// device list's status filter and keyset cursor are kept in the URL.
 import { Empty, formatNumber, formatTime, isNew, Show, useLoad } from '../load.tsx';
+import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
-export function FleetPage({ session }: { session: Session }) {
+const STATUSES = ['online', 'offline', 'never_reported'] as const;
+type Status = (typeof STATUSES)[number];
+
+export function FleetPage({ session, query }: { session: Session; query: URLSearchParams }) {
   const client = api(session);
+  const requested = query.get('status') as Status;
+  const status = STATUSES.includes(requested) ? requested : undefined;
+  const cursor = query.get('cursor') ?? undefined;
   const summary = useLoad('summary', () => client.GET('/v1/admin/fleet/summary'));
-  const devices = useLoad('devices', () =>
-    client.GET('/v1/admin/devices', { params: { query: { limit: 100, sort: '-last_seen' } } }),
+  const devices = useLoad(`devices:${status}:${cursor}`, () =>
+    client.GET('/v1/admin/devices', {
+      params: {
+        query: {
+          limit: 100,
+          sort: '-last_seen',
+          ...(status ? { status } : {}),
+          ...(cursor ? { cursor } : {}),
+        },
+      },
+    }),
   );
   const agents = useLoad('agents', () =>
     client.GET('/v1/admin/agents', { params: { query: { limit: 100 } } }),
@@ -29,49 +46,88 @@ export function FleetPage({ session }: { session: Session }) {
             </dl>
           )}
         </Show>
+        <div class="filters">
+          <label>
+            Status
+            <select
+              id="device-status"
+              value={status ?? ''}
+              onChange={(e) => navigate(pageUrl('/', { status: e.currentTarget.value }))}
+            >
+              <option value="">any</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s.replace('_', ' ')}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
         <Show loaded={devices} what="devices">
           {({ data }) =>
             data.devices.length === 0 ? (
-              <Empty>No device has enrolled yet. Enroll one with `npm run agent -- register`.</Empty>
+              <Empty>
+                {status
+                  ? `No device is ${status.replace('_', ' ')}.`
+                  : 'No device has enrolled yet. Enroll one with `npm run agent -- register`.'}
+              </Empty>
             ) : (
-              <table id="devices">
-                <caption>
-                  {data.devices.length} devices, last seen first
-                  {data.next_cursor ? ' (the first 100)' : ''}; online means seen within{' '}
-                  {Math.round(data.online_threshold_seconds / 60)} minutes
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Serial</th>
-                    <th scope="col">Model</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Last seen</th>
-                    <th scope="col">Owner</th>
-                    <th scope="col">Agents</th>
-                    <th scope="col">MCP servers</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.devices.map((d) => (
-                    <tr key={d.id} class={isNew(d.created_at) ? 'new' : undefined}>
-                      <td>
-                        {d.serial_number}
-                        {isNew(d.created_at) && <span class="badge">new</span>}
-                      </td>
-                      <td>
-                        {d.brand} {d.model}
-                      </td>
-                      <td>
-                        <span class={`status ${d.status}`}>{d.status.replace('_', ' ')}</span>
-                      </td>
-                      <td>{formatTime(d.last_seen_at)}</td>
-                      <td>{d.owner_email || d.owner_subject}</td>
-                      <td class="num">{d.agents}</td>
-                      <td class="num">{d.mcps}</td>
+              <>
+                <table id="devices">
+                  <caption>
+                    {data.devices.length} devices{cursor ? ' on this page' : ''}, last seen first; online
+                    means seen within {Math.round(data.online_threshold_seconds / 60)} minutes
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Serial</th>
+                      <th scope="col">Model</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Last seen</th>
+                      <th scope="col">Owner</th>
+                      <th scope="col">Agents</th>
+                      <th scope="col">MCP servers</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {data.devices.map((d) => (
+                      <tr key={d.id} class={isNew(d.created_at) ? 'new' : undefined}>
+                        <td>
+                          {d.serial_number}
+                          {isNew(d.created_at) && <span class="badge">new</span>}
+                        </td>
+                        <td>
+                          {d.brand} {d.model}
+                        </td>
+                        <td>
+                          <span class={`status ${d.status}`}>{d.status.replace('_', ' ')}</span>
+                        </td>
+                        <td>{formatTime(d.last_seen_at)}</td>
+                        <td>{d.owner_email || d.owner_subject}</td>
+                        <td class="num">{d.agents}</td>
+                        <td class="num">{d.mcps}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+                <nav class="pager" aria-label="Device pages">
+                  {cursor && (
+                    <button type="button" onClick={() => navigate(pageUrl('/', { status }))}>
+                      First page
+                    </button>
+                  )}
+                  {data.next_cursor && (
+                    <button
+                      type="button"
+                      onClick={() =>
+                        navigate(pageUrl('/', { status, cursor: data.next_cursor ?? undefined }))
+                      }
+                    >
+                      Next page
+                    </button>
+                  )}
+                </nav>
+              </>
             )
           }
         </Show>
