@@ -2,6 +2,7 @@
 // API, through the typed client generated from the OpenAPI document (client/api.ts).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { AuditLogPage } from './pages/audit-log.tsx';
 import { CliLoginPage } from './pages/cli-login.tsx';
 import { FleetPage } from './pages/fleet.tsx';
 import { RequestsPage } from './pages/requests.tsx';
@@ -16,6 +17,7 @@ const PAGES = [
   { path: '/tool-calls', title: 'Tool calls' },
   { path: '/summary', title: 'Summary' },
   { path: '/requests', title: 'Requests' },
+  { path: '/audit-log', title: 'Audit log' },
 ] as const;
 
 function App() {
@@ -91,6 +93,7 @@ function App() {
         {path === '/tool-calls' && <ToolCallsPage session={session} query={query} />}
         {path === '/summary' && <SummaryPage session={session} query={query} />}
         {path === '/requests' && <RequestsPage session={session} query={query} />}
+        {path === '/audit-log' && <AuditLogPage session={session} query={query} />}
         {!page && (
           <>
             <h1>Not found</h1>

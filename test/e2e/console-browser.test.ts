@@ -1,6 +1,6 @@
 // The admin console (console/, served by the local server under /console/) in a real headless Chromium from npm:
 // sign in, the fleet's numbers against the API's, the denied events and one of them opened, the summary, sign out,
-// a data-access request approved and revoked, and the agent CLI's sign-in approved on the console's page. Every page is checked with axe-core (no serious or
+// a data-access request approved and revoked (and its audit records), and the agent CLI's sign-in approved on the console's page. Every page is checked with axe-core (no serious or
 // critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
 // Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
 import assert from 'node:assert/strict';
@@ -293,6 +293,21 @@ test('a pending data-access request is approved in the console, becomes active, 
   await page.locator('#request-status-value', { hasText: /^revoked$/ }).waitFor();
   assert.equal((await api<{ status: string }>(`/v1/admin/requests/${id}`)).status, 'revoked');
   assert.equal(await page.locator('#revoke-button').count(), 0, 'a revoked request offers no move');
+
+  // The audit log of that request, and the chain's verification in words.
+  await page.goto(`${svc.url}/console/audit-log?resource_id=${id}`);
+  await page.waitForSelector('#audit-logs tbody tr');
+  const actions = await page.locator('#audit-logs tbody td:nth-child(2)').allTextContents();
+  const logs = await api<{ logs: { action_type: string }[] }>(
+    `/v1/admin/audit-logs?resource_id=${id}&sort=-created_at&limit=50`,
+  );
+  assert.deepEqual(
+    actions,
+    logs.logs.map((l) => l.action_type),
+  );
+  assert.ok(actions.includes('request.approved') && actions.includes('request.revoked'), actions.join());
+  assert.match((await page.textContent('#chain-result')) ?? '', /^Intact: \d+ records checked/);
+  await assertAccessible(page, '9-audit-log');
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
