@@ -194,6 +194,23 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   assert.equal(await page.textContent('#detail-deny-code'), first.deny_code);
   await assertAccessible(page, '3-tool-calls-denied');
 
+  // The event's session: its totals are the API's, and the list is its events.
+  const sessionId = await page.textContent('#detail-session');
+  assert.ok(sessionId, 'the simulator gives events a session');
+  await page.click('#detail-session');
+  await page.waitForURL(new RegExp(`/console/tool-calls\\?session_id=${sessionId}$`));
+  await page.waitForSelector('#session-summary p');
+  const sessionView = await api<{ session: { calls: number } }>(
+    `/v1/admin/observability/sessions/${sessionId}?limit=1`,
+  );
+  assert.match(
+    (await page.textContent('#session-summary p')) ?? '',
+    new RegExp(`^${sessionView.session.calls} calls`),
+  );
+  await page.waitForSelector('#events tbody tr');
+  assert.equal(await page.locator('#events tbody tr').count(), Math.min(50, sessionView.session.calls));
+  await assertAccessible(page, '3b-session');
+
   // A shared link shows the same page: the filters come from the URL.
   const shared = await newPage();
   await shared.goto(page.url());

@@ -98,6 +98,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
           </a>
         </div>
       </form>
+      {filters.session_id && <SessionSummary session={session} id={filters.session_id} />}
       <div class="split">
         <section aria-label="Events">
           <Show loaded={events} what="tool-call events">
@@ -170,13 +171,57 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
             )}
           </Show>
         </section>
-        {open && <EventDetail session={session} id={open} onClose={() => go({ event: undefined })} />}
+        {open && (
+          <EventDetail
+            session={session}
+            id={open}
+            onClose={() => go({ event: undefined })}
+            onSession={(sessionId) => navigate(pageUrl('/tool-calls', { session_id: sessionId }))}
+          />
+        )}
       </div>
     </>
   );
 }
 
-function EventDetail({ session, id, onClose }: { session: Session; id: string; onClose: () => void }) {
+/** The session view: totals over every event of the session (its events are the list below, filtered by it). */
+function SessionSummary({ session, id }: { session: Session; id: string }) {
+  const loaded = useLoad(`session:${id}`, () =>
+    api(session).GET('/v1/admin/observability/sessions/{session_id}', {
+      params: { path: { session_id: id }, query: { limit: 1 } },
+    }),
+  );
+  return (
+    <section aria-labelledby="session-title" class="card" id="session-summary">
+      <h2 id="session-title">Session {id}</h2>
+      <Show loaded={loaded} what="the session">
+        {({ data: { session: s } }) => (
+          <p>
+            {formatNumber(s.calls)} calls from {formatTime(s.first_event_at)} to {formatTime(s.last_event_at)}
+            : {formatNumber(s.allowed)} allowed, {formatNumber(s.denied)} denied, {formatNumber(s.errors)}{' '}
+            errors; tokens {formatNumber(s.tokens_in)} in, {formatNumber(s.tokens_out)} out;{' '}
+            {formatNumber(s.duration_ms)} ms in all. Devices:{' '}
+            {s.devices.map((d) => d.serial_number).join(', ')}
+            {s.devices_total > s.devices.length ? ` and ${s.devices_total - s.devices.length} more` : ''}.
+            Agents: {s.agent_types.join(', ')}. Actors: {s.actors.join(', ') || 'none'}.
+          </p>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function EventDetail({
+  session,
+  id,
+  onClose,
+  onSession,
+}: {
+  session: Session;
+  id: string;
+  onClose: () => void;
+  onSession: (sessionId: string) => void;
+}) {
   const detail = useLoad(id, () =>
     api(session).GET('/v1/admin/observability/events/{id}', { params: { path: { id } } }),
   );
@@ -224,7 +269,22 @@ function EventDetail({ session, id, onClose }: { session: Session; id: string; o
             <dt>Actor</dt>
             <dd>{ev.actor_email ?? '—'}</dd>
             <dt>Session</dt>
-            <dd>{ev.session_id ?? '—'}</dd>
+            <dd>
+              {ev.session_id ? (
+                <a
+                  id="detail-session"
+                  href={pageUrl('/tool-calls', { session_id: ev.session_id })}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    onSession(ev.session_id as string);
+                  }}
+                >
+                  {ev.session_id}
+                </a>
+              ) : (
+                '—'
+              )}
+            </dd>
             <dt>Tokens in / out</dt>
             <dd>
               {formatNumber(ev.tokens_in)} / {formatNumber(ev.tokens_out)}
