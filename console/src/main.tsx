@@ -3,6 +3,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { AuditLogPage } from './pages/audit-log.tsx';
+import { CatalogPage } from './pages/catalog.tsx';
 import { CliLoginPage } from './pages/cli-login.tsx';
 import { FleetPage } from './pages/fleet.tsx';
 import { RequestsPage } from './pages/requests.tsx';
@@ -17,6 +18,7 @@ const PAGES = [
   { path: '/tool-calls', title: 'Tool calls' },
   { path: '/summary', title: 'Summary' },
   { path: '/requests', title: 'Requests' },
+  { path: '/catalog', title: 'Catalog' },
   { path: '/audit-log', title: 'Audit log' },
 ] as const;
 
@@ -93,6 +95,7 @@ function App() {
         {path === '/tool-calls' && <ToolCallsPage session={session} query={query} />}
         {path === '/summary' && <SummaryPage session={session} query={query} />}
         {path === '/requests' && <RequestsPage session={session} query={query} />}
+        {path === '/catalog' && <CatalogPage session={session} query={query} />}
         {path === '/audit-log' && <AuditLogPage session={session} query={query} />}
         {!page && (
           <>

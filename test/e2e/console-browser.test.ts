@@ -355,3 +355,49 @@ test('a refused token ends the session: the console forgets it and asks to sign 
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
+
+test('the catalog: listed as the API lists it, an entry edited, a new one created', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/catalog`);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#catalog tbody tr');
+  const listed = await api<{ entries: { id: string; target_name: string }[]; total: number }>(
+    '/v1/catalog?sort=datasource_name&limit=50',
+  );
+  assert.ok(listed.total > 0, 'the demo datasource has catalog entries');
+  assert.equal(await page.locator('#catalog tbody tr').count(), listed.entries.length);
+  const first = listed.entries[0] as { id: string; target_name: string };
+  await page.click(`#catalog a.entry-link >> nth=0`);
+  await page.waitForURL(new RegExp(`/console/catalog\\?entry=${first.id}$`));
+  await page.fill('#entry-summary', 'Edited in the console');
+  await page.click('#save-entry');
+  await page.locator('#catalog tbody tr', { hasText: 'Edited in the console' }).waitFor();
+  const edited = await svc.call('GET', `/v1/catalog/${first.id}`, { token });
+  assert.equal((edited.body.data as { summary: string }).summary, 'Edited in the console');
+  // The form is read again after the save: it shows the entry as stored.
+  let shown = '';
+  for (let i = 0; i < 50 && shown !== 'Edited in the console'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    shown = await page.inputValue('#entry-summary');
+  }
+  assert.equal(shown, 'Edited in the console', 'the form shows the saved entry');
+  await assertAccessible(page, '10-catalog');
+
+  await page.click('#new-entry');
+  await page.fill('#entry-datasource_id', 'console-ds');
+  await page.fill('#entry-datasource_name', 'console');
+  await page.fill('#entry-target_name', 'from_the_console');
+  await page.click('#save-entry');
+  await page.locator('#catalog tbody tr', { hasText: 'from_the_console' }).waitFor();
+  const created = await api<{ entries: { target_name: string }[] }>('/v1/catalog?datasource_name=console');
+  assert.deepEqual(
+    created.entries.map((e) => e.target_name),
+    ['from_the_console'],
+  );
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
