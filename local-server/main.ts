@@ -49,6 +49,7 @@ async function main() {
       ? `  admin created: ${admin.email} / ${admin.generatedPassword}   (shown once; set SVC_ADMIN_EMAIL/SVC_ADMIN_PASSWORD to choose)`
       : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
     `  try: curl ${service.url}/v1/healthcheck`,
+    `  admin console: ${service.url}/console/`,
     `  fleet: npm run agent -- simulate --url ${service.url} --email ${admin.email} --password '<admin password>' --devices 10 --events 2000${config.dashboard_url ? '' : '   (needs --dashboard-url: without it no new device can register)'}`,
     '',
   ];

@@ -26,6 +26,7 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   const [, email, password] = await svc.waitFor(/admin created: (\S+) \/ (\S+)/);
   assert.equal(email, 'admin@localhost');
   assert.match(svc.output(), /sign-in mode: local/);
+  assert.match(svc.output(), new RegExp(`admin console: ${url}/console/`));
   // config/local.toml enables the agent sign-in against the sign-in page of the admin console it serves.
   assert.match(
     svc.output(),
