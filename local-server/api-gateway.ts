@@ -10,7 +10,7 @@ import type { Config } from '#shared/config/schema.ts';
 import { corsHeaders, preflightHeaders } from '#shared/http/cors.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import type { Logger } from '#shared/logger.ts';
-import { DEV_DASHBOARD_LOGIN_PATH, devDashboardLoginPage } from './dev-dashboard.ts';
+import { consoleResponse, isConsolePath } from './console.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -161,7 +161,7 @@ function send(
   res: ServerResponse,
   status: number,
   headers: Record<string, string>,
-  body?: string | Buffer,
+  body?: string | Uint8Array,
 ): void {
   res.writeHead(status, headers);
   res.end(body);
@@ -215,13 +215,10 @@ export async function startApiGateway(
         send(res, 204, { ...preflightHeaders(origins, origin), 'apigw-requestid': requestId });
         return;
       }
-      if (method === 'GET' && path === DEV_DASHBOARD_LOGIN_PATH) {
-        send(
-          res,
-          200,
-          { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
-          devDashboardLoginPage,
-        );
+      // The admin console's static files (local-server/console.ts); in AWS they are not served by the API.
+      if ((method === 'GET' || method === 'HEAD') && isConsolePath(path)) {
+        const answer = await consoleResponse(path);
+        send(res, answer.status, answer.headers, method === 'HEAD' ? undefined : answer.body);
         return;
       }
       let match: { route: CompiledRoute; params: Record<string, string> } | undefined;

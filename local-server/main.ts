@@ -1,7 +1,7 @@
 // npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
 import { rootLogger } from '#shared/logger.ts';
-import { devDashboardOnPort } from './dev-dashboard.ts';
+import { consoleDashboardOnPort } from './console.ts';
 import { startLocalService } from './service.ts';
 
 const USAGE = [
@@ -35,7 +35,7 @@ async function main() {
     throw err;
   }
   if (config.dashboard_url) {
-    config = { ...config, dashboard_url: devDashboardOnPort(config.dashboard_url, config.port) };
+    config = { ...config, dashboard_url: consoleDashboardOnPort(config.dashboard_url, config.port) };
   }
   const service = await startLocalService({ config, schedules: true, host: config.host });
   const { admin } = service;
@@ -49,6 +49,7 @@ async function main() {
       ? `  admin created: ${admin.email} / ${admin.generatedPassword}   (shown once; set SVC_ADMIN_EMAIL/SVC_ADMIN_PASSWORD to choose)`
       : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
     `  try: curl ${service.url}/v1/healthcheck`,
+    `  admin console: ${service.url}/console/`,
     `  fleet: npm run agent -- simulate --url ${service.url} --email ${admin.email} --password '<admin password>' --devices 10 --events 2000${config.dashboard_url ? '' : '   (needs --dashboard-url: without it no new device can register)'}`,
     '',
   ];

@@ -26,14 +26,15 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   const [, email, password] = await svc.waitFor(/admin created: (\S+) \/ (\S+)/);
   assert.equal(email, 'admin@localhost');
   assert.match(svc.output(), /sign-in mode: local/);
-  // config/local.toml enables the agent sign-in against the local stand-in of the dashboard's login page.
+  assert.match(svc.output(), new RegExp(`admin console: ${url}/console/`));
+  // config/local.toml enables the agent sign-in against the sign-in page of the admin console it serves.
   assert.match(
     svc.output(),
-    /CLI sign-in \(\/v1\/auth\/cli\/\*\): enabled, dashboard http:\/\/127\.0\.0\.1:8080\/dev/,
+    /CLI sign-in \(\/v1\/auth\/cli\/\*\): enabled, dashboard http:\/\/127\.0\.0\.1:8080\/console/,
   );
-  const page = await fetch(`${url}/dev/cli/login?request=x`);
+  const page = await fetch(`${url}/console/cli/login?request=x`);
   assert.equal(page.status, 200);
-  assert.match(await page.text(), /\/v1\/auth\/cli\/approve/);
+  assert.match(await page.text(), /\/console\/assets\/console\.js/);
 
   const health = await fetch(`${url}/v1/healthcheck`);
   assert.equal(health.status, 200);
@@ -65,14 +66,14 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   assert.equal(code, 0);
 });
 
-test('npm start -- --port P: the local sign-in page of config/local.toml follows the port', async () => {
+test('npm start -- --port P: the console sign-in page of config/local.toml follows the port', async () => {
   const free = createServer();
   await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
   const port = (free.address() as AddressInfo).port;
   await new Promise((r) => free.close(r));
   const svc = start(['--port', String(port)]);
   await svc.waitFor(new RegExp(`listening on http://127\\.0\\.0\\.1:${port}`));
-  assert.match(svc.output(), new RegExp(`enabled, dashboard http://127\\.0\\.0\\.1:${port}/dev`));
+  assert.match(svc.output(), new RegExp(`enabled, dashboard http://127\\.0\\.0\\.1:${port}/console`));
   // The agent's login: the browser is sent to this server's own page, which it serves.
   const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
   const authorize = await fetch(
@@ -87,7 +88,7 @@ test('npm start -- --port P: the local sign-in page of config/local.toml follows
   assert.equal(authorize.status, 302);
   const location = new URL(String(authorize.headers.get('location')));
   assert.equal(location.origin, `http://127.0.0.1:${port}`);
-  assert.equal(location.pathname, '/dev/cli/login');
+  assert.equal(location.pathname, '/console/cli/login');
   assert.equal((await fetch(location)).status, 200);
   svc.child.kill('SIGTERM');
   await once(svc.child, 'exit');

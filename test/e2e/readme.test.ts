@@ -138,7 +138,8 @@ async function signInWhenAsked(password: string, done: Promise<unknown>): Promis
       await page.goto(url);
       await page.fill('#email', 'admin@localhost');
       await page.fill('#password', password);
-      await page.click('#go');
+      await page.click('#sign-in-button');
+      await page.click('#approve-cli');
       await page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
       await page.close();
       handled++;

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Top-level entries a clone does not have. */
-const NOT_IN_A_CLONE = /^(node_modules|\.git|cdk\.out.*|\.data)$/;
+const NOT_IN_A_CLONE = /^(node_modules|\.git|cdk\.out.*|\.data|test-artifacts)$/;
 
 export interface FreshCopy {
   dir: string;

@@ -1,0 +1,97 @@
+// One way for every page to load data: a loading state, an error in words, an empty state in words.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { sessionEnded } from './session.ts';
+
+export type Loaded<T> =
+  | { state: 'loading' }
+  | { state: 'error'; message: string }
+  | { state: 'ready'; data: T };
+
+/** The `{error, message}` body of a refusal, or a generic sentence. */
+export function describeError(error: unknown, status: number): string {
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') {
+    return error.message;
+  }
+  return `The service answered HTTP ${status}.`;
+}
+
+export interface ApiResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** Runs `fetcher` whenever `key` changes; the latest call wins. */
+export function useLoad<T>(key: string, fetcher: () => Promise<ApiResult<T>>): Loaded<T> {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
+  useEffect(() => {
+    let live = true;
+    setLoaded({ state: 'loading' });
+    fetcher().then(
+      ({ data, error, response }) => {
+        if (!live) return;
+        if (response.status === 401) sessionEnded();
+        else if (data !== undefined) setLoaded({ state: 'ready', data });
+        else setLoaded({ state: 'error', message: describeError(error, response.status) });
+      },
+      (err: unknown) => {
+        if (live)
+          setLoaded({ state: 'error', message: `The service could not be reached (${String(err)}).` });
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [key]);
+  return loaded;
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="state loading" role="status" aria-live="polite">
+      <span class="spinner" aria-hidden="true" /> Loading {what}…
+    </p>
+  );
+}
+
+export function Failed({ what, message }: { what: string; message: string }) {
+  return (
+    <p class="state error" role="alert">
+      Could not load {what}: {message}
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="state empty">{children}</p>;
+}
+
+/** Renders the loading and error states, and `children(data)` once loaded. */
+export function Show<T>({
+  loaded,
+  what,
+  children,
+}: {
+  loaded: Loaded<T>;
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
+  if (loaded.state === 'loading') return <Loading what={what} />;
+  if (loaded.state === 'error') return <Failed what={what} message={loaded.message} />;
+  return <>{children(loaded.data)}</>;
+}
+
+const dateTime = new Intl.DateTimeFormat('en-GB', {
+  dateStyle: 'medium',
+  timeStyle: 'short',
+  timeZone: 'UTC',
+});
+const number = new Intl.NumberFormat('en-US');
+
+export const formatTime = (iso: string | null) => (iso ? `${dateTime.format(new Date(iso))} UTC` : '—');
+export const formatNumber = (n: number) => number.format(n);
+export const formatPercent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
+
+/** Whether an ISO time is within the last 7 days (the fleet highlights what is new). */
+export const isNew = (iso: string | null) => !!iso && Date.now() - Date.parse(iso) < 7 * 24 * 3_600_000;

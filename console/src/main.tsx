@@ -1,0 +1,115 @@
+// The admin console: Fleet, Tool calls, Summary, and the agent CLI's sign-in approval. It talks only to the public
+// API, through the typed client generated from the OpenAPI document (client/api.ts).
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { AuditLogPage } from './pages/audit-log.tsx';
+import { CatalogPage } from './pages/catalog.tsx';
+import { CliLoginPage } from './pages/cli-login.tsx';
+import { FleetPage } from './pages/fleet.tsx';
+import { RequestsPage } from './pages/requests.tsx';
+import { SignInForm } from './pages/sign-in.tsx';
+import { SummaryPage } from './pages/summary.tsx';
+import { ToolCallsPage } from './pages/tool-calls.tsx';
+import { navigate, pageUrl, useLocation } from './router.ts';
+import { onSessionEnded, readSession, type Session, signOut } from './session.ts';
+
+const PAGES = [
+  { path: '/', title: 'Fleet' },
+  { path: '/tool-calls', title: 'Tool calls' },
+  { path: '/summary', title: 'Summary' },
+  { path: '/requests', title: 'Requests' },
+  { path: '/catalog', title: 'Catalog' },
+  { path: '/audit-log', title: 'Audit log' },
+] as const;
+
+function App() {
+  const { path, query } = useLocation();
+  const [session, setSession] = useState<Session | undefined>(readSession());
+  const [notice, setNotice] = useState('');
+  useEffect(
+    () =>
+      onSessionEnded(() => {
+        setSession(undefined);
+        setNotice('Your session has ended (the token expired or was refused). Sign in again.');
+      }),
+    [],
+  );
+  const signedIn = (s: Session) => {
+    setNotice('');
+    setSession(s);
+  };
+  if (path === '/cli/login') {
+    return <CliLoginPage session={session} onSignedIn={signedIn} request={query.get('request') ?? ''} />;
+  }
+  const page = PAGES.find((p) => p.path === path);
+  document.title = `${page?.title ?? 'Not found'} · Agent control plane`;
+  if (!session) {
+    return (
+      <main class="narrow">
+        <h1>Agent control plane</h1>
+        {notice && (
+          <p class="state" role="status" id="session-notice">
+            {notice}
+          </p>
+        )}
+        <SignInForm onSignedIn={signedIn} action="Sign in" />
+      </main>
+    );
+  }
+  return (
+    <>
+      <header class="top">
+        <nav aria-label="Console">
+          <span class="brand">Agent control plane</span>
+          {PAGES.map((p) => (
+            <a
+              key={p.path}
+              href={pageUrl(p.path)}
+              aria-current={p.path === path ? 'page' : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(pageUrl(p.path));
+              }}
+            >
+              {p.title}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {session.user.email}{' '}
+          <button
+            type="button"
+            id="sign-out"
+            onClick={() => {
+              signOut();
+              setSession(undefined);
+              navigate(pageUrl('/'), { replace: true });
+            }}
+          >
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main>
+        {path === '/' && <FleetPage session={session} query={query} />}
+        {path === '/tool-calls' && <ToolCallsPage session={session} query={query} />}
+        {path === '/summary' && <SummaryPage session={session} query={query} />}
+        {path === '/requests' && <RequestsPage session={session} query={query} />}
+        {path === '/catalog' && <CatalogPage session={session} query={query} />}
+        {path === '/audit-log' && <AuditLogPage session={session} query={query} />}
+        {!page && (
+          <>
+            <h1>Not found</h1>
+            <p class="state empty">The console has no page at this address.</p>
+          </>
+        )}
+      </main>
+    </>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(<App />, root);
+}

@@ -1,0 +1,301 @@
+// Tool calls: the event browser. Every filter of GET /v1/admin/observability/events, kept in the URL with the page's
+// keyset cursor and the open event, so a link shows the same page; a detail panel for one event.
+import type { operations } from '../../../client/api.ts';
+import { Empty, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
+import { navigate, pageUrl } from '../router.ts';
+import { api, type Session } from '../session.ts';
+
+type EventQuery = NonNullable<operations['obsListEvents']['parameters']['query']>;
+type Filter = Exclude<keyof EventQuery, 'limit' | 'cursor'>;
+
+const CHOICES: Partial<Record<Filter, readonly string[]>> = {
+  result: ['allowed', 'denied', 'error'],
+  event_type: ['invocation', 'result', 'error'],
+};
+const FILTERS: readonly { name: Filter; label: string }[] = [
+  { name: 'result', label: 'Result' },
+  { name: 'event_type', label: 'Event type' },
+  { name: 'agent_type', label: 'Agent' },
+  { name: 'mcp', label: 'MCP server' },
+  { name: 'tool', label: 'Tool' },
+  { name: 'deny_code', label: 'Deny code' },
+  { name: 'rule', label: 'Rule' },
+  { name: 'model', label: 'Model' },
+  { name: 'actor', label: 'Actor email' },
+  { name: 'group', label: 'Group' },
+  { name: 'serial', label: 'Device serial' },
+  { name: 'device_id', label: 'Device id' },
+  { name: 'session_id', label: 'Session' },
+  { name: 'skill', label: 'Skill' },
+  { name: 'q', label: 'Text' },
+  { name: 'from', label: 'From (ISO time)' },
+  { name: 'to', label: 'To (ISO time)' },
+];
+
+function filtersOf(query: URLSearchParams): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const { name } of FILTERS) out[name] = query.get(name) ?? undefined;
+  return out;
+}
+
+export function ToolCallsPage({ session, query }: { session: Session; query: URLSearchParams }) {
+  const client = api(session);
+  const filters = filtersOf(query);
+  const cursor = query.get('cursor') ?? undefined;
+  const open = query.get('event') ?? undefined;
+  const listQuery = { ...filters, limit: 50, ...(cursor ? { cursor } : {}) } as EventQuery;
+  const events = useLoad(JSON.stringify(listQuery), () =>
+    client.GET('/v1/admin/observability/events', { params: { query: listQuery } }),
+  );
+  const go = (changes: Record<string, string | undefined>) =>
+    navigate(pageUrl('/tool-calls', { ...filters, cursor, event: open, ...changes }));
+  return (
+    <>
+      <h1>Tool calls</h1>
+      <form
+        id="event-filters"
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const form = new FormData(e.currentTarget);
+          const next: Record<string, string | undefined> = {};
+          for (const { name } of FILTERS) next[name] = String(form.get(name) ?? '').trim() || undefined;
+          navigate(pageUrl('/tool-calls', next));
+        }}
+      >
+        {FILTERS.map(({ name, label }) => {
+          const choices = CHOICES[name];
+          return (
+            <label key={`${name}:${filters[name] ?? ''}`} htmlFor={`filter-${name}`}>
+              {label}
+              {choices ? (
+                <select name={name} id={`filter-${name}`} value={filters[name] ?? ''}>
+                  <option value="">any</option>
+                  {choices.map((c) => (
+                    <option key={c} value={c}>
+                      {c}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                <input name={name} id={`filter-${name}`} value={filters[name] ?? ''} />
+              )}
+            </label>
+          );
+        })}
+        <div class="actions">
+          <button type="submit" id="apply-filters">
+            Apply filters
+          </button>
+          <a
+            href={pageUrl('/tool-calls')}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(pageUrl('/tool-calls'));
+            }}
+          >
+            Clear
+          </a>
+        </div>
+      </form>
+      {filters.session_id && <SessionSummary session={session} id={filters.session_id} />}
+      <div class="split">
+        <section aria-label="Events">
+          <Show loaded={events} what="tool-call events">
+            {({ data }) => (
+              <>
+                {data.events.length === 0 ? (
+                  <Empty>
+                    {cursor ? 'No more events on this page.' : 'No tool-call event matches these filters.'}
+                  </Empty>
+                ) : (
+                  <table id="events">
+                    <caption>Newest first{cursor ? ' (a later page)' : ''}</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Time</th>
+                        <th scope="col">Result</th>
+                        <th scope="col">Agent</th>
+                        <th scope="col">MCP server · tool</th>
+                        <th scope="col">Actor</th>
+                        <th scope="col">Duration</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {data.events.map((ev) => (
+                        <tr key={ev.id} class={ev.id === open ? 'selected' : undefined}>
+                          <td class="time">
+                            <a
+                              href={pageUrl('/tool-calls', { ...filters, cursor, event: ev.id })}
+                              class="event-link"
+                              onClick={(e) => {
+                                e.preventDefault();
+                                go({ event: ev.id });
+                              }}
+                            >
+                              {formatTime(ev.event_time)}
+                            </a>
+                          </td>
+                          <td>
+                            <span class={`result ${ev.result}`}>{ev.result}</span>
+                            {ev.deny_code ? ` ${ev.deny_code}` : ''}
+                          </td>
+                          <td>{ev.agent_type}</td>
+                          <td>
+                            {ev.mcp_name} · {ev.tool}
+                          </td>
+                          <td>{ev.actor_email ?? '—'}</td>
+                          <td class="num">{formatNumber(ev.duration_ms)} ms</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+                <nav class="pager" aria-label="Pages">
+                  {cursor && (
+                    <button type="button" onClick={() => go({ cursor: undefined, event: undefined })}>
+                      First page
+                    </button>
+                  )}
+                  {data.next_cursor && (
+                    <button
+                      type="button"
+                      id="next-page"
+                      onClick={() => go({ cursor: data.next_cursor ?? undefined, event: undefined })}
+                    >
+                      Next page
+                    </button>
+                  )}
+                </nav>
+              </>
+            )}
+          </Show>
+        </section>
+        {open && (
+          <EventDetail
+            session={session}
+            id={open}
+            onClose={() => go({ event: undefined })}
+            onSession={(sessionId) => navigate(pageUrl('/tool-calls', { session_id: sessionId }))}
+          />
+        )}
+      </div>
+    </>
+  );
+}
+
+/** The session view: totals over every event of the session (its events are the list below, filtered by it). */
+function SessionSummary({ session, id }: { session: Session; id: string }) {
+  const loaded = useLoad(`session:${id}`, () =>
+    api(session).GET('/v1/admin/observability/sessions/{session_id}', {
+      params: { path: { session_id: id }, query: { limit: 1 } },
+    }),
+  );
+  return (
+    <section aria-labelledby="session-title" class="card" id="session-summary">
+      <h2 id="session-title">Session {id}</h2>
+      <Show loaded={loaded} what="the session">
+        {({ data: { session: s } }) => (
+          <p>
+            {formatNumber(s.calls)} calls from {formatTime(s.first_event_at)} to {formatTime(s.last_event_at)}
+            : {formatNumber(s.allowed)} allowed, {formatNumber(s.denied)} denied, {formatNumber(s.errors)}{' '}
+            errors; tokens {formatNumber(s.tokens_in)} in, {formatNumber(s.tokens_out)} out;{' '}
+            {formatNumber(s.duration_ms)} ms in all. Devices:{' '}
+            {s.devices.map((d) => d.serial_number).join(', ')}
+            {s.devices_total > s.devices.length ? ` and ${s.devices_total - s.devices.length} more` : ''}.
+            Agents: {s.agent_types.join(', ')}. Actors: {s.actors.join(', ') || 'none'}.
+          </p>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function EventDetail({
+  session,
+  id,
+  onClose,
+  onSession,
+}: {
+  session: Session;
+  id: string;
+  onClose: () => void;
+  onSession: (sessionId: string) => void;
+}) {
+  const detail = useLoad(id, () =>
+    api(session).GET('/v1/admin/observability/events/{id}', { params: { path: { id } } }),
+  );
+  return (
+    <aside id="event-detail" class="card" aria-labelledby="event-detail-title">
+      <h2 id="event-detail-title">Event {id}</h2>
+      <button type="button" class="close" onClick={onClose}>
+        Close
+      </button>
+      <Show loaded={detail} what="the event">
+        {({ data: ev }) => (
+          <dl class="detail">
+            <dt>Result</dt>
+            <dd>
+              <span class={`result ${ev.result}`}>{ev.result}</span>
+            </dd>
+            {ev.result === 'denied' && (
+              <>
+                <dt>Deny code</dt>
+                <dd id="detail-deny-code">{ev.deny_code ?? '—'}</dd>
+                <dt>Reason</dt>
+                <dd>{ev.deny_reason ?? '—'}</dd>
+                <dt>Rule</dt>
+                <dd>{ev.rule_applied ?? '—'}</dd>
+              </>
+            )}
+            {ev.result === 'error' && (
+              <>
+                <dt>Error</dt>
+                <dd class="pre">{ev.error_message ?? '—'}</dd>
+              </>
+            )}
+            <dt>Time</dt>
+            <dd>{formatTime(ev.event_time)}</dd>
+            <dt>Device</dt>
+            <dd>{ev.serial_number}</dd>
+            <dt>Agent · model</dt>
+            <dd>
+              {ev.agent_type} · {ev.model ?? 'no model'}
+            </dd>
+            <dt>MCP server · tool</dt>
+            <dd>
+              {ev.mcp_name} · {ev.tool} ({ev.event_type})
+            </dd>
+            <dt>Actor</dt>
+            <dd>{ev.actor_email ?? '—'}</dd>
+            <dt>Session</dt>
+            <dd>
+              {ev.session_id ? (
+                <a
+                  id="detail-session"
+                  href={pageUrl('/tool-calls', { session_id: ev.session_id })}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    onSession(ev.session_id as string);
+                  }}
+                >
+                  {ev.session_id}
+                </a>
+              ) : (
+                '—'
+              )}
+            </dd>
+            <dt>Tokens in / out</dt>
+            <dd>
+              {formatNumber(ev.tokens_in)} / {formatNumber(ev.tokens_out)}
+            </dd>
+            <dt>Duration</dt>
+            <dd>{formatNumber(ev.duration_ms)} ms</dd>
+            <dt>Prompt</dt>
+            <dd class="pre">{ev.prompt ?? '—'}</dd>
+          </dl>
+        )}
+      </Show>
+    </aside>
+  );
+}

@@ -1,0 +1,403 @@
+// The admin console (console/, served by the local server under /console/) in a real headless Chromium from npm:
+// sign in, the fleet's numbers against the API's, the denied events and one of them opened, the summary, sign out,
+// a data-access request approved and revoked (and its audit records), and the agent CLI's sign-in approved on the console's page. Every page is checked with axe-core (no serious or
+// critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
+// Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { CONSOLE_CSP } from '#local-server/console.ts';
+import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { launchChromium } from '#test/support/browser.ts';
+import { freePort } from '#test/support/free-port.ts';
+import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
+import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
+
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
+const DEVICES = 6;
+const EVENTS = 600;
+
+let svc: TestService;
+let browser: Browser;
+let token: string;
+/** Messages of the browser that report a refused resource (CSP) or an uncaught error, on any page. */
+const browserProblems: string[] = [];
+
+function runCli(args: string[]) {
+  const child = spawn(process.execPath, ['agent/cli.ts', ...args], {
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let output = '';
+  const collect = (d: Buffer) => {
+    output += d.toString();
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const waitFor = async (pattern: RegExp) => {
+    for (let i = 0; i < 600; i++) {
+      const m = pattern.exec(output);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no ${pattern} in CLI output:\n${output}`);
+  };
+  return { exited, waitFor, output: () => output };
+}
+
+before(
+  async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const port = await freePort();
+    svc = await startTestService('pglite', { port, dashboard_url: `http://127.0.0.1:${port}/console` });
+    const simulate = runCli([
+      'simulate',
+      '--url',
+      svc.url,
+      '--email',
+      TEST_ADMIN.email,
+      '--password',
+      TEST_ADMIN.password,
+      '--devices',
+      String(DEVICES),
+      '--events',
+      String(EVENTS),
+    ]);
+    assert.equal(await simulate.exited, 0, simulate.output());
+    token = await svc.adminToken();
+    await seedDemoDatasource(svc.runtime.database.db);
+    browser = await launchChromium();
+  },
+  { timeout: 120_000 },
+);
+
+after(async () => {
+  await browser?.close();
+  await svc?.dispose();
+});
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) browserProblems.push(message.text());
+  });
+  page.on('pageerror', (err) => browserProblems.push(`page error: ${err.message}`));
+  return page;
+}
+
+/** axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
+async function assertAccessible(page: Page, name: string): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate<
+    { id: string; impact: string | null; help: string; nodes: string[] }[]
+  >(
+    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
+  );
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious, [], `${name}: axe found serious or critical violations`);
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function api<T>(path: string): Promise<T> {
+  const res = await svc.call('GET', path, { token });
+  assert.equal(res.status, 200, res.text);
+  return res.body.data as T;
+}
+
+test('the console is served under /console/ with a strict Content-Security-Policy and no inline script', async () => {
+  assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval|\*/);
+  assert.match(CONSOLE_CSP, /script-src 'self'/);
+  for (const path of ['/console/', '/console/tool-calls?result=denied', '/console/cli/login?request=x']) {
+    const res = await fetch(`${svc.url}${path}`);
+    assert.equal(res.status, 200, path);
+    assert.equal(res.headers.get('content-security-policy'), CONSOLE_CSP, path);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await res.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: an inline script`);
+    assert.doesNotMatch(html, /\sstyle=|<style/, `${path}: an inline style`);
+  }
+  const script = await fetch(`${svc.url}/console/assets/console.js`);
+  assert.equal(script.status, 200);
+  assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+  assert.equal(script.headers.get('content-security-policy'), CONSOLE_CSP);
+  const missing = await fetch(`${svc.url}/console/assets/nothing.js`);
+  assert.equal(missing.status, 404);
+  const bare = await fetch(`${svc.url}/console`, { redirect: 'manual' });
+  assert.equal(bare.status, 308);
+  assert.equal(bare.headers.get('location'), '/console/');
+});
+
+test('sign in, fleet counts match the API, denied events filtered and one opened, summary, sign out', {
+  timeout: 120_000,
+}, async () => {
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/`);
+  await page.waitForSelector('#sign-in');
+  await assertAccessible(page, '1-sign-in');
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', 'not the password');
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#sign-in [role="alert"]:not(:empty)');
+  assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+
+  // Fleet: the numbers are the API's.
+  await page.waitForSelector('#fleet-counts');
+  await page.waitForSelector('#devices tbody tr');
+  await page.waitForSelector('#mcps tbody tr');
+  const fleet = await api<{ devices: Record<string, number> }>('/v1/admin/fleet/summary');
+  assert.equal(fleet.devices.total, DEVICES);
+  for (const key of ['total', 'online', 'offline', 'never_reported', 'new_24h']) {
+    const shown = await page.textContent(`#fleet-counts [data-count="${key}"]`);
+    assert.equal(Number(shown?.replace(/,/g, '')), fleet.devices[key], key);
+  }
+  assert.equal(await page.locator('#devices tbody tr').count(), DEVICES);
+  const mcps = await api<{ mcps: unknown[]; shadow: { name: string }[] }>('/v1/admin/mcps?limit=100');
+  assert.equal(await page.locator('#mcps tbody tr').count(), mcps.mcps.length);
+  for (const s of mcps.shadow)
+    assert.match((await page.textContent('#shadow-mcps')) ?? '', new RegExp(s.name));
+  assert.equal(await page.evaluate<number>('localStorage.length'), 0, 'nothing in localStorage');
+  assert.equal(await page.evaluate<number>('sessionStorage.length'), 1, 'the session in sessionStorage');
+  await assertAccessible(page, '2-fleet');
+
+  // Tool calls: the denied ones, filtered in the form; the filter lands in the URL.
+  await page.click('nav a:has-text("Tool calls")');
+  await page.waitForSelector('#events tbody tr');
+  await page.selectOption('#filter-result', 'denied');
+  await page.click('#apply-filters');
+  await page.waitForURL(/\/console\/tool-calls\?result=denied$/);
+  await page.waitForSelector('#events tbody tr');
+  const denied = await api<{ events: { id: string; deny_code: string; result: string }[] }>(
+    '/v1/admin/observability/events?result=denied&limit=50',
+  );
+  assert.ok(denied.events.length > 0, 'the simulator made denied events');
+  const rows = page.locator('#events tbody tr');
+  assert.equal(await rows.count(), denied.events.length);
+  for (const text of await rows.locator('td:nth-child(2)').allTextContents()) assert.match(text, /^denied/);
+  await rows.first().locator('a.event-link').click();
+  const first = denied.events[0] as { id: string; deny_code: string };
+  await page.waitForURL(new RegExp(`result=denied&event=${first.id}$`));
+  await page.waitForSelector('#detail-deny-code');
+  assert.equal(await page.textContent('#detail-deny-code'), first.deny_code);
+  await assertAccessible(page, '3-tool-calls-denied');
+
+  // The event's session: its totals are the API's, and the list is its events.
+  const sessionId = await page.textContent('#detail-session');
+  assert.ok(sessionId, 'the simulator gives events a session');
+  await page.click('#detail-session');
+  await page.waitForURL(new RegExp(`/console/tool-calls\\?session_id=${sessionId}$`));
+  await page.waitForSelector('#session-summary p');
+  const sessionView = await api<{ session: { calls: number } }>(
+    `/v1/admin/observability/sessions/${sessionId}?limit=1`,
+  );
+  assert.match(
+    (await page.textContent('#session-summary p')) ?? '',
+    new RegExp(`^${sessionView.session.calls} calls`),
+  );
+  await page.waitForSelector('#events tbody tr');
+  assert.equal(await page.locator('#events tbody tr').count(), Math.min(50, sessionView.session.calls));
+  await assertAccessible(page, '3b-session');
+
+  // A shared link shows the same page: the filters come from the URL.
+  const shared = await newPage();
+  await shared.goto(page.url());
+  await shared.waitForSelector('#sign-in');
+  assert.equal(await shared.evaluate<number>('sessionStorage.length'), 0, 'a new tab is not signed in');
+  await shared.context().close();
+
+  // Summary: the API's totals.
+  await page.click('nav a:has-text("Summary")');
+  await page.waitForSelector('#summary-totals');
+  await page.waitForSelector('.chart svg rect');
+  const summary = await api<{ totals: { calls: number } }>('/v1/admin/observability/summary');
+  const shownCalls = await page.textContent('#summary-totals [data-total="calls"]');
+  assert.equal(Number(shownCalls?.replace(/,/g, '')), summary.totals.calls);
+  await assertAccessible(page, '4-summary');
+
+  // Sign out clears everything.
+  await page.click('#sign-out');
+  await page.waitForSelector('#sign-in');
+  assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
+  assert.equal(await page.evaluate<number>('localStorage.length'), 0);
+  await page.goBack();
+  await page.waitForSelector('#sign-in');
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('the agent CLI signs in through the console page that dashboard_url points to', {
+  timeout: 90_000,
+}, async () => {
+  const state = mkdtempSync(join(tmpdir(), 'acp-agent-'));
+  const login = runCli(['login', '--url', svc.url, '--state', state, '--no-browser']);
+  const [, url] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/v1\/auth\/cli\/authorize\?\S+)/);
+  const page = await newPage();
+  await page.goto(url as string);
+  assert.match(page.url(), /\/console\/cli\/login\?request=[0-9a-f-]{36}$/);
+  await page.waitForSelector('#sign-in');
+  await assertAccessible(page, '5-cli-sign-in');
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#approve-cli');
+  await assertAccessible(page, '6-cli-approve');
+  await page.click('#approve-cli');
+  await page.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
+  await login.waitFor(/Signed in; token valid/);
+  assert.equal(await login.exited, 0, login.output());
+  const register = runCli(['register', '--url', svc.url, '--state', state]);
+  await register.waitFor(/Registered: device [0-9a-f-]{36}/);
+  assert.equal(await register.exited, 0, register.output());
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('a pending data-access request is approved in the console, becomes active, and is revoked', {
+  timeout: 90_000,
+}, async () => {
+  const ana = {
+    email: 'ana@example.test',
+    name: 'Ana',
+    password: 'a long password for ana',
+    roles: ['user'],
+  };
+  assert.equal((await svc.call('POST', '/v1/admin/users', { token, body: ana })).status, 201);
+  const anaLogin = await svc.call('POST', '/v1/auth/login', {
+    body: { email: ana.email, password: ana.password },
+  });
+  const anaToken = (anaLogin.body.data as { access_token: string }).access_token;
+  const created = await svc.call('POST', '/v1/requests', {
+    token: anaToken,
+    body: demoOrdersRequest('Console approval'),
+    headers: { 'idempotency-key': 'console-approval-1' },
+  });
+  assert.equal(created.status, 201, created.text);
+  const id = (created.body.data as { id: string }).id;
+
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/requests?status=pending`);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#requests tbody tr');
+  await page.click('#requests a.request-link:has-text("Console approval")');
+  await page.waitForURL(new RegExp(`status=pending&request=${id}$`));
+  await page.waitForSelector('#approve-button');
+  await assertAccessible(page, '7-request-pending');
+  await page.fill('#approve-text', 'ok for the console test');
+  await page.click('#approve-button');
+  await page.waitForSelector('#revoke-button');
+  assert.equal(await page.textContent('#request-status-value'), 'active');
+  const approved = await api<{ status: string; approval_notes: string }>(`/v1/admin/requests/${id}`);
+  assert.deepEqual([approved.status, approved.approval_notes], ['active', 'ok for the console test']);
+  await assertAccessible(page, '8-request-active');
+
+  await page.fill('#revoke-text', 'done with it');
+  await page.click('#revoke-button');
+  await page.locator('#request-status-value', { hasText: /^revoked$/ }).waitFor();
+  assert.equal((await api<{ status: string }>(`/v1/admin/requests/${id}`)).status, 'revoked');
+  assert.equal(await page.locator('#revoke-button').count(), 0, 'a revoked request offers no move');
+
+  // The audit log of that request, and the chain's verification in words.
+  await page.goto(`${svc.url}/console/audit-log?resource_id=${id}`);
+  await page.waitForSelector('#audit-logs tbody tr');
+  const actions = await page.locator('#audit-logs tbody td:nth-child(2)').allTextContents();
+  const logs = await api<{ logs: { action_type: string }[] }>(
+    `/v1/admin/audit-logs?resource_id=${id}&sort=-created_at&limit=50`,
+  );
+  assert.deepEqual(
+    actions,
+    logs.logs.map((l) => l.action_type),
+  );
+  assert.ok(actions.includes('request.approved') && actions.includes('request.revoked'), actions.join());
+  assert.match((await page.textContent('#chain-result')) ?? '', /^Intact: \d+ records checked/);
+  await assertAccessible(page, '9-audit-log');
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('a refused token ends the session: the console forgets it and asks to sign in again', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/?status=online`);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#devices tbody tr');
+  assert.equal(await page.locator('#devices tbody tr').count(), DEVICES, 'every simulated device is online');
+  // Every device was seen within the online threshold moments ago: none is offline, and the page says so.
+  assert.deepEqual((await api<{ devices: unknown[] }>('/v1/admin/devices?status=offline')).devices, []);
+  await page.selectOption('#device-status', 'offline');
+  await page.waitForURL(/\/console\/\?status=offline$/);
+  await page.locator('p.state.empty', { hasText: 'No device is offline.' }).waitFor();
+  await page.evaluate(`(() => {
+    const s = JSON.parse(sessionStorage.getItem('acp.console.session'));
+    sessionStorage.setItem('acp.console.session', JSON.stringify({ ...s, token: 'not-a-token' }));
+  })()`);
+  await page.reload();
+  await page.waitForSelector('#session-notice');
+  await page.waitForSelector('#sign-in');
+  assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('the catalog: listed as the API lists it, an entry edited, a new one created', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await page.goto(`${svc.url}/console/catalog`);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+  await page.waitForSelector('#catalog tbody tr');
+  const listed = await api<{ entries: { id: string; target_name: string }[]; total: number }>(
+    '/v1/catalog?sort=datasource_name&limit=50',
+  );
+  assert.ok(listed.total > 0, 'the demo datasource has catalog entries');
+  assert.equal(await page.locator('#catalog tbody tr').count(), listed.entries.length);
+  const first = listed.entries[0] as { id: string; target_name: string };
+  await page.click(`#catalog a.entry-link >> nth=0`);
+  await page.waitForURL(new RegExp(`/console/catalog\\?entry=${first.id}$`));
+  await page.fill('#entry-summary', 'Edited in the console');
+  await page.click('#save-entry');
+  await page.locator('#catalog tbody tr', { hasText: 'Edited in the console' }).waitFor();
+  const edited = await svc.call('GET', `/v1/catalog/${first.id}`, { token });
+  assert.equal((edited.body.data as { summary: string }).summary, 'Edited in the console');
+  // The form is read again after the save: it shows the entry as stored.
+  let shown = '';
+  for (let i = 0; i < 50 && shown !== 'Edited in the console'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    shown = await page.inputValue('#entry-summary');
+  }
+  assert.equal(shown, 'Edited in the console', 'the form shows the saved entry');
+  await assertAccessible(page, '10-catalog');
+
+  await page.click('#new-entry');
+  await page.fill('#entry-datasource_id', 'console-ds');
+  await page.fill('#entry-datasource_name', 'console');
+  await page.fill('#entry-target_name', 'from_the_console');
+  await page.click('#save-entry');
+  await page.locator('#catalog tbody tr', { hasText: 'from_the_console' }).waitFor();
+  const created = await api<{ entries: { target_name: string }[] }>('/v1/catalog?datasource_name=console');
+  assert.deepEqual(
+    created.entries.map((e) => e.target_name),
+    ['from_the_console'],
+  );
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
