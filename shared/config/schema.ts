@@ -97,6 +97,10 @@ export const configSchema = z
         // the events are created partitions_ahead days ahead.
         maintenance_interval: duration('1h'),
         partitions_ahead: z.number().int().min(1).max(60).default(7),
+        // Event partitions wholly older than this are dropped by the maintenance (never a row DELETE); the rollups
+        // and series keep rollup_retention, so summaries of older ranges still answer.
+        retention: duration('90d'),
+        rollup_retention: duration('400d'),
       })
       .strict()
       .prefault({}),

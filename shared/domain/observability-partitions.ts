@@ -1,14 +1,21 @@
 // The events table is partitioned by UTC day of event_time (migrations/0009_events_partitioned.sql). This is its
 // scheduled maintenance: partitions are created ahead, so ingest always finds the day of a current event, and a day
 // whose events landed in the default partition (an event far from now, sent before its day had a partition) gets
-// its partition and its rows. Design: README, Admin observability (Partitions).
+// its partition and its rows. Retention drops the partitions past events.retention whole, with an audit record
+// each, and deletes rollup and series rows past events.rollup_retention. Design: README, Admin observability
+// (Partitions, Retention).
 import { sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
+import { tsParam } from '../db/sql-values.ts';
+import { type AuditActor, recordAudit } from './audit.ts';
 
-/** Days back from today within which rows of the default partition get their own day's partition. */
-export const DEFAULT_PARTITION_DRAIN_DAYS = 90;
+const DAY_MS = 86_400_000;
+/** Who drops partitions in the audit log (the same as the scheduled request expiry's). */
+const SYSTEM_ACTOR: AuditActor = { id: 'system', email: 'system', ipAddress: '' };
+/** The advisory lock of observability_events_maintain(): one maintenance at a time. */
+const MAINTENANCE_LOCK = 7_311_982_411;
 
 export interface PartitionMaintenance {
   /** Partitions created by this run. */
@@ -22,7 +29,7 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 
 /**
  * Creates the partitions of today .. today + events.partitions_ahead (UTC) that are missing, and moves rows of the
- * default partition from the last DEFAULT_PARTITION_DRAIN_DAYS days into partitions of their own: one call of
+ * default partition from within events.retention into partitions of their own: one call of
  * observability_events_maintain(), which takes an advisory lock (one run at a time) and, per new partition, a short
  * exclusive lock on the table (ingest waits for it; a new partition is a catalog change).
  */
@@ -34,7 +41,7 @@ export async function maintainEventPartitions(
   const [row] = await queryRows<{ created: number | string; stray: number | string }>(
     db,
     sql`SELECT created, stray FROM observability_events_maintain(${utcDay(now)}::date,
-      ${config.events.partitions_ahead}::int, ${DEFAULT_PARTITION_DRAIN_DAYS}::int)`,
+      ${config.events.partitions_ahead}::int, ${Math.ceil(config.events.retention / DAY_MS)}::int)`,
   );
   return { created: Number(row?.created ?? 0), stray: Number(row?.stray ?? 0) };
 }
@@ -43,6 +50,8 @@ export interface EventPartition {
   name: string;
   /** First instant of its range, or null for the default partition. */
   from: string | null;
+  /** End of its range (exclusive), or null for the default partition. */
+  to: string | null;
   rows: number;
 }
 
@@ -58,7 +67,87 @@ export async function listEventPartitions(db: Db): Promise<EventPartition[]> {
   return rows
     .map((r) => {
       const from = /FROM \('([^']+)'\)/.exec(r.bound)?.[1];
-      return { name: r.name, from: from ? new Date(from).toISOString() : null, rows: Number(r.rows) };
+      const to = /TO \('([^']+)'\)/.exec(r.bound)?.[1];
+      return {
+        name: r.name,
+        from: from ? new Date(from).toISOString() : null,
+        to: to ? new Date(to).toISOString() : null,
+        rows: Number(r.rows),
+      };
     })
     .sort((a, b) => (a.from === null ? 1 : b.from === null ? -1 : a.from.localeCompare(b.from)));
+}
+
+/** The instant before which events are past events.retention (and the pages say so: archived_before). */
+export const eventRetentionCutoff = (config: Config, now: Date = new Date()): Date =>
+  new Date(now.getTime() - config.events.retention);
+
+export interface DroppedPartition {
+  name: string;
+  from: string;
+  to: string;
+  rows: number;
+}
+
+export interface RetentionRun {
+  dropped: DroppedPartition[];
+  rollupRowsDeleted: number;
+}
+
+const DAILY_PARTITION = /^observability_events_p\d{8}$/;
+
+/**
+ * Retention: drops every daily partition whose whole range ends at or before now - events.retention, each in its own
+ * transaction with an `events.partition_dropped` audit record (its range and row count); a DROP TABLE, never a row
+ * DELETE, so it costs the same at any size. The default partition is never dropped. Then deletes rollup and series
+ * rows whose bucket starts before now - events.rollup_retention (those tables are small: about 3k rows a month).
+ * Run after a fold, so the events it drops are in the rollups.
+ */
+export async function applyEventRetention(
+  db: Db,
+  config: Config,
+  now: Date = new Date(),
+): Promise<RetentionRun> {
+  const cutoff = eventRetentionCutoff(config, now);
+  const expired = (await listEventPartitions(db)).filter(
+    (p) =>
+      p.to !== null &&
+      p.from !== null &&
+      Date.parse(p.to) <= cutoff.getTime() &&
+      DAILY_PARTITION.test(p.name),
+  );
+  const dropped: DroppedPartition[] = [];
+  for (const partition of expired) {
+    const rows = await db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${MAINTENANCE_LOCK}::bigint)`);
+      const [counted] = await queryRows<{ n: string }>(
+        tx,
+        sql.raw(`SELECT count(*)::text AS n FROM ${partition.name}`),
+      );
+      await tx.execute(sql.raw(`DROP TABLE ${partition.name}`));
+      const n = Number(counted?.n ?? 0);
+      await recordAudit(tx, {
+        actionType: 'events.partition_dropped',
+        actor: SYSTEM_ACTOR,
+        resourceType: 'observability_events',
+        resourceId: partition.name,
+        metadata: {
+          from: partition.from,
+          to: partition.to,
+          rows: n,
+          retention_days: config.events.retention / DAY_MS,
+        },
+      });
+      return n;
+    });
+    dropped.push({ name: partition.name, from: partition.from!, to: partition.to!, rows });
+  }
+  const rollupCutoff = new Date(now.getTime() - config.events.rollup_retention);
+  const [deleted] = await queryRows<{ n: string }>(
+    db,
+    sql`WITH r AS (DELETE FROM observability_rollups WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1),
+        s AS (DELETE FROM observability_series WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1)
+      SELECT ((SELECT count(*) FROM r) + (SELECT count(*) FROM s))::text AS n`,
+  );
+  return { dropped, rollupRowsDeleted: Number(deleted?.n ?? 0) };
 }

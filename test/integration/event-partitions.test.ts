@@ -14,10 +14,13 @@ import type { Database, Db } from '#shared/db/database.ts';
 import { DEFAULT_MIGRATIONS_DIR, migrate, readMigrations } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
 import {
+  applyEventRetention,
+  eventRetentionCutoff,
   listEventPartitions,
   maintainEventPartitions,
   utcDay,
 } from '#shared/domain/observability-partitions.ts';
+import { foldRollups } from '#shared/domain/observability-rollups.ts';
 import { driversUnderTest, provisionDatabase } from '#test/support/databases.ts';
 import { hardware, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
@@ -222,6 +225,100 @@ for (const driver of driversUnderTest()) {
         );
         assert.equal((await partitionOf(before.event_id)).length, 1);
         assert.equal((await partitionOf(at.event_id)).length, 1);
+      });
+
+      test('retention drops whole partitions past events.retention with an audit record; pages say where events stop', async () => {
+        const config = svc.runtime.config;
+        assert.equal(config.events.retention, 90 * DAY, 'the default');
+        const now = new Date();
+        const oldDay = utcDay(new Date(now.getTime() - 95 * DAY));
+        const keptDay = utcDay(new Date(now.getTime() - 85 * DAY));
+        for (const day of [oldDay, keptDay]) {
+          await db.execute(sql`SELECT observability_events_add_partition(${day}::date)`);
+        }
+        const at = (day: string, h: number) =>
+          invocationEvent({ event_time: `${day}T${String(h).padStart(2, '0')}:00:00Z`, tool: 'retained' });
+        const old = [at(oldDay, 1), at(oldDay, 12), at(oldDay, 23)];
+        assert.deepEqual(await send1([...old, at(keptDay, 5)]), { accepted: 4, duplicates: 0 });
+        await foldRollups(db);
+        const rollupCalls = sql`SELECT coalesce(sum(calls), 0)::int AS n FROM observability_rollups
+          WHERE grain = 'day' AND kind = 'call' AND tool = 'retained'`;
+        assert.deepEqual(await queryRows(db, rollupCalls), [{ n: 4 }]);
+
+        const run = await applyEventRetention(db, config, now);
+        const oldName = `observability_events_p${oldDay.replaceAll('-', '')}`;
+        assert.deepEqual(
+          run.dropped.map((d) => [d.name, d.rows, d.from.slice(0, 10)]),
+          [[oldName, 3, oldDay]],
+          'only the partition wholly past the window',
+        );
+        assert.equal((await applyEventRetention(db, config, now)).dropped.length, 0, 'once');
+        const names = (await listEventPartitions(db)).map((p) => p.name);
+        assert.ok(!names.includes(oldName));
+        assert.ok(names.includes(`observability_events_p${keptDay.replaceAll('-', '')}`));
+        assert.deepEqual(await partitionOf(old[0]!.event_id), []);
+        assert.deepEqual(await queryRows(db, rollupCalls), [{ n: 4 }], 'the rollups still count them');
+        const audit = await queryRows<{ resource_id: string; metadata: Record<string, unknown> }>(
+          db,
+          sql`SELECT resource_id, metadata FROM audit_logs WHERE action_type = 'events.partition_dropped'`,
+        );
+        assert.equal(audit.length, 1);
+        assert.equal(audit[0]?.resource_id, oldName);
+        assert.deepEqual(
+          [
+            audit[0]?.metadata.rows,
+            String(audit[0]?.metadata.from).slice(0, 10),
+            audit[0]?.metadata.retention_days,
+          ],
+          [3, oldDay, 90],
+        );
+        assert.equal(
+          Date.parse(String(audit[0]?.metadata.to)) - Date.parse(String(audit[0]?.metadata.from)),
+          DAY,
+        );
+
+        // A page whose range reaches past the window says where the stored events stop; one inside it does not.
+        const token = await svc.adminToken();
+        const page = async (query: string) => {
+          const res = await svc.call('GET', `/v1/admin/observability/events?tool=retained&${query}`, {
+            token,
+          });
+          assert.equal(res.status, 200, res.text);
+          return res.body.data as { events: unknown[]; archived_before?: string };
+        };
+        const past = await page(`from=${oldDay}T00:00:00Z&to=${keptDay}T23:00:00Z`);
+        assert.equal(past.events.length, 1);
+        assert.ok(past.archived_before, 'archived_before is given');
+        assert.ok(
+          Math.abs(Date.parse(past.archived_before) - eventRetentionCutoff(config).getTime()) < 60_000,
+        );
+        const whole = await page('limit=10');
+        assert.ok(whole.archived_before, 'the last page of a walk without from says it too');
+        const inside = await page(`from=${keptDay}T00:00:00Z&to=${keptDay}T23:00:00Z`);
+        assert.equal(inside.events.length, 1);
+        assert.equal(inside.archived_before, undefined);
+      });
+
+      test('rollup rows past events.rollup_retention are deleted; newer ones stay', async () => {
+        const config = svc.runtime.config;
+        assert.equal(config.events.rollup_retention, 400 * DAY, 'the default');
+        const ancient = invocationEvent({
+          event_time: new Date(Date.now() - 420 * DAY).toISOString(),
+          tool: 'ancient_rollup',
+        });
+        assert.deepEqual(await send1([ancient]), { accepted: 1, duplicates: 0 });
+        await foldRollups(db);
+        const rows = sql`SELECT count(*)::int AS n FROM observability_rollups WHERE tool = 'ancient_rollup'`;
+        const [before] = await queryRows<{ n: number }>(db, rows);
+        assert.ok(Number(before?.n) > 0);
+        const run = await applyEventRetention(db, config);
+        assert.ok(run.rollupRowsDeleted >= Number(before?.n));
+        assert.deepEqual(await queryRows(db, rows), [{ n: 0 }]);
+        const [kept] = await queryRows<{ n: number }>(
+          db,
+          sql`SELECT count(*)::int AS n FROM observability_rollups WHERE tool = 'retained'`,
+        );
+        assert.ok(Number(kept?.n) > 0, 'rollups of 85 to 95 days ago stay');
       });
 
       test('an event far from now lands in the default partition and is listed like any other', async () => {
