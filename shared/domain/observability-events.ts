@@ -38,6 +38,7 @@ import {
   isoUs,
   TS_RE,
 } from './observability-cursor.ts';
+import { eventRetentionCutoff } from './observability-ranges.ts';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 
@@ -119,13 +120,13 @@ export async function listEvents(db: Db, config: Pick<Config, 'auth' | 'events'>
   const next_cursor =
     more && last ? encodeCursor(cursorKey(config), 'events', [last.k, last.id, doc.snap], fh) : null;
   // Never a silent end: a walk that reaches past the retention window says where the stored events stop.
-  const cutoff = Date.now() - config.events.retention;
-  const reachesPast = query.from ? Date.parse(query.from) < cutoff : next_cursor === null;
+  const cutoff = eventRetentionCutoff(config);
+  const reachesPast = query.from ? Date.parse(query.from) < cutoff.getTime() : next_cursor === null;
   return {
     events: items.map((r) => r.e),
     next_cursor,
     limit: query.limit,
-    ...(reachesPast ? { archived_before: new Date(cutoff).toISOString() } : {}),
+    ...(reachesPast ? { archived_before: cutoff.toISOString() } : {}),
   };
 }
 

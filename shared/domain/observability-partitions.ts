@@ -10,6 +10,7 @@ import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
+import { eventRetentionCutoff } from './observability-ranges.ts';
 
 const DAY_MS = 86_400_000;
 /** Who drops partitions in the audit log (the same as the scheduled request expiry's). */
@@ -78,9 +79,7 @@ export async function listEventPartitions(db: Db): Promise<EventPartition[]> {
     .sort((a, b) => (a.from === null ? 1 : b.from === null ? -1 : a.from.localeCompare(b.from)));
 }
 
-/** The instant before which events are past events.retention (and the pages say so: archived_before). */
-export const eventRetentionCutoff = (config: Config, now: Date = new Date()): Date =>
-  new Date(now.getTime() - config.events.retention);
+export { eventRetentionCutoff };
 
 export interface DroppedPartition {
   name: string;

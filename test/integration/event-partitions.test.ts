@@ -258,10 +258,19 @@ for (const driver of driversUnderTest()) {
         assert.ok(names.includes(`observability_events_p${keptDay.replaceAll('-', '')}`));
         assert.deepEqual(await partitionOf(old[0]!.event_id), []);
         assert.deepEqual(await queryRows(db, rollupCalls), [{ n: 4 }], 'the rollups still count them');
-        const audit = await queryRows<{ resource_id: string; metadata: Record<string, unknown> }>(
-          db,
-          sql`SELECT resource_id, metadata FROM audit_logs WHERE action_type = 'events.partition_dropped'`,
-        );
+        const audit = (
+          await queryRows<{ resource_id: string; metadata: Record<string, unknown> | string }>(
+            db,
+            sql`SELECT resource_id, metadata FROM audit_logs WHERE action_type = 'events.partition_dropped'`,
+          )
+        ).map((r) => ({
+          resource_id: r.resource_id,
+          // jsonb arrives as text on the Data API.
+          metadata: (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata) as Record<
+            string,
+            unknown
+          >,
+        }));
         assert.equal(audit.length, 1);
         assert.equal(audit[0]?.resource_id, oldName);
         assert.deepEqual(
