@@ -53,17 +53,15 @@ export interface EventPartition {
   from: string | null;
   /** End of its range (exclusive), or null for the default partition. */
   to: string | null;
-  rows: number;
 }
 
-/** The partitions of the events table, oldest first (the default last), with their row counts (tests, benchmarks). */
+/** The partitions of the events table from the catalog, oldest first (the default last); reads no row. */
 export async function listEventPartitions(db: Db): Promise<EventPartition[]> {
-  const rows = await queryRows<{ name: string; bound: string; rows: number | string }>(
+  const rows = await queryRows<{ name: string; bound: string }>(
     db,
-    sql`SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound,
-        (SELECT count(*) FROM observability_events e WHERE e.tableoid = c.oid) AS rows
+    sql`SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = 'observability_events'::regclass ORDER BY c.relname`,
+      WHERE i.inhparent = 'observability_events'::regclass`,
   );
   return rows
     .map((r) => {
@@ -73,10 +71,29 @@ export async function listEventPartitions(db: Db): Promise<EventPartition[]> {
         name: r.name,
         from: from ? new Date(from).toISOString() : null,
         to: to ? new Date(to).toISOString() : null,
-        rows: Number(r.rows),
       };
     })
     .sort((a, b) => (a.from === null ? 1 : b.from === null ? -1 : a.from.localeCompare(b.from)));
+}
+
+/** listEventPartitions with each one's row count: a count(*) of every partition, for tests and benchmarks. */
+export async function countEventPartitions(db: Db): Promise<Array<EventPartition & { rows: number }>> {
+  const counted: Array<EventPartition & { rows: number }> = [];
+  for (const partition of await listEventPartitions(db)) {
+    const [row] = await queryRows<{ n: string }>(
+      db,
+      sql.raw(`SELECT count(*)::text AS n FROM ${quotedPartition(partition.name)}`),
+    );
+    counted.push({ ...partition, rows: Number(row?.n ?? 0) });
+  }
+  return counted;
+}
+
+/** A partition name from the catalog, checked and quoted for a statement. */
+function quotedPartition(name: string): string {
+  if (!/^observability_events_(p\d{8}|default)$/.test(name))
+    throw new Error(`not an event partition: ${name}`);
+  return `"${name}"`;
 }
 
 export { eventRetentionCutoff };
@@ -121,9 +138,9 @@ export async function applyEventRetention(
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${MAINTENANCE_LOCK}::bigint)`);
       const [counted] = await queryRows<{ n: string }>(
         tx,
-        sql.raw(`SELECT count(*)::text AS n FROM ${partition.name}`),
+        sql.raw(`SELECT count(*)::text AS n FROM ${quotedPartition(partition.name)}`),
       );
-      await tx.execute(sql.raw(`DROP TABLE ${partition.name}`));
+      await tx.execute(sql.raw(`DROP TABLE ${quotedPartition(partition.name)}`));
       const n = Number(counted?.n ?? 0);
       await recordAudit(tx, {
         actionType: 'events.partition_dropped',
