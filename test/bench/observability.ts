@@ -228,7 +228,8 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
         (count(*) FILTER (WHERE kind = 'call' AND grain = 'week'))::int AS w,
         (count(*) FILTER (WHERE kind = 'actor'))::int AS a,
         (SELECT count(*) FROM observability_series)::int AS s,
-        pg_size_pretty(pg_total_relation_size('observability_events')) AS size
+        pg_size_pretty((SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits
+          WHERE inhparent = 'observability_events'::regclass)::bigint) AS size
         FROM observability_rollups`,
     );
     console.log(
