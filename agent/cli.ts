@@ -165,7 +165,6 @@ async function main() {
       const token = await userToken();
       const devices = positiveInt(values.devices, '--devices');
       const perDevice = Math.ceil(positiveInt(values.events, '--events') / devices);
-      const r = rng(Number(values.seed));
       const to = new Date();
       const from = new Date(to.getTime() - 24 * 3_600_000);
       let stored = 0;
@@ -184,6 +183,9 @@ async function main() {
               brand: pick(['Apple', 'Lenovo', 'Dell', 'Framework'], i),
               model: pick(['MacBook Pro 14', 'ThinkPad X1 Carbon', 'XPS 13', 'Laptop 13'], i),
             });
+            // One generator per device: the workers interleave by timing, so a shared one would deal different
+            // traffic to each device from run to run.
+            const r = rng(Number(values.seed) * 100_003 + i);
             const inventory = simulatedInventory(r);
             await client.reportInventory(inventory);
             const events = simulatedEvents(r, inventory, perDevice, {

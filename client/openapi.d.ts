@@ -4585,6 +4585,11 @@ export interface operations {
                             next_cursor: string | null;
                             /** @description The page size asked for */
                             limit: number;
+                            /**
+                             * Format: date-time
+                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (there is no archive to read them from yet). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             */
+                            archived_before?: string;
                         };
                     };
                 };
@@ -4683,6 +4688,11 @@ export interface operations {
                             next_cursor: string | null;
                             /** @description The page size asked for */
                             limit: number;
+                            /**
+                             * Format: date-time
+                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (there is no archive to read them from yet). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             */
+                            archived_before?: string;
                         };
                     };
                 };

@@ -46,6 +46,12 @@ export const schedules = {
     summary: 'Folds newly stored device events into the observability rollups (every read also folds first)',
     everyMs: (config: Config) => config.events.fold_interval,
   },
+  eventPartitions: {
+    handler: 'observability/partitions',
+    summary:
+      'Creates the daily partitions of the events events.partitions_ahead days ahead, and moves stray rows out of the default partition',
+    everyMs: (config: Config) => config.events.maintenance_interval,
+  },
   requestExpiry: {
     handler: 'requests/expire',
     summary: 'Data-access requests past valid_until become expired; their environments are torn down',

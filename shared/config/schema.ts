@@ -98,6 +98,14 @@ export const configSchema = z
         prompt_max_chars: z.number().int().positive().max(65_536).default(4096),
         // How often the stored events are folded into the observability rollups (every admin read folds first too).
         fold_interval: duration('1m'),
+        // How often the partition maintenance runs (shared/domain/observability-partitions.ts): daily partitions of
+        // the events are created partitions_ahead days ahead.
+        maintenance_interval: duration('1h'),
+        partitions_ahead: z.number().int().min(1).max(60).default(7),
+        // Event partitions wholly older than this are dropped by the maintenance (never a row DELETE); the rollups
+        // and series keep rollup_retention, so summaries of older ranges still answer.
+        retention: duration('90d'),
+        rollup_retention: duration('400d'),
       })
       .strict()
       .prefault({}),

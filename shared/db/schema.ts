@@ -11,6 +11,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -168,7 +169,8 @@ export const inventoryChanges = pgTable(
 export const observabilityEvents = pgTable(
   'observability_events',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    // Not a primary key on its own: a key of a partitioned table must hold the partition key (event_time).
+    id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
     eventId: uuid('event_id'),
     deviceId: uuid('device_id')
       .notNull()
@@ -205,7 +207,10 @@ export const observabilityEvents = pgTable(
     ingestXid: xid8('ingest_xid'),
   },
   (t) => [
-    uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId),
+    // Partitioned by day of event_time (migrations/0009_events_partitioned.sql): keys include it. A retried event
+    // carries its own event_time again, so it meets its first copy in the same partition (README, Admin observability).
+    primaryKey({ name: 'observability_events_pkey', columns: [t.id, t.eventTime] }),
+    uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId, t.eventTime),
     index('observability_events_ingest_xid_idx').on(t.ingestXid),
     index('observability_events_time_idx').on(t.eventTime.desc(), t.id.desc()),
     index('observability_events_device_time_idx').on(t.deviceId, t.eventTime.desc(), t.id.desc()),

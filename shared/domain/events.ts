@@ -48,8 +48,9 @@ export const INGEST_FUNCTION = 'ingest_events';
  * The statement: the enrolled device of the certificate (`d`; none, and nothing is written), the replay record,
  * every event (expanded from one json value by json_to_recordset, never one parameter per value; json, not jsonb:
  * the text is read once instead of being converted first, measurably faster for large batches), and the device's
- * last-seen times. All or nothing. An event_id already stored for the device is counted as a duplicate, not stored
- * again. Each event is stamped with the transaction that stored it (ingest_xid): the rollups and series are not
+ * last-seen times. All or nothing. An event whose (event_id, event_time) is already stored for the device is counted
+ * as a duplicate, not stored again: the table is partitioned by event_time, so its unique key holds it (migration
+ * 0009_events_partitioned.sql); a retry resends the event's own time, so it meets its first copy on any day. Each event is stamped with the transaction that stored it (ingest_xid): the rollups and series are not
  * written here but folded from the events of finished transactions (observability_fold(), observability-rollups.ts),
  * before every read of them and on a schedule. It returns the device, whether the replay record was new, and how
  * many events were stored.
@@ -77,7 +78,7 @@ export function ingestFunctionSql(): SQL {
           tokens_out int, duration_ms int, skills jsonb, prompt text, prompt_truncated boolean, metadata jsonb)
           CROSS JOIN d
         WHERE ${guard}
-        ON CONFLICT (device_id, event_id) DO NOTHING
+        ON CONFLICT (device_id, event_id, event_time) DO NOTHING
         RETURNING 1),
       dev AS (
         UPDATE devices SET last_seen_at = p_received_at,

@@ -38,6 +38,7 @@ import {
   isoUs,
   TS_RE,
 } from './observability-cursor.ts';
+import { eventRetentionCutoff } from './observability-ranges.ts';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 
@@ -89,7 +90,7 @@ const eventPage = (rows: SQL, order: 'ASC' | 'DESC'): SQL =>
   );
 
 /** Events newest first, filtered, keyset-paginated on (event_time, id) with a snapshot of the newest id. */
-export async function listEvents(db: Db, config: Pick<Config, 'auth'>, query: ListEventsQuery) {
+export async function listEvents(db: Db, config: Pick<Config, 'auth' | 'events'>, query: ListEventsQuery) {
   const fh = filterHash(query);
   const where = eventConditions(query);
   if (query.from) where.push(sql`e.event_time >= ${query.from}::timestamptz`);
@@ -116,11 +117,16 @@ export async function listEvents(db: Db, config: Pick<Config, 'auth'>, query: Li
   );
   const { items, more } = pageOf(doc.page, query.limit);
   const last = items[items.length - 1];
+  const next_cursor =
+    more && last ? encodeCursor(cursorKey(config), 'events', [last.k, last.id, doc.snap], fh) : null;
+  // Never a silent end: a walk that reaches past the retention window says where the stored events stop.
+  const cutoff = eventRetentionCutoff(config);
+  const reachesPast = query.from ? Date.parse(query.from) < cutoff.getTime() : next_cursor === null;
   return {
     events: items.map((r) => r.e),
-    next_cursor:
-      more && last ? encodeCursor(cursorKey(config), 'events', [last.k, last.id, doc.snap], fh) : null,
+    next_cursor,
     limit: query.limit,
+    ...(reachesPast ? { archived_before: cutoff.toISOString() } : {}),
   };
 }
 

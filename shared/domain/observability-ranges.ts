@@ -3,6 +3,7 @@
 // for the other whole quarter days, hourly rows for the rest (segments()): 30 days are ~3k rows, 24 hours ~4k
 // (25 hourly: 9k).
 import { type SQL, sql } from 'drizzle-orm';
+import type { Config } from '../config/schema.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { lit } from './observability-conditions.ts';
 import type { Grain } from './observability-rollups.ts';
@@ -85,3 +86,11 @@ export function rangeOf(from: Date, to: Date, _align: 'hour' = 'hour') {
   const segs = segments(r.from.getTime(), r.to.getTime(), 'hour');
   return { ...r, rollupWhere: segmentsWhere(segs) };
 }
+
+/**
+ * The instant before which events are past events.retention: the start of the UTC day that holds now - retention.
+ * Partitions are whole days, so events from it on are still stored, and those before it are dropped (once the
+ * maintenance has run); the pages say so (archived_before).
+ */
+export const eventRetentionCutoff = (config: Pick<Config, 'events'>, now: Date = new Date()): Date =>
+  new Date(Math.floor((now.getTime() - config.events.retention) / DAY) * DAY);

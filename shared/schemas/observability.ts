@@ -513,6 +513,10 @@ export const eventListResponse = envelope(
   z.object({
     events: z.array(eventView).meta({ description: 'Newest first; at most `limit` and 512 KiB' }),
     ...page,
+    archived_before: isoTimestamp.optional().meta({
+      description:
+        'Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (there is no archive to read them from yet). The summary still counts them from the rollups, kept for `events.rollup_retention`',
+    }),
   }),
 );
 export const eventResponse = envelope(eventDetail);

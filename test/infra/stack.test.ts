@@ -363,6 +363,15 @@ for (const { id, key, every, to5m } of [
       return text.replace(/^fold_interval = .*$/m, 'fold_interval = "5m"');
     },
   },
+  {
+    id: 'eventPartitions',
+    key: 'events.maintenance_interval',
+    every: config.events.maintenance_interval,
+    to5m: (text: string) => {
+      assert.match(text, /^maintenance_interval = /m);
+      return text.replace(/^maintenance_interval = .*$/m, 'maintenance_interval = "5m"');
+    },
+  },
 ] as const) {
   test(`the ${id} schedule follows ${key}`, () => {
     const { handler } = schedules[id];

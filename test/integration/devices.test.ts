@@ -470,9 +470,15 @@ for (const driver of driversUnderTest()) {
 
     test('events: stored with server stamps; duplicates by event_id; prompt truncated and marked; last seen updated', async () => {
       const { identity, deviceId } = await enroll();
+      // A retry resends the event as it was: its id and its time (the dedup key is the pair, see README).
       const dup = randomUUID();
+      const dupTime = new Date().toISOString();
       const batch = [
-        event({ event_id: dup, prompt: 'a prompt that is longer than sixteen characters' }),
+        event({
+          event_id: dup,
+          event_time: dupTime,
+          prompt: 'a prompt that is longer than sixteen characters',
+        }),
         event({
           result: 'denied',
           deny_code: 'path_outside_workspace',
@@ -480,7 +486,7 @@ for (const driver of driversUnderTest()) {
           rule_applied: 'fs.ws',
         }),
         event({ result: 'error', event_type: 'error', error_message: 'boom', event_id: undefined }),
-        event({ event_id: dup }),
+        event({ event_id: dup, event_time: dupTime }),
       ];
       const res = await send(svc.url, prepare('/v1/devices/events', identity, { events: batch }));
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -490,7 +496,9 @@ for (const driver of driversUnderTest()) {
       );
       const again = await send(
         svc.url,
-        prepare('/v1/devices/events', identity, { events: [event({ event_id: dup })] }),
+        prepare('/v1/devices/events', identity, {
+          events: [event({ event_id: dup, event_time: dupTime })],
+        }),
       );
       assert.deepEqual([again.body.accepted, again.body.duplicates], [0, 1]);
       const stored = await queryRows<{

@@ -1,0 +1,33 @@
+// Scheduled (every events.maintenance_interval: EventBridge in the stack, a timer in the local server): the event
+// partitions (shared/domain/observability-partitions.ts). It folds pending events into the rollups first, so the
+// partitions that retention then drops are in them; creates the daily partitions ahead and gives stray days of the
+// default partition their own; drops the partitions past events.retention (an audit record each) and the rollup
+// rows past events.rollup_retention. Throws on a database error so that the target retries.
+import { applyEventRetention, maintainEventPartitions } from '#shared/domain/observability-partitions.ts';
+import { foldRollups } from '#shared/domain/observability-rollups.ts';
+import { rootLogger } from '#shared/http/logger.ts';
+import { getRuntime } from '#shared/runtime.ts';
+
+export const handler = async () => {
+  const { config, database } = await getRuntime();
+  const started = performance.now();
+  await foldRollups(database.db);
+  const result = await maintainEventPartitions(database.db, config);
+  const retention = await applyEventRetention(database.db, config);
+  const durationMs = Math.round(performance.now() - started);
+  const dropped = retention.dropped.map((d) => `${d.name} (${d.rows} events)`);
+  if (result.created > 0 || result.stray > 0 || dropped.length > 0) {
+    rootLogger.info('event partitions maintained', {
+      ...result,
+      dropped,
+      rollupRowsDeleted: retention.rollupRowsDeleted,
+      durationMs,
+    });
+  }
+  return {
+    ...result,
+    dropped: retention.dropped.length,
+    rollup_rows_deleted: retention.rollupRowsDeleted,
+    duration_ms: durationMs,
+  };
+};
