@@ -5,10 +5,11 @@
 // rows past events.rollup_retention. Throws on a database error so that the target retries.
 import { applyEventRetention, maintainEventPartitions } from '#shared/domain/observability-partitions.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';
-import { rootLogger } from '#shared/http/logger.ts';
+import { type InvocationFacts, invocationFields, rootLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
-export const handler = async () => {
+export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
+  const log = rootLogger.child(invocationFields(lambda, lambda?.awsRequestId ?? crypto.randomUUID()));
   const { config, database } = await getRuntime();
   const started = performance.now();
   await foldRollups(database.db);
@@ -17,7 +18,7 @@ export const handler = async () => {
   const durationMs = Math.round(performance.now() - started);
   const dropped = retention.dropped.map((d) => `${d.name} (${d.rows} events)`);
   if (result.created > 0 || result.stray > 0 || dropped.length > 0) {
-    rootLogger.info('event partitions maintained', {
+    log.info('event partitions maintained', {
       ...result,
       dropped,
       rollupRowsDeleted: retention.rollupRowsDeleted,

@@ -11,7 +11,7 @@ import { sql } from 'drizzle-orm';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
-import { setLogLevel } from '#shared/http/logger.ts';
+import { setLogLevel } from '#shared/logger.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 
 await useBenchDatabase();
