@@ -23,8 +23,8 @@ export const LOCAL_DRIVER_MODULES = [
  * hello world); `npm run bench:bundle-stubs` rebuilds every function without each one and prints what it saves (the
  * figures quoted here: KB saved in all, median over the 48 functions of config/prod.toml, esbuild 0.28.2), and
  * test/infra/bundle-stubs.test.ts fails when the module or path one replaces disappears from its dependency.
- * Stand-ins whose effect was below that were removed (the SDK's IMDS region lookup 1.3 KB, S3 endpoint
- * customizations 0.6 KB, web stream mixin 2.0 KB, the narrowed aws-jwt-verify 0 KB with auth.provider = "local").
+ * A stand-in whose effect no goal needed was removed: the narrowed aws-jwt-verify (0 KB with auth.provider =
+ * "local", 2.4 KB with "idp").
  *
  * Parts of the pinned, bundled AWS SDK that Lambda never runs, replaced at bundle time (esbuild `alias`; paths are
  * relative to the project root, where esbuild runs):
@@ -104,7 +104,11 @@ export const LAZY_BUILTINS = [
  * - drizzle's table of every PostgreSQL column type, for the callback form of `pgTable` columns, which
  *   shared/db/schema.ts does not use: 12.9 KB of start (meta/openapi over 450 KB without);
  * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256: 3.1 KB (meta/openapi
- *   over 450 KB without).
+ *   over 450 KB without);
+ * - @smithy/core's region lookup in the EC2 instance metadata service, asked only without AWS_REGION (which Lambda
+ *   always sets), 1.3 KB; its S3 endpoint customizations, run only for an S3 client, 0.6 KB; its stream mixin for
+ *   web ReadableStream bodies, which the SDK's Node HTTP handler never returns, 2.0 KB. Each is small, but without
+ *   the three meta/openapi measured 453.2 KB in all (bench:bundles), past the goal.
  */
 export interface InternalStub {
   importer: string;
@@ -132,6 +136,27 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
     importer: 'node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Node.js',
     module: 'node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Js.js',
     stub: 'infra/bundle/no-sha256-js.ts',
+  },
+  ...[
+    'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/config.js',
+    'node_modules/@smithy/core/dist-es/submodules/config/defaults-mode/resolveDefaultsModeConfig.js',
+  ].map((importer) => ({
+    importer,
+    module:
+      'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js',
+    stub: 'infra/bundle/no-imds-region.ts',
+  })),
+  {
+    importer:
+      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/index.js',
+    module:
+      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/s3.js',
+    stub: 'infra/bundle/no-s3-customizations.mjs',
+  },
+  {
+    importer: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.js',
+    module: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.browser.js',
+    stub: 'infra/bundle/no-web-stream-mixin.ts',
   },
 ];
 
