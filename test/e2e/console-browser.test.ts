@@ -116,6 +116,26 @@ async function api<T>(path: string): Promise<T> {
   return res.body.data as T;
 }
 
+/**
+ * Waits until the event table shows `n` rows (each with `result` when given). A page's URL changes before its rows
+ * arrive, and the previous page's rows, then the loading state, are shown until then.
+ */
+async function waitForEventRows(page: Page, n: number, result = '') {
+  await page.waitForFunction(
+    ([count, prefix]) => {
+      // Runs in the page (a function, not a string: the console's CSP has no 'unsafe-eval').
+      type Cell = { textContent: string | null };
+      const { document } = globalThis as unknown as {
+        document: { querySelectorAll(s: string): ArrayLike<Cell> };
+      };
+      const cells = Array.from(document.querySelectorAll('#events tbody tr td:nth-child(2)'));
+      const rows = document.querySelectorAll('#events tbody tr').length;
+      return rows === count && cells.every((td) => (td.textContent ?? '').startsWith(prefix));
+    },
+    [n, result] as const,
+  );
+}
+
 test('the console is served under /console/ with a strict Content-Security-Policy and no inline script', async () => {
   assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval|\*/);
   assert.match(CONSOLE_CSP, /script-src 'self'/);
@@ -179,11 +199,13 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.selectOption('#filter-result', 'denied');
   await page.click('#apply-filters');
   await page.waitForURL(/\/console\/tool-calls\?result=denied$/);
-  await page.waitForSelector('#events tbody tr');
   const denied = await api<{ events: { id: string; deny_code: string; result: string }[] }>(
     '/v1/admin/observability/events?result=denied&limit=50',
   );
   assert.ok(denied.events.length > 0, 'the simulator made denied events');
+  // The URL changes before the filtered page arrives: wait for its rows (the unfiltered ones, then the loading
+  // state, come first), then check them.
+  await waitForEventRows(page, denied.events.length, 'denied');
   const rows = page.locator('#events tbody tr');
   assert.equal(await rows.count(), denied.events.length);
   for (const text of await rows.locator('td:nth-child(2)').allTextContents()) assert.match(text, /^denied/);
@@ -207,7 +229,7 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
     (await page.textContent('#session-summary p')) ?? '',
     new RegExp(`^${sessionView.session.calls} calls`),
   );
-  await page.waitForSelector('#events tbody tr');
+  await waitForEventRows(page, Math.min(50, sessionView.session.calls));
   assert.equal(await page.locator('#events tbody tr').count(), Math.min(50, sessionView.session.calls));
   await assertAccessible(page, '3b-session');
 

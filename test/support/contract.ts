@@ -3,7 +3,7 @@
 // valid against the documented schema (JSON Schema 2020-12, ajv). A mismatch fails the test that made the request.
 // Each check is also counted in CONTRACT_COVERAGE_DIR (set by test/support/global-setup.ts), so that the run can say
 // how much of the document the tests exercise (the summary reporter prints contractFigures).
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -134,6 +134,7 @@ function documentedPairs(): string[] {
 
 /** The figures of a run: how many responses were checked, and how much of the document they cover. */
 export function contractFigures(dir: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
   const checked = readdirSync(dir).flatMap((f) =>
     readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean),
   );

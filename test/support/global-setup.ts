@@ -5,17 +5,15 @@
 //   database on it). TEST_DATABASE_URL selects an existing server instead.
 // - Every response the tests check against the OpenAPI document is counted (test/support/contract.ts) in files of
 //   CONTRACT_COVERAGE_DIR; the summary reporter prints the figures.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 let server: EmbeddedServer | undefined;
-let coverage: string | undefined;
 
 export async function globalSetup(): Promise<void> {
-  coverage = mkdtempSync(join(tmpdir(), 'acp-contract-'));
-  process.env.CONTRACT_COVERAGE_DIR = coverage;
+  process.env.CONTRACT_COVERAGE_DIR = mkdtempSync(join(tmpdir(), 'acp-contract-'));
   if (process.env.TEST_DATABASE_URL) return;
   const started = Date.now();
   server = await startEmbeddedPostgres();
@@ -27,5 +25,6 @@ export async function globalSetup(): Promise<void> {
 
 export async function globalTeardown(): Promise<void> {
   await server?.destroy();
-  if (coverage) rmSync(coverage, { recursive: true, force: true });
+  // The coverage directory is removed by the summary reporter, which reads it after the last test (and may do so
+  // after this teardown).
 }

@@ -3,7 +3,7 @@
 // Before it, the OpenAPI contract figures: how many responses the tests checked against the document, and how much of
 // the document they covered. With TEST_FILE_TIMINGS=<path>, it also writes how long each test file took, as JSON
 // (bench:newcomer reads it).
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { TestEvent } from 'node:test/reporters';
 
@@ -33,6 +33,8 @@ export default async function* summaryReporter(source: AsyncIterable<TestEvent>)
   if (coverage) {
     const { contractFigures } = await import('./contract.ts');
     const figures = contractFigures(coverage);
+    // The reporter removes the directory once read: the runner's global teardown may run before this point.
+    rmSync(coverage, { recursive: true, force: true });
     if (figures) yield `\n${figures}`;
   }
   for (const name of notRun) yield `\nskipped (counted as failed): ${name}`;
