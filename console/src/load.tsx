@@ -95,3 +95,33 @@ export const formatPercent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
 
 /** Whether an ISO time is within the last 7 days (the fleet highlights what is new). */
 export const isNew = (iso: string | null) => !!iso && Date.now() - Date.parse(iso) < 7 * 24 * 3_600_000;
+
+/** Previous and next buttons of an offset-paged list: `shown` rows from `offset`, `page` per page, of `total`. */
+export function OffsetPager({
+  offset,
+  page,
+  shown,
+  total,
+  go,
+}: {
+  offset: number;
+  page: number;
+  shown: number;
+  total: number;
+  go: (next: { offset: string }) => void;
+}) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      {offset > 0 && (
+        <button type="button" onClick={() => go({ offset: String(Math.max(0, offset - page)) })}>
+          Previous page
+        </button>
+      )}
+      {offset + shown < total && (
+        <button type="button" onClick={() => go({ offset: String(offset + page) })}>
+          Next page
+        </button>
+      )}
+    </nav>
+  );
+}

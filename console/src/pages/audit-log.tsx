@@ -1,7 +1,7 @@
 // Audit log: the records, filtered by action, actor, resource and source (kept in the URL), newest first, and the
 // hash chain's verification said plainly.
 import type { operations } from '../../../client/api.ts';
-import { Empty, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
+import { Empty, formatNumber, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -118,21 +118,13 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
                   ))}
                 </tbody>
               </table>
-              <nav class="pager" aria-label="Pages">
-                {data.offset > 0 && (
-                  <button
-                    type="button"
-                    onClick={() => go({ offset: String(Math.max(0, data.offset - data.limit)) })}
-                  >
-                    Previous page
-                  </button>
-                )}
-                {data.offset + data.logs.length < data.total && (
-                  <button type="button" onClick={() => go({ offset: String(data.offset + data.limit) })}>
-                    Next page
-                  </button>
-                )}
-              </nav>
+              <OffsetPager
+                offset={data.offset}
+                page={data.limit}
+                shown={data.logs.length}
+                total={data.total}
+                go={go}
+              />
             </>
           )
         }

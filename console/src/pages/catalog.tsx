@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { components } from '../../../client/api.ts';
-import { describeError, Empty, formatTime, Show, useLoad } from '../load.tsx';
+import { describeError, Empty, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -107,21 +107,13 @@ export function CatalogPage({ session, query }: { session: Session; query: URLSe
                       ))}
                     </tbody>
                   </table>
-                  <nav class="pager" aria-label="Pages">
-                    {offset > 0 && (
-                      <button
-                        type="button"
-                        onClick={() => go({ offset: String(Math.max(0, offset - PAGE)) })}
-                      >
-                        Previous page
-                      </button>
-                    )}
-                    {offset + data.entries.length < data.total && (
-                      <button type="button" onClick={() => go({ offset: String(offset + PAGE) })}>
-                        Next page
-                      </button>
-                    )}
-                  </nav>
+                  <OffsetPager
+                    offset={offset}
+                    page={PAGE}
+                    shown={data.entries.length}
+                    total={data.total}
+                    go={go}
+                  />
                 </>
               )
             }

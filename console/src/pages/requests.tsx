@@ -2,7 +2,7 @@
 // events and its moves: approve (notes), deny (reason) while pending, revoke (reason) while approved or active.
 import { useState } from 'preact/hooks';
 import type { components, operations } from '../../../client/api.ts';
-import { describeError, Empty, formatTime, Show, useLoad } from '../load.tsx';
+import { describeError, Empty, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -104,21 +104,13 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
                       ))}
                     </tbody>
                   </table>
-                  <nav class="pager" aria-label="Pages">
-                    {offset > 0 && (
-                      <button
-                        type="button"
-                        onClick={() => go({ offset: String(Math.max(0, offset - PAGE)) })}
-                      >
-                        Previous page
-                      </button>
-                    )}
-                    {offset + data.requests.length < data.total && (
-                      <button type="button" onClick={() => go({ offset: String(offset + PAGE) })}>
-                        Next page
-                      </button>
-                    )}
-                  </nav>
+                  <OffsetPager
+                    offset={offset}
+                    page={PAGE}
+                    shown={data.requests.length}
+                    total={data.total}
+                    go={go}
+                  />
                 </>
               )
             }
