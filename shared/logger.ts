@@ -101,3 +101,7 @@ export function invocationFields(lambda: InvocationFacts | undefined, correlatio
 }
 
 export const rootLogger = createLogger({ service: 'agent-control-plane' });
+
+/** The logger of one invocation of a scheduled function: its Lambda context's fields, correlated by its request id. */
+export const invocationLogger = (lambda: InvocationFacts | undefined): Logger =>
+  rootLogger.child(invocationFields(lambda, lambda?.awsRequestId ?? crypto.randomUUID()));

@@ -1,11 +1,11 @@
 import { environmentProbeChecks } from '#shared/domain/environments/index.ts';
 import { runHealthProbe } from '#shared/domain/health.ts';
-import { type InvocationFacts, invocationFields, rootLogger } from '#shared/logger.ts';
+import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
 /** Scheduled (EventBridge in AWS; a timer in the local server). Throws when unavailable so the target retries. */
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
-  const log = rootLogger.child(invocationFields(lambda, lambda?.awsRequestId ?? crypto.randomUUID()));
+  const log = invocationLogger(lambda);
   const { database, config } = await getRuntime();
   const result = await runHealthProbe(database, environmentProbeChecks(config));
   log.info('health probe', { status: result.status, durationMs: result.duration_ms });

@@ -5,11 +5,11 @@
 // rows past events.rollup_retention. Throws on a database error so that the target retries.
 import { applyEventRetention, maintainEventPartitions } from '#shared/domain/observability-partitions.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';
-import { type InvocationFacts, invocationFields, rootLogger } from '#shared/logger.ts';
+import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
-  const log = rootLogger.child(invocationFields(lambda, lambda?.awsRequestId ?? crypto.randomUUID()));
+  const log = invocationLogger(lambda);
   const { config, database } = await getRuntime();
   const started = performance.now();
   await foldRollups(database.db);

@@ -2,11 +2,11 @@
 // expired and their environments are torn down; failed teardowns are retried.
 import { providerFor } from '#shared/domain/environments/index.ts';
 import { expireDueRequests } from '#shared/domain/requests-lifecycle.ts';
-import { type InvocationFacts, invocationFields, rootLogger } from '#shared/logger.ts';
+import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
-  const log = rootLogger.child(invocationFields(lambda, lambda?.awsRequestId ?? crypto.randomUUID()));
+  const log = invocationLogger(lambda);
   const runtime = await getRuntime();
   const result = await expireDueRequests(runtime.database.db, providerFor(runtime.database, runtime.config));
   if (result.expired.length || result.torn_down.length) log.info('requests expired', result);
