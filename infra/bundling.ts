@@ -162,7 +162,7 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
 
 /**
  * For the functions none of whose route rows takes a bearer token (public and device-signed routes): the token
- * authenticators (jose, the OIDC verifier), which shared/http/middleware/bearer-auth.ts loads with `import()` only
+ * authenticators (the local tokens' HS256, the OIDC verifier), which shared/http/middleware/bearer-auth.ts loads with `import()` only
  * for such rows: 16.2 KB in the largest (meta/openapi over 450 KB without).
  */
 export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
@@ -184,7 +184,7 @@ export interface DeploymentChoices {
 
 /**
  * With auth.provider = "local": the IdP token check (shared/auth/idp-tokens.ts and the OIDC verifier, aws-jwt-verify),
- * which shared/auth/authenticate.ts calls only in idp mode. Local tokens (jose) stay: they are the tokens of local mode.
+ * which shared/auth/authenticate.ts calls only in idp mode. Local tokens (HS256) stay: they are the tokens of local mode.
  */
 export const IDP_VERIFIER_STUB: InternalStub = {
   importer: 'shared/auth/authenticate.ts',

@@ -4,6 +4,7 @@ import { unauthenticated } from '../errors.ts';
 /** Config keys holding a service's bearer token (RouteSpec.serviceToken: the routes that take it). */
 export type ServiceTokenKey = 'audit.ingest_token';
 
+import { TokenRejected } from './hs256.ts';
 import { verifyIdpToken } from './idp-tokens.ts';
 import { rolesFrom, verifyLocalToken } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
@@ -99,7 +100,11 @@ export async function authenticate(
 }
 
 function tokenError(err: unknown) {
-  const text = `${(err as { code?: string }).code ?? ''} ${(err as Error).message ?? ''}`;
-  if (/expired/i.test(text)) return unauthenticated('The token has expired; sign in again.', 'token_expired');
+  // A local token says why (TokenRejected); aws-jwt-verify's JwtExpiredError says it in its message.
+  const expired =
+    err instanceof TokenRejected
+      ? err.reason === 'expired'
+      : /expired/i.test(`${(err as { code?: string }).code ?? ''} ${(err as Error).message ?? ''}`);
+  if (expired) return unauthenticated('The token has expired; sign in again.', 'token_expired');
   return unauthenticated('The bearer token is not valid for this service.', 'invalid_token');
 }

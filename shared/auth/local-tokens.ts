@@ -1,8 +1,6 @@
-import { jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config/schema.ts';
+import { signHs256, verifyHs256 } from './hs256.ts';
 import { type Principal, ROLES, type Role } from './principal.ts';
-
-const encoder = new TextEncoder();
 
 export interface IssuedToken {
   access_token: string;
@@ -16,19 +14,21 @@ export async function issueLocalToken(
   principal: Omit<Principal, 'tokenUse'> & { tokenUse?: Principal['tokenUse'] },
   ttlSeconds = Math.floor(config.auth.token_ttl / 1000),
 ): Promise<IssuedToken> {
-  const token = await new SignJWT({
-    email: principal.email,
-    name: principal.name,
-    roles: principal.roles,
-    token_use: principal.tokenUse ?? 'session',
-  })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(principal.subject)
-    .setIssuer(config.auth.jwt_issuer)
-    .setAudience(config.auth.jwt_audience)
-    .setIssuedAt()
-    .setExpirationTime(`${ttlSeconds}s`)
-    .sign(encoder.encode(config.auth.jwt_secret));
+  const issuedAt = Math.floor(Date.now() / 1000);
+  const token = signHs256(
+    {
+      email: principal.email,
+      name: principal.name,
+      roles: principal.roles,
+      token_use: principal.tokenUse ?? 'session',
+      sub: principal.subject,
+      iss: config.auth.jwt_issuer,
+      aud: config.auth.jwt_audience,
+      iat: issuedAt,
+      exp: issuedAt + ttlSeconds,
+    },
+    config.auth.jwt_secret,
+  );
   return { access_token: token, token_type: 'Bearer', expires_in: ttlSeconds };
 }
 
@@ -39,11 +39,9 @@ export function rolesFrom(value: unknown): Role[] {
 
 /** Verifies a local token; only HS256 is accepted (so `alg: none` and algorithm confusion are refused). */
 export async function verifyLocalToken(config: Config, token: string): Promise<Principal> {
-  const { payload } = await jwtVerify(token, encoder.encode(config.auth.jwt_secret), {
-    algorithms: ['HS256'],
+  const payload = verifyHs256(token, config.auth.jwt_secret, {
     issuer: config.auth.jwt_issuer,
     audience: config.auth.jwt_audience,
-    requiredClaims: ['sub', 'exp', 'iat'],
   });
   return {
     subject: payload.sub as string,

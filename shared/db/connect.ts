@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.ts';
 import type { Database, Db } from './database.ts';
 import { describeDsn, parseDsn } from './dsn.ts';
-import * as schema from './schema.ts';
 
 /**
  * Opens the database the DSN names. Driver modules are imported lazily so that a Lambda bundle only pays for
@@ -18,7 +17,7 @@ export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Datab
       if (parsed.dataDir) mkdirSync(parsed.dataDir, { recursive: true });
       const client = await PGlite.create(parsed.dataDir ?? 'memory://', {});
       await client.exec(`SET TIME ZONE 'UTC'`);
-      const db = drizzle(client, { schema }) as unknown as Db;
+      const db = drizzle(client) as unknown as Db;
       return { db, driver: 'pglite', description, close: () => client.close() };
     }
     case 'postgres': {
@@ -40,7 +39,7 @@ export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Datab
       // pool does not listen to then: its query fails (503) and the pool discards it on release.
       pool.on('error', () => {});
       pool.on('connect', (client) => client.on('error', () => {}));
-      const db = drizzle(pool, { schema }) as unknown as Db;
+      const db = drizzle(pool) as unknown as Db;
       return { db, driver: 'postgres', description, close: () => pool.end() };
     }
     case 'data-api': {
@@ -52,7 +51,6 @@ export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Datab
         resumeBudgetMs: config.db.resume_wait,
       });
       const db = drizzle(client, {
-        schema,
         database: parsed.database,
         resourceArn: parsed.resourceArn,
         secretArn: parsed.secretArn,

@@ -1,8 +1,7 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type * as schema from './schema.ts';
 
 /** Any of the three drizzle drivers, or a transaction on one of them: domain code takes this. */
-export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Db = PgDatabase<PgQueryResultHKT>;
 
 export type DriverName = 'pglite' | 'postgres' | 'data-api';
 

@@ -518,11 +518,11 @@ describe('bundles as synthesized', () => {
       // zod's JSON Schema generator only where z.toJSONSchema runs (GET /v1/openapi.json).
       assert.equal(code.includes('draft-2020-12'), planned.handler === 'meta/openapi', planned.handler);
       if (planned.handler !== 'migrate') {
-        // The token authenticators only in functions with a row that takes a bearer token: the local tokens' (jose)
-        // in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
+        // The token authenticators only in functions with a row that takes a bearer token: the local tokens'
+        // (shared/auth/hs256.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
         const bearer = takesBearerToken(planned.entry, PROJECT_ROOT);
         assert.equal(
-          code.includes('ERR_JWS_SIGNATURE_VERIFICATION_FAILED'),
+          code.includes('The signature does not match.'),
           bearer,
           `${planned.handler}: token authenticators`,
         );

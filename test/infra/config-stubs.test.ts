@@ -222,7 +222,7 @@ describe('a deployment with auth.provider = "idp" and envsvc.provider = "http"',
     }
   });
 
-  test('the query function runs: local tokens checked (jose), IdP tokens go to the verifier, queries to the service', async () => {
+  test('the query function runs: local tokens checked (HS256), IdP tokens go to the verifier, queries to the service', async () => {
     const dataDir = join(work, 'pglite');
     const dsn = `pglite:${dataDir}`;
     const migrated = await invoke(assetDirs.get('migrate')!, {}, dsn);
