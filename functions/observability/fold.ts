@@ -1,7 +1,9 @@
 // Scheduled (every events.fold_interval: EventBridge in the stack, a timer in the local server): folds the events
-// stored since the last fold into the rollups and series (shared/domain/observability-rollups.ts), so that the fold
-// every admin read starts with stays small. Throws on a database error so that the target retries.
-import { foldRollups } from '#shared/domain/observability-rollups.ts';
+// stored since the last fold into the rollups and series (shared/domain/observability-rollups.ts), in bounded calls,
+// for up to FOLD_BUDGET_MS; a larger backlog is left to the next run, so no run nears the function's timeout and the
+// reads, which fold at most READ_FOLD_MAX_EVENTS first, never pay for it. Throws on a database error so that the
+// target retries.
+import { FOLD_BUDGET_MS, foldBacklog } from '#shared/domain/observability-rollups.ts';
 import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
@@ -9,8 +11,8 @@ export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);
   const { database } = await getRuntime();
   const started = performance.now();
-  const folded = await foldRollups(database.db);
+  const { folded, more, calls } = await foldBacklog(database.db, FOLD_BUDGET_MS);
   const durationMs = Math.round(performance.now() - started);
-  if (folded > 0) log.info('rollups folded', { events: folded, durationMs });
-  return { folded, duration_ms: durationMs };
+  if (folded > 0) log.info('rollups folded', { events: folded, calls, backlogLeft: more, durationMs });
+  return { folded, more, duration_ms: durationMs };
 };

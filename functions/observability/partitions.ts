@@ -1,10 +1,10 @@
 // Scheduled (every events.maintenance_interval: EventBridge in the stack, a timer in the local server): the event
 // partitions (shared/domain/observability-partitions.ts). It folds pending events into the rollups first, so the
-// partitions that retention then drops are in them; creates the daily partitions ahead and gives stray days of the
+// partitions that retention then drops are in them (with a backlog it could not fold, nothing is dropped); creates the daily partitions ahead and gives stray days of the
 // default partition their own; drops the partitions past events.retention (an audit record each) and the rollup
 // rows past events.rollup_retention. Throws on a database error so that the target retries.
 import { applyEventRetention, maintainEventPartitions } from '#shared/domain/observability-partitions.ts';
-import { foldRollups } from '#shared/domain/observability-rollups.ts';
+import { FOLD_BUDGET_MS, foldBacklog } from '#shared/domain/observability-rollups.ts';
 import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
@@ -12,9 +12,12 @@ export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);
   const { config, database } = await getRuntime();
   const started = performance.now();
-  await foldRollups(database.db);
+  const backlog = await foldBacklog(database.db, FOLD_BUDGET_MS);
   const result = await maintainEventPartitions(database.db, config);
-  const retention = await applyEventRetention(database.db, config);
+  const retention = backlog.more
+    ? { dropped: [], rollupRowsDeleted: 0 }
+    : await applyEventRetention(database.db, config);
+  if (backlog.more) log.warn('retention deferred: the rollup fold has a backlog', { folded: backlog.folded });
   const durationMs = Math.round(performance.now() - started);
   const dropped = retention.dropped.map((d) => `${d.name} (${d.rows} events)`);
   if (result.created > 0 || result.stray > 0 || dropped.length > 0) {

@@ -99,8 +99,8 @@ export const observabilitySeries = pgTable(
 
 /**
  * The rollup fold's watermark (one row): every event whose ingest_xid is below next_xid is in the rollups and the
- * series; the fold (observability_fold(), shared/domain/observability-rollups.ts) adds the rest, in xid ranges that
- * no open transaction can still write into.
+ * series, except those of pending_xids, the transactions that were still running when the fold passed them; the
+ * fold (observability_fold(), shared/domain/observability-rollups.ts) adds the rest.
  */
 export const observabilityFoldState = pgTable(
   'observability_fold_state',
@@ -109,6 +109,7 @@ export const observabilityFoldState = pgTable(
     nextXid: xid8('next_xid').notNull(),
     foldedAt: timestamp('folded_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     eventsFolded: bigint('events_folded', { mode: 'number' }).notNull().default(0),
+    pendingXids: xid8('pending_xids').array().notNull().default(sql`'{}'`),
   },
   (t) => [check('observability_fold_state_single_row', sql`${t.id}`)],
 );

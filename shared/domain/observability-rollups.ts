@@ -274,68 +274,142 @@ const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, resu
       actor_email, group_name, tokens_in, tokens_out, duration_ms`;
 
 /**
- * CREATE OR REPLACE FUNCTION observability_fold(): adds to the rollups and series every event stored since the last
- * fold, and returns how many. The ingest statement stores events only, each stamped with its transaction
- * (ingest_xid); a fold takes the events of the transactions in [watermark, xmin), where xmin is the oldest
- * transaction still running: every transaction below it has finished, so its events are all visible and no event
- * can still appear in that range. Then the watermark moves to xmin. Each event is folded exactly once, whatever the
- * commit order of concurrent batches, and folds never block ingest. Folds are serialized by the watermark row lock
- * (a second one waits, then starts where the first ended). When nothing is pending (an index probe), it returns
- * before taking the lock: a read then neither writes nor waits for a fold in progress.
+ * CREATE OR REPLACE FUNCTION observability_fold(max_events): adds to the rollups and series the events stored since
+ * the last fold, about max_events of them at most, and returns how many (folded) and whether more are waiting
+ * (more). The ingest statement stores events only, each stamped with its transaction (ingest_xid).
  *
- * Every read of the rollups folds first (foldRollups), so a read includes every event committed before it began (save
- * those of a write transaction that is still open, for its few milliseconds); the scheduled function
- * observability/fold keeps the backlog, and so the cost of that first step, small. Folding many batches at once
- * upserts each rollup row once per fold instead of once per batch.
+ * Exactly once, and not held back by an open transaction. A fold reads one snapshot: every transaction below its
+ * xmax has either finished (its events are all visible) or is in its list of running ones (xip). It folds the events
+ * of the finished transactions in [next_xid, cut), where cut is xmax or, when more than max_events wait, the
+ * transaction at that position (whole transactions only); the running ones it passes go to pending_xids, and a later
+ * fold folds each of them once it has finished (an aborted one has no events). So a batch still being written, or a
+ * long transaction that never writes an event, delays only its own events, never the others'. Folds are serialized
+ * by the watermark row lock: with `wait`, a second one waits, then starts where the first ended; without (a read),
+ * it leaves the work to the fold in progress and returns at once. When nothing is waiting (an index probe) it
+ * returns before taking the lock, writing nothing.
+ *
+ * Bounded: a read folds at most READ_FOLD_MAX_EVENTS first, without waiting (so it includes what was committed
+ * before it began, unless a backlog is larger than that or a fold is in progress), and the scheduled function
+ * observability/fold folds the rest in calls of SCHEDULED_FOLD_MAX_EVENTS, each its own transaction. A read never
+ * pays for a backlog; a fold of many batches at once upserts each rollup row once per fold instead of once per
+ * batch.
  *
  * Generated into a migration like ingest_events (scripts/function-migrations.ts).
  */
 export function foldFunctionSql(): SQL {
   const ins = sql`ins`;
-  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(FOLD_FUNCTION)}(OUT folded bigint)
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(FOLD_FUNCTION)}(max_events bigint, wait boolean, OUT folded bigint, OUT more boolean)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $fold$
 DECLARE
   lo xid8;
-  hi xid8;
+  waiting xid8[];
+  snap pg_snapshot;
+  cut xid8;
+  running xid8[];
+  finished xid8[];
 BEGIN
   folded := 0;
-  SELECT next_xid INTO lo FROM observability_fold_state;
+  more := false;
+  SELECT next_xid, pending_xids INTO lo, waiting FROM observability_fold_state;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'observability_fold_state has no row (migrations/0006_observability_fold.sql inserts it)';
   END IF;
-  hi := pg_snapshot_xmin(pg_current_snapshot());
   -- Nothing to fold (the usual case of a read): answer without locking or writing anything.
-  IF NOT EXISTS (SELECT 1 FROM observability_events WHERE ingest_xid >= lo AND ingest_xid < hi) THEN
+  IF NOT EXISTS (SELECT 1 FROM observability_events
+      WHERE ingest_xid >= lo AND ingest_xid < pg_snapshot_xmax(pg_current_snapshot()))
+    AND NOT EXISTS (SELECT 1 FROM observability_events WHERE ingest_xid = ANY (waiting)) THEN
     RETURN;
   END IF;
-  -- Something to fold: wait for a fold in progress, then start where it ended.
-  SELECT next_xid INTO lo FROM observability_fold_state FOR UPDATE;
-  hi := pg_snapshot_xmin(pg_current_snapshot());
-  IF hi <= lo THEN
-    RETURN;
+  -- Something to fold: wait for a fold in progress, then start where it ended; or, for a read, leave it to that one.
+  IF wait THEN
+    SELECT next_xid, pending_xids INTO lo, waiting FROM observability_fold_state FOR UPDATE;
+  ELSE
+    SELECT next_xid, pending_xids INTO lo, waiting FROM observability_fold_state FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+      more := true;
+      RETURN;
+    END IF;
   END IF;
+  snap := pg_current_snapshot();
+  cut := pg_snapshot_xmax(snap);
+  SELECT e.ingest_xid INTO cut FROM observability_events e
+    WHERE e.ingest_xid >= lo AND e.ingest_xid < cut ORDER BY e.ingest_xid OFFSET max_events LIMIT 1;
+  IF FOUND THEN
+    more := true;
+    -- A single transaction with more than max_events events is folded whole.
+    IF cut = lo THEN
+      SELECT coalesce(min(e.ingest_xid), pg_snapshot_xmax(snap)) INTO cut FROM observability_events e
+        WHERE e.ingest_xid > lo AND e.ingest_xid < pg_snapshot_xmax(snap);
+    END IF;
+  ELSE
+    cut := pg_snapshot_xmax(snap);
+  END IF;
+  running := ARRAY(SELECT pg_snapshot_xip(snap));
+  -- The pending transactions that have finished since: their events are all visible now (none if they aborted).
+  finished := ARRAY(SELECT x FROM unnest(waiting) AS x WHERE x <> ALL (running));
   WITH ins AS MATERIALIZED (SELECT ${sql.raw(FOLDED_COLUMNS)} FROM observability_events
-        WHERE ingest_xid >= lo AND ingest_xid < hi),
+        WHERE (ingest_xid >= lo AND ingest_xid < cut AND ingest_xid <> ALL (running))
+          OR ingest_xid = ANY (finished)),
       roll AS (${rollupUpsertSql(ins)}),
       series AS (${seriesUpsertSql(ins)})
     SELECT count(*) INTO folded FROM ins;
-  UPDATE observability_fold_state SET next_xid = hi, folded_at = now(), events_folded = events_folded + folded;
+  UPDATE observability_fold_state SET next_xid = cut, folded_at = now(), events_folded = events_folded + folded,
+    pending_xids = ARRAY(SELECT x FROM unnest(waiting) AS x WHERE x = ANY (running)
+      UNION ALL SELECT x FROM unnest(running) AS x WHERE x >= lo AND x < cut ORDER BY 1);
 END
 $fold$`;
 }
 
 /**
- * Folds the events stored since the last fold into the rollups (observability_fold(), above); every reader of
- * observability_rollups or observability_series calls it first. Returns how many events it folded.
+ * The most events a read folds before it answers (foldFunctionSql): tens of milliseconds at most, and more than a
+ * minute of events of issue 18's fleet (10,000 laptops x 300 calls a day, ~2,100 a minute), so with the schedule
+ * folding every minute a read still sees every event committed before it.
  */
-export async function foldRollups(db: Db): Promise<number> {
-  const [row] = await queryRows<{ folded: number | string }>(
+export const READ_FOLD_MAX_EVENTS = 5_000;
+/** The most events one call of the scheduled fold folds, in one transaction (observability/fold loops). */
+export const SCHEDULED_FOLD_MAX_EVENTS = 200_000;
+
+/** How long one run of a scheduled function folds: half their 60 s timeout (infra/constructs/functions.ts). */
+export const FOLD_BUDGET_MS = 30_000;
+
+export interface FoldResult {
+  folded: number;
+  /** More events were waiting than max_events: call again. */
+  more: boolean;
+}
+
+/**
+ * Folds the events stored since the last fold into the rollups (observability_fold(), above), at most `maxEvents`
+ * (whole transactions); with `wait`, after a fold in progress. Every reader of observability_rollups or
+ * observability_series calls it first with the defaults: a few milliseconds at most, never waiting.
+ */
+export async function foldRollups(
+  db: Db,
+  { maxEvents = READ_FOLD_MAX_EVENTS, wait = false }: { maxEvents?: number; wait?: boolean } = {},
+): Promise<FoldResult> {
+  const [row] = await queryRows<{ folded: number | string; more: boolean }>(
     db,
-    sql`SELECT folded FROM ${sql.raw(FOLD_FUNCTION)}()`,
+    sql`SELECT folded, more FROM ${sql.raw(FOLD_FUNCTION)}(${maxEvents}::bigint, ${wait}::boolean)`,
   );
-  return Number(row?.folded ?? 0);
+  return { folded: Number(row?.folded ?? 0), more: row?.more === true };
+}
+
+/**
+ * Folds the backlog in calls of SCHEDULED_FOLD_MAX_EVENTS (each its own transaction, so the work done stays done and
+ * no lock is held long) until nothing waits or `budgetMs` has passed; what is left waits for the next run.
+ */
+export async function foldBacklog(db: Db, budgetMs: number): Promise<FoldResult & { calls: number }> {
+  const started = performance.now();
+  let folded = 0;
+  let calls = 0;
+  for (;;) {
+    const result = await foldRollups(db, { maxEvents: SCHEDULED_FOLD_MAX_EVENTS, wait: true });
+    folded += result.folded;
+    calls++;
+    if (!result.more || performance.now() - started >= budgetMs) return { folded, more: result.more, calls };
+  }
 }
 
 /** A grain or kind as an SQL literal (from a closed set, never user input). */
@@ -386,6 +460,8 @@ export async function rebuildRollups(db: Db): Promise<void> {
         SELECT * FROM (${coarserSeriesSql(sql`SELECT * FROM observability_series WHERE grain = ${lit(fine)}`, [to])}) AS x
         ORDER BY bucket`);
     }
-    await tx.execute(sql`UPDATE observability_fold_state SET next_xid = ${hi}, folded_at = now()`);
+    await tx.execute(
+      sql`UPDATE observability_fold_state SET next_xid = ${hi}, pending_xids = '{}', folded_at = now()`,
+    );
   });
 }

@@ -31,7 +31,7 @@ import { parseDeviceCertificate } from '#shared/device/certificate.ts';
 import { decodeSignature } from '#shared/device/signature.ts';
 import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
 import { truncateText } from '#shared/domain/events.ts';
-import { foldRollups } from '#shared/domain/observability-rollups.ts';
+import { foldBacklog } from '#shared/domain/observability-rollups.ts';
 import { setLogLevel } from '#shared/logger.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
@@ -311,7 +311,7 @@ async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> 
       // the figures are events over summed time, the ratios the medians of the per-round ratios.
       const rounds = batch === 1 ? (QUICK ? 60 : 200) : batch === 100 ? (QUICK ? 15 : 40) : QUICK ? 8 : 24;
       const warmup = Math.max(3, Math.round(rounds / 10));
-      await foldRollups(db); // what earlier batch sizes left
+      await foldBacklog(db, Number.POSITIVE_INFINITY); // what earlier batch sizes left
       const totals = { handler: 0, drizzle: 0, copy: 0 };
       const ratios = { drizzle: [] as number[], copy: [] as number[] };
       for (let round = -warmup; round < rounds; round++) {
@@ -337,7 +337,7 @@ async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> 
       }
       // The rollups of the handler's events (warm-up included), folded at once as the schedule or a read does.
       const t0 = performance.now();
-      const folded = await foldRollups(db);
+      const { folded } = await foldBacklog(db, Number.POSITIVE_INFINITY);
       const foldMs = ms(t0);
       if (folded !== (rounds + warmup) * batch) throw new Error(`folded ${folded} events`);
       const stored = rounds * batch;

@@ -25,7 +25,7 @@ import { queryRows } from '#shared/db/query.ts';
 import { ingestEvents } from '#shared/domain/events.ts';
 import { listDevices } from '#shared/domain/fleet.ts';
 import { listEvents } from '#shared/domain/observability-events.ts';
-import { foldRollups, rebuildRollups } from '#shared/domain/observability-rollups.ts';
+import { foldBacklog, rebuildRollups } from '#shared/domain/observability-rollups.ts';
 import { observabilitySummary } from '#shared/domain/observability-summary.ts';
 import { observabilityEvent } from '#shared/schemas/devices.ts';
 import {
@@ -369,7 +369,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       `  ${workers === 1 ? 'one device' : `${workers} devices in parallel`}, ${perWorker} batches of ${size} each: ${Math.round(total / wall).toLocaleString('en')} events/s; per batch p50 ${ms(quantile(latencies, 0.5))} ms, p95 ${ms(quantile(latencies, 0.95))} ms`,
     );
     const tf = performance.now();
-    const folded = await foldRollups(db);
+    const { folded } = await foldBacklog(db, Number.POSITIVE_INFINITY);
     console.log(
       `  the fold of those ${folded.toLocaleString('en')} events into the rollups: ${ms(performance.now() - tf)} ms`,
     );

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { fingerprintOf } from '#shared/device/certificate.ts';
-import { foldRollups } from '#shared/domain/observability-rollups.ts';
+import { type FoldResult, foldRollups } from '#shared/domain/observability-rollups.ts';
 import { testDatabaseUrl } from '#test/support/databases.ts';
 import { hardware, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
 import { assertRollupsEqualRecomputation } from '#test/support/rollups.ts';
@@ -77,7 +77,7 @@ describe('concurrent ingest on postgres', () => {
     await assertRollupsEqualRecomputation(svc.runtime.database.db);
   });
 
-  test('an ingest transaction still open holds the fold back; afterwards every event is folded once', async () => {
+  test('an open transaction delays only its own events: the fold passes it, then folds them once it commits', async () => {
     const db = svc.runtime.database.db;
     const token = await svc.adminToken();
     // Two devices: batches of one device queue on its row (last_seen_at), those of two devices do not.
@@ -91,9 +91,13 @@ describe('concurrent ingest on postgres', () => {
     }
     await assertRollupsEqualRecomputation(db);
     // A: the ingest statement in a transaction left open (a batch still being written), its xid the older one.
+    // Idle: a transaction with an xid that writes no event, open throughout (a long report, a migration).
     const a = new pg.Client({ connectionString: svc.runtime.config.db.dsn });
-    await a.connect();
+    const idle = new pg.Client({ connectionString: svc.runtime.config.db.dsn });
+    await Promise.all([a.connect(), idle.connect()]);
     try {
+      await idle.query('BEGIN');
+      await idle.query('SELECT pg_current_xact_id()');
       await a.query('BEGIN');
       const now = new Date();
       const opened = await a.query('SELECT inserted FROM ingest_events($1, $2, $3, $3, $4, $5, $6::json)', [
@@ -123,18 +127,56 @@ describe('concurrent ingest on postgres', () => {
         }),
       );
       assert.equal(sent.status, 200);
-      // B's events are stored but not folded: folding past them would skip A's, which may still commit below them.
-      assert.equal(await foldRollups(db), 0);
+      // B's events are folded although A (older) and the idle transaction are still open; A's are not visible yet.
+      assert.equal((await foldRollups(db)).folded, 5);
+      assert.equal((await foldRollups(db)).folded, 0);
       await a.query('COMMIT');
+      // A's events, once it has committed: its xid was kept pending, below the watermark.
+      assert.equal((await foldRollups(db)).folded, 7);
+      assert.equal((await foldRollups(db)).folded, 0);
+      await assertRollupsEqualRecomputation(db);
+      // A transaction that aborts leaves nothing behind, and its xid leaves the pending list.
+      await a.query('BEGIN');
+      await a.query('SELECT inserted FROM ingest_events($1, $2, $3, $3, $4, $5, $6::json)', [
+        fingerprintOf(identity.certificatePem),
+        '198.51.100.9',
+        new Date(),
+        randomUUID(),
+        new Date(Date.now() + 600_000),
+        JSON.stringify([
+          invocationEvent({
+            event_id: randomUUID(),
+            tokens_in: 1,
+            tokens_out: 2,
+            duration_ms: 3,
+            prompt_truncated: false,
+          }),
+        ]),
+      ]);
+      await send(
+        svc.url,
+        prepare('/v1/devices/events', other, { events: Array.from({ length: 3 }, () => invocationEvent()) }),
+      );
+      assert.equal((await foldRollups(db)).folded, 3);
+      await a.query('ROLLBACK');
+      await idle.query('COMMIT');
+      assert.equal((await foldRollups(db)).folded, 0);
     } finally {
-      await a.end();
+      await Promise.all([a.end(), idle.end()]);
     }
-    assert.equal(await foldRollups(db), 12);
-    assert.equal(await foldRollups(db), 0);
+    // The next fold with something to fold drops the finished transactions from the pending list (a read that finds
+    // nothing to fold writes nothing).
+    await send(svc.url, prepare('/v1/devices/events', other, { events: [invocationEvent()] }));
+    assert.equal((await foldRollups(db)).folded, 1);
+    const [state] = await queryRows<{ pending: string[] }>(
+      db,
+      sql`SELECT pending_xids::text[] AS pending FROM observability_fold_state`,
+    );
+    assert.deepEqual(state?.pending, []);
     await assertRollupsEqualRecomputation(db);
   });
 
-  test('a fold in progress holds back reads only when there is something to fold', async () => {
+  test('a read never waits for a fold in progress; the scheduled fold waits, then folds what is left', async () => {
     const db = svc.runtime.database.db;
     const token = await svc.adminToken();
     const identity = await createDeviceIdentity('p256');
@@ -165,22 +207,27 @@ describe('concurrent ingest on postgres', () => {
     } finally {
       await holder.release();
     }
-    // Something pending (stored before the fold in progress began): the read's fold waits for that fold, then
-    // folds it, so a read is never staler than the events committed before it.
+    // Something pending: the read's fold leaves it to the fold in progress and returns at once (the read answers from
+    // what is folded); a scheduled fold (wait) waits for that fold, then folds it.
     const sent = await send(
       svc.url,
       prepare('/v1/devices/events', identity, { events: Array.from({ length: 4 }, () => invocationEvent()) }),
     );
     assert.equal(sent.status, 200);
     holder = await holdWatermark();
-    let waiting: Promise<number> | undefined;
+    let waiting: Promise<FoldResult> | undefined;
     try {
-      waiting = foldRollups(db);
+      const read = foldRollups(db);
+      assert.equal(await settled(read, 2000), true);
+      assert.deepEqual(await read, { folded: 0, more: true });
+      const summary = await svc.call('GET', '/v1/admin/observability/summary', { token });
+      assert.equal(summary.status, 200);
+      waiting = foldRollups(db, { wait: true });
       assert.equal(await settled(waiting, 300), false);
     } finally {
       await holder.release();
     }
-    assert.equal(await waiting, 4);
+    assert.equal((await waiting)?.folded, 4);
     await assertRollupsEqualRecomputation(db);
   });
 });

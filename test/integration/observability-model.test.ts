@@ -14,6 +14,7 @@ import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { ingestEvents } from '#shared/domain/events.ts';
 import {
+  type FoldResult,
   foldRollups,
   histBucket,
   histPercentile,
@@ -477,6 +478,33 @@ for (const driver of driversUnderTest()) {
       await assertSummariesEqualModel();
     });
 
+    test('a backlog folds in bounded calls of whole transactions, every event once', async () => {
+      const batches = fc.sample(fc.array(eventArb, { minLength: 4, maxLength: 12 }), { seed: 7, numRuns: 6 });
+      for (const [i, events] of batches.entries()) await ingest(i % 3, events);
+      const total = batches.reduce((n, events) => n + events.length, 0);
+      const bound = 15;
+      const calls: FoldResult[] = [];
+      for (;;) {
+        const result = await foldRollups(db, { maxEvents: bound });
+        calls.push(result);
+        if (!result.more) break;
+      }
+      // Each call stops at the transaction that would pass the bound, so it folds at most `bound` (every batch here
+      // is smaller), and at least one batch while more are waiting.
+      assert.ok(calls.length >= Math.ceil(total / bound), JSON.stringify(calls));
+      for (const call of calls.slice(0, -1)) {
+        assert.ok(call.folded > 0 && call.folded <= bound, JSON.stringify(calls));
+        assert.equal(call.more, true);
+      }
+      assert.equal(
+        calls.reduce((n, call) => n + call.folded, 0),
+        total,
+      );
+      assert.deepEqual(await foldRollups(db, { maxEvents: bound }), { folded: 0, more: false });
+      await assertRollupsEqualRecomputation();
+      await assertSummariesEqualModel();
+    });
+
     // Last: the bulk-loaded rows are not in the JS model.
     test('a bulk load and rebuildRollups, then more batches: each event is counted once', async () => {
       await ingest(1, fc.sample(eventArb, { seed: 9, numRuns: 15 }));
@@ -487,10 +515,10 @@ for (const driver of driversUnderTest()) {
           tokens_out, duration_ms FROM observability_events ORDER BY id LIMIT 40`);
       await rebuildRollups(db);
       // The watermark moved past every event the rebuild counted: the fold finds nothing left.
-      assert.equal(await foldRollups(db), 0);
+      assert.equal((await foldRollups(db)).folded, 0);
       await assertRollupsEqualRecomputation();
       await ingest(2, fc.sample(eventArb, { seed: 10, numRuns: 12 }));
-      assert.equal(await foldRollups(db), 12);
+      assert.equal((await foldRollups(db)).folded, 12);
       await assertRollupsEqualRecomputation();
     });
   });
