@@ -67,7 +67,15 @@ export const devices = pgTable(
     index('devices_owner_idx').on(t.ownerSubject),
     index('devices_last_seen_idx').on(t.lastSeenAt),
     index('devices_updated_at_idx').on(t.updatedAt),
-    index('devices_created_at_idx').on(t.createdAt),
+    // The device list's sort orders, each with its tie-break (shared/domain/fleet.ts listDevices): a page is an
+    // index range, forwards or backwards, whatever the fleet's size.
+    index('devices_last_seen_sort_idx').using(
+      'btree',
+      sql`coalesce(${t.lastSeenAt}, 'epoch'::timestamptz)`,
+      t.id,
+    ),
+    index('devices_created_sort_idx').on(t.createdAt, t.id),
+    index('devices_serial_sort_idx').on(t.serialNumber, t.id),
     check('devices_key_type_check', sql`${t.keyType} in ('p256', 'ed25519')`),
   ],
 );

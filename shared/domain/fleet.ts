@@ -71,24 +71,23 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
   }
   if (query.status === 'never_reported')
     where.push(sql`d.last_inventory_at IS NULL AND d.last_event_at IS NULL`);
+  // On the last-seen sort key (a device never seen sorts as the epoch), so that with that sort a status is a range of
+  // its index (devices_last_seen_sort_idx).
+  const lastSeenKey = sql`coalesce(d.last_seen_at, 'epoch'::timestamptz)`;
   if (query.status === 'online') {
     where.push(sql`(d.last_inventory_at IS NOT NULL OR d.last_event_at IS NOT NULL)
-      AND d.last_seen_at >= ${tsParam(t.since)}`);
+      AND ${lastSeenKey} >= ${tsParam(t.since)}`);
   }
   if (query.status === 'offline') {
     where.push(sql`(d.last_inventory_at IS NOT NULL OR d.last_event_at IS NOT NULL)
-      AND (d.last_seen_at IS NULL OR d.last_seen_at < ${tsParam(t.since)})`);
+      AND ${lastSeenKey} < ${tsParam(t.since)}`);
   }
   if (query.updated_since) where.push(sql`d.updated_at >= ${query.updated_since}::timestamptz`);
   if (query.last_seen_before) where.push(sql`d.last_seen_at < ${query.last_seen_before}::timestamptz`);
   const field = query.sort.replace('-', '');
   const desc = query.sort.startsWith('-');
   const key =
-    field === 'serial'
-      ? sql`d.serial_number`
-      : field === 'created'
-        ? sql`d.created_at`
-        : sql`coalesce(d.last_seen_at, 'epoch'::timestamptz)`;
+    field === 'serial' ? sql`d.serial_number` : field === 'created' ? sql`d.created_at` : lastSeenKey;
   const keyText = field === 'serial' ? sql`d.serial_number` : isoUs(key);
   if (query.cursor) {
     const [k, id] = decodeCursor(cursorKey(config), query.cursor, 'devices', fh, [
