@@ -2,7 +2,7 @@
 // and gzipped (goal: at most 150 KB of JavaScript in total), the stylesheet, what the script is made of, and how
 // long the build takes (the local server builds it at the first request for /console/, not at start).
 import { gzipSync } from 'node:zlib';
-import { buildConsole } from '#local-server/console.ts';
+import { buildConsole } from '#console/build.ts';
 
 const GOAL_KB = 150;
 const times: number[] = [];

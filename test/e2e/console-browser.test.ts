@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { CONSOLE_CSP } from '#local-server/console.ts';
+import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { freePort } from '#test/support/free-port.ts';
