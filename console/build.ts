@@ -2,8 +2,9 @@
 // local server (local-server/console.ts, built at the first request for /console/) and the stack
 // (infra/constructs/console-site.ts, built at synth and copied to S3 behind CloudFront). esbuild is loaded only when a
 // build runs, so neither `npm start` nor anything deployed loads it otherwise.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions, Metafile, OutputFile } from 'esbuild';
 
@@ -90,4 +91,19 @@ export async function buildConsole(): Promise<ConsoleBuild> {
 export function buildConsoleSync(): ConsoleBuild {
   const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
   return collect(buildSync(OPTIONS));
+}
+
+/**
+ * The build as files at the keys a static host serves them under (console/index.html, console/assets/*), written
+ * below `dir`; returns those keys. The stack copies such a directory to S3.
+ */
+export function writeConsoleFiles(build: ConsoleBuild, dir: string): string[] {
+  const base = CONSOLE_PATH.slice(1);
+  const files = new Map<string, Uint8Array | string>([[`${base}/index.html`, build.html]]);
+  for (const [name, asset] of build.assets) files.set(`${base}/${CONSOLE_ASSETS}/${name}`, asset.body);
+  for (const [key, body] of files) {
+    mkdirSync(dirname(join(dir, key)), { recursive: true });
+    writeFileSync(join(dir, key), body);
+  }
+  return [...files.keys()];
 }

@@ -2,8 +2,7 @@
 // CloudFront through origin access control, under /console/ as the local server serves them, with the console's
 // Content-Security-Policy. The API stays API Gateway's own origin; the console learns its URL from the settings file
 // deployed beside its assets (docs/hosting.md says why not one origin).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Aws, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -19,6 +18,7 @@ import {
   CONSOLE_PATH,
   type ConsoleBuild,
   consoleCsp,
+  writeConsoleFiles,
 } from '#console/build.ts';
 import { contentHash } from '../settings.ts';
 
@@ -47,19 +47,15 @@ const PAGE_ROUTING = `function handler(event) {
 
 let built: ConsoleBuild | undefined;
 
-/** The console's files as the bucket holds them (console/index.html, console/assets/*), in a staging directory. */
+/** The console built once per synth, staged in a directory named after its content (CDK copies it as an asset). */
 function stageConsole(stagingDir: string): string {
   built ??= buildConsoleSync();
-  const files = new Map<string, Uint8Array | string>([[`${CONSOLE_PATH.slice(1)}/index.html`, built.html]]);
-  for (const [name, asset] of built.assets) {
-    files.set(`${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/${name}`, asset.body);
-  }
-  const hash = contentHash([...files].map(([key, body]) => `${key}:${contentHash(String(body))}`).join('\n'));
-  const dir = join(stagingDir, 'console-site', hash);
-  for (const [key, body] of files) {
-    mkdirSync(dirname(join(dir, key)), { recursive: true });
-    writeFileSync(join(dir, key), body);
-  }
+  const parts = [
+    built.html,
+    ...[...built.assets].map(([name, asset]) => `${name}:${contentHash(String(asset.body))}`),
+  ];
+  const dir = join(stagingDir, 'console-site', contentHash(parts.join('\n')));
+  writeConsoleFiles(built, dir);
   return dir;
 }
 

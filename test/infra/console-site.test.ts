@@ -3,15 +3,16 @@
 // index.html, the build copied at deploy with the API's URL beside it, and the console as dashboard_url when the
 // config has none.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { CONSOLE_CSP, consoleCsp } from '#console/build.ts';
+import { buildConsole, CONSOLE_CSP, consoleCsp } from '#console/build.ts';
 import { CONSOLE_API_SOURCES } from '../../infra/constructs/console-site.ts';
 import { ENV } from '../../infra/constructs/service-function.ts';
-import { synth } from './synth.ts';
+import { PROJECT_ROOT, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;
 interface Resource {
@@ -133,6 +134,37 @@ test('the build is made at synth and copied with the API URL beside it', () => {
   assert.match(readFileSync(join(dir, 'index.html'), 'utf8'), /\/console\/assets\/console\.js/);
   assert.ok(readFileSync(join(dir, 'assets', 'console.js')).length > 10_000);
   assert.ok(existsSync(join(dir, 'assets', 'console.css')));
+});
+
+test('one build: the files the stack deploys are the ones the local server serves', async () => {
+  const local = await buildConsole();
+  const staged = readdirSync(prod.outdir).find((name) =>
+    existsSync(join(prod.outdir, name, 'console', 'index.html')),
+  );
+  const dir = join(prod.outdir, staged!, 'console');
+  assert.equal(readFileSync(join(dir, 'index.html'), 'utf8'), local.html);
+  for (const [name, asset] of local.assets) {
+    assert.deepEqual(new Uint8Array(readFileSync(join(dir, 'assets', name))), asset.body, name);
+  }
+  assert.deepEqual(readdirSync(join(dir, 'assets')).sort(), [...local.assets.keys()].sort());
+});
+
+test('esbuild is loaded only when a build runs: not by npm start, not by anything deployed', () => {
+  // Which modules importing the local server's console and the stack's part resolves, seen by a resolve hook.
+  const script = `
+    import { registerHooks } from 'node:module';
+    const seen = [];
+    registerHooks({ resolve(specifier, context, next) { seen.push(specifier); return next(specifier, context); } });
+    await import('#local-server/console.ts');
+    await import('./infra/constructs/console-site.ts');
+    console.log(JSON.stringify(seen.filter((s) => /esbuild/.test(s))));
+  `;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+  });
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout.trim().split('\n').pop()!), []);
 });
 
 test('outputs: ConsoleUrl, and the console as dashboard_url (given to the functions) when the config has none', () => {
