@@ -1,6 +1,7 @@
 // The Summary page's charts, drawn by uPlot on a canvas: calls over time stacked by result, and the duration
 // percentiles of the top tools. uPlot's cursor and legend give each bucket's (or tool's) numbers on hover. Its
 // stylesheet is bundled into console.css (no inline style: the CSP allows none).
+import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { components } from '../../client/api.ts';
@@ -19,8 +20,18 @@ const COLOR = {
 } as const;
 const HEIGHT = 220;
 
-/** A uPlot chart as wide as its container, rebuilt when its options or data change. */
-function Plot({ options, data }: { options: Omit<uPlot.Options, 'width'>; data: uPlot.AlignedData }) {
+/** A uPlot chart as wide as its container, rebuilt when its options or data change, above its caption. */
+function Chart({
+  id,
+  options,
+  data,
+  children,
+}: {
+  id: string;
+  options: Omit<uPlot.Options, 'width'>;
+  data: uPlot.AlignedData;
+  children: ComponentChildren;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = ref.current;
@@ -33,10 +44,21 @@ function Plot({ options, data }: { options: Omit<uPlot.Options, 'width'>; data: 
       plot.destroy();
     };
   }, [options, data]);
-  return <div ref={ref} class="plot" />;
+  return (
+    <figure class="chart" id={id}>
+      <div ref={ref} class="plot" />
+      <figcaption>{children}</figcaption>
+    </figure>
+  );
 }
 
 const bars = () => uPlot.paths.bars?.({ size: [0.9, 48] });
+
+/** A series drawn as bars in its colour; `value` is what the legend shows for the bar under the cursor. */
+function barLayer(label: keyof typeof COLOR, value: uPlot.Series['value']): uPlot.Series {
+  return { label, stroke: COLOR[label], fill: COLOR[label], paths: bars(), points: { show: false }, value };
+}
+
 const count = (v: number | null | undefined) => (v === null || v === undefined ? '—' : formatNumber(v));
 const axisNumbers: uPlot.Axis = { values: (_u, splits) => splits.map((v) => formatNumber(v)), size: 60 };
 
@@ -48,14 +70,8 @@ export function CallsChart({ s }: { s: Summary }) {
   const { options, data } = useMemo(() => {
     const allowed = s.series.map((b) => b.calls - b.denied - b.errors);
     const own = { error: s.series.map((b) => b.errors), denied: s.series.map((b) => b.denied), allowed };
-    const layer = (label: keyof typeof own): uPlot.Series => ({
-      label,
-      stroke: COLOR[label],
-      fill: COLOR[label],
-      paths: bars(),
-      points: { show: false },
-      value: (_u, _v, _i, idx) => (idx === null ? '—' : count(own[label][idx])),
-    });
+    const layer = (label: keyof typeof own) =>
+      barLayer(label, (_u, _v, _i, idx) => (idx === null ? '—' : count(own[label][idx])));
     const options: Omit<uPlot.Options, 'width'> = {
       height: HEIGHT,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
@@ -82,13 +98,10 @@ export function CallsChart({ s }: { s: Summary }) {
     return { options, data };
   }, [s]);
   return (
-    <figure class="chart" id="calls-chart">
-      <Plot options={options} data={data} />
-      <figcaption>
-        Calls per {s.range.bucket}, stacked by result, {formatTime(s.range.from)} to {formatTime(s.range.to)}.
-        Hover a bar for its numbers.
-      </figcaption>
-    </figure>
+    <Chart id="calls-chart" options={options} data={data}>
+      Calls per {s.range.bucket}, stacked by result, {formatTime(s.range.from)} to {formatTime(s.range.to)}.
+      Hover a bar for its numbers.
+    </Chart>
   );
 }
 
@@ -100,14 +113,8 @@ export function DurationsChart({ tools }: { tools: TopTool[] }) {
       return t ? `${t.mcp_name} · ${t.tool}` : '';
     };
     const short = (text: string) => (text.length > 18 ? `${text.slice(0, 17)}…` : text);
-    const layer = (label: 'p50' | 'p95' | 'p99'): uPlot.Series => ({
-      label,
-      stroke: COLOR[label],
-      fill: COLOR[label],
-      paths: bars(),
-      points: { show: false },
-      value: (_u, v) => (v === null || v === undefined ? '—' : `${formatNumber(v)} ms`),
-    });
+    const layer = (label: 'p50' | 'p95' | 'p99') =>
+      barLayer(label, (_u, v: number | null) => (v === null ? '—' : `${formatNumber(v)} ms`));
     const x = tools.map((_t, i) => i);
     const options: Omit<uPlot.Options, 'width'> = {
       height: HEIGHT,
@@ -138,11 +145,8 @@ export function DurationsChart({ tools }: { tools: TopTool[] }) {
     return { options, data };
   }, [tools]);
   return (
-    <figure class="chart" id="durations-chart">
-      <Plot options={options} data={data} />
-      <figcaption>
-        Duration percentiles of the top tools (p99, p95, p50); hover a bar for its numbers.
-      </figcaption>
-    </figure>
+    <Chart id="durations-chart" options={options} data={data}>
+      Duration percentiles of the top tools (p99, p95, p50); hover a bar for its numbers.
+    </Chart>
   );
 }
