@@ -31,7 +31,8 @@ export const CONSOLE_API_SOURCES = [`https://*.execute-api.${Aws.REGION}.${Aws.U
 
 /**
  * Page paths are the console's routes (it routes in the browser): CloudFront answers them with index.html, as the
- * local server does. Done at the viewer request, not with error responses, so that a missing asset stays a 404.
+ * local server does. Done at the viewer request, not with error responses, so that a missing asset stays an error
+ * (S3's 403: the distribution may not list the bucket) rather than a page.
  */
 const PAGE_ROUTING = `function handler(event) {
   var request = event.request;
@@ -47,7 +48,7 @@ const PAGE_ROUTING = `function handler(event) {
 
 let built: ConsoleBuild | undefined;
 
-/** The console built once per synth, staged in a directory named after its content (CDK copies it as an asset). */
+/** The console built once per process (a synth), staged in a directory named after its content (CDK copies it as an asset). */
 function stageConsole(stagingDir: string): string {
   built ??= buildConsoleSync();
   const parts = [
