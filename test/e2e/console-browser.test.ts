@@ -152,6 +152,10 @@ test('the console is served under /console/ with a strict Content-Security-Polic
   assert.equal(script.status, 200);
   assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
   assert.equal(script.headers.get('content-security-policy'), CONSOLE_CSP);
+  // The console's settings: none locally (the API is this origin); the stack writes {"api_url": …} there.
+  const settings = await fetch(`${svc.url}/console/assets/config.json`);
+  assert.equal(settings.status, 200);
+  assert.deepEqual(await settings.json(), {});
   const missing = await fetch(`${svc.url}/console/assets/nothing.js`);
   assert.equal(missing.status, 404);
   const bare = await fetch(`${svc.url}/console`, { redirect: 'manual' });
