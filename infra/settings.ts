@@ -41,6 +41,7 @@ const durationMs = z.string().transform((value, ctx) => {
 });
 // CDK context given on the command line (-c key=value) arrives as a string.
 const num = (min: number, max: number) => z.coerce.number().min(min).max(max);
+const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
 
 const awsSchema = z
   .object({
@@ -73,6 +74,8 @@ const awsSchema = z
     signin_burst_limit: num(1, 5_000),
     alarm_email: z.email().optional(),
     events_p99_ms: num(10, 29_000),
+    // The admin console on S3 + CloudFront (infra/constructs/console-site.ts).
+    console: bool,
   })
   .strict()
   .superRefine((aws, ctx) => {
@@ -100,6 +103,7 @@ export const AWS_DEFAULTS = {
   signin_rate_limit: 5,
   signin_burst_limit: 10,
   events_p99_ms: 1_000,
+  console: true,
 } as const;
 
 /** CDK context key (camelCase, what `-c` takes) for each AWS setting. */
@@ -118,6 +122,7 @@ export const AWS_CONTEXT_KEYS: Record<keyof AwsSettings, string> = {
   signin_burst_limit: 'signinBurstLimit',
   alarm_email: 'alarmEmail',
   events_p99_ms: 'eventsP99Ms',
+  console: 'console',
 };
 
 export interface Deployment {
@@ -208,13 +213,6 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
     throw new DeploymentConfigError(`invalid configuration (${file}): ${describeIssues(parsed.error)}`);
   }
 
-  if (!parsed.data.dashboard_url) {
-    // What the local server logs at start, said where ops see it: at synth and deploy.
-    warnings.push(
-      `${file}: CLI sign-in is disabled: no dashboard_url, so /v1/auth/cli/* is not deployed and no new device can register (403 enrollment_disabled); enrolled devices keep reporting`,
-    );
-  }
-
   const fromContext: Record<string, unknown> = {};
   for (const [key, contextKey] of Object.entries(AWS_CONTEXT_KEYS)) {
     const value = context[contextKey];
@@ -224,6 +222,14 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
   if (!aws.success) {
     throw new DeploymentConfigError(
       `invalid AWS settings (context or [aws] of ${file}): ${describeIssues(aws.error)}`,
+    );
+  }
+
+  if (!parsed.data.dashboard_url && !aws.data.console) {
+    // What the local server logs at start, said where ops see it: at synth and deploy. With the console in the stack,
+    // it is the dashboard (infra/stack.ts).
+    warnings.push(
+      `${file}: CLI sign-in is disabled: no dashboard_url and no console (-c console=false), so /v1/auth/cli/* is not deployed and no new device can register (403 enrollment_disabled); enrolled devices keep reporting`,
     );
   }
 

@@ -8,6 +8,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
+import { ConsoleSite } from './constructs/console-site.ts';
 import { ServiceFunctions } from './constructs/functions.ts';
 import { ServiceHttpApi } from './constructs/http-api.ts';
 import { MigrationsOnDeploy } from './constructs/migrations.ts';
@@ -49,6 +50,10 @@ export class ControlPlaneStack extends Stack {
   readonly functions: Map<string, NodejsFunction>;
   readonly plan: PlannedFunction[];
   readonly migrateFunction: NodejsFunction;
+  /** The admin console (aws.console, on by default). */
+  readonly consoleSite: ConsoleSite | undefined;
+  /** dashboard_url as deployed: the config's, else the console's (a token), else none (no CLI sign-in). */
+  readonly dashboardUrl: string | undefined;
 
   constructor(scope: Construct, id: string, props: ControlPlaneStackProps) {
     super(scope, id, props);
@@ -98,7 +103,15 @@ export class ControlPlaneStack extends Stack {
     });
     this.migrateFunction = migrations.fn;
 
-    this.plan = planFunctions(config, props.projectRoot);
+    // The admin console. Without a dashboard_url of the config's own, it is the dashboard: the agent's `login` then
+    // works out of the box, and CLI sign-in (and so device enrollment) is deployed.
+    this.consoleSite = aws.console
+      ? new ConsoleSite(this, 'ConsoleSite', { stagingDir: stagingDirOf(this), logRetention })
+      : undefined;
+    const consoleIsDashboard = this.consoleSite !== undefined && !config.dashboard_url;
+    this.dashboardUrl = config.dashboard_url ?? this.consoleSite?.dashboardUrl;
+
+    this.plan = planFunctions({ ...config, dashboard_url: this.dashboardUrl }, props.projectRoot);
     const functions = new ServiceFunctions(this, 'ServiceFunctions', {
       plan: this.plan,
       defaults: functionDefaults,
@@ -106,6 +119,7 @@ export class ControlPlaneStack extends Stack {
       dsn: database.dsn,
       secrets,
       sourceMapsAtRuntime: props.sourceMapsAtRuntime ?? false,
+      ...(consoleIsDashboard ? { dashboardUrl: this.dashboardUrl } : {}),
     });
     this.functions = functions.byHandler;
     migrations.runBefore(...functions.byHandler.values());
@@ -114,7 +128,11 @@ export class ControlPlaneStack extends Stack {
     const http = new ServiceHttpApi(this, 'HttpApi', {
       plan: this.plan,
       functionOf,
-      allowedOrigins: config.cors.allowed_origins,
+      // The console is another origin than the API (docs/hosting.md): the gateway answers its preflight requests.
+      allowedOrigins: [
+        ...config.cors.allowed_origins,
+        ...(this.consoleSite ? [this.consoleSite.origin] : []),
+      ],
       throttle: { rateLimit: aws.api_rate_limit, burstLimit: aws.api_burst_limit },
       signinThrottle: { rateLimit: aws.signin_rate_limit, burstLimit: aws.signin_burst_limit },
       logRetention,
@@ -122,6 +140,8 @@ export class ControlPlaneStack extends Stack {
     });
     this.api = http.api;
     this.stage = http.stage;
+
+    this.consoleSite?.deploy(this.stage.url);
 
     const schedules = new Schedules(this, 'Schedules', { plan: this.plan, functionOf });
 
@@ -165,8 +185,18 @@ export class ControlPlaneStack extends Stack {
       output('IdpIssuer', `https://${config.auth.idp_domain}/`, 'Issuer the API accepts tokens from');
       output('IdpAudience', config.auth.idp_audience, 'Audience the API expects in IdP tokens');
     }
-    if (config.dashboard_url)
-      output('DashboardUrl', config.dashboard_url, 'dashboard_url (CLI sign-in broker)');
+    if (this.consoleSite) {
+      output('ConsoleUrl', this.consoleSite.url, 'The admin console (sign in with an admin account)');
+    }
+    if (this.dashboardUrl) {
+      output(
+        'DashboardUrl',
+        this.dashboardUrl,
+        config.dashboard_url
+          ? 'dashboard_url (CLI sign-in broker; its page is <DashboardUrl>/cli/login)'
+          : 'dashboard_url: the console, since the config sets none (the agent signs in at <DashboardUrl>/cli/login)',
+      );
+    }
     if (origins.length > 0) output('CorsAllowedOrigins', origins.join(','), 'cors.allowed_origins');
     output(
       'CloudWatchDashboardUrl',

@@ -1,66 +1,17 @@
 // The admin console (console/) as the local server serves it under /console/: index.html for every page path (the
 // console routes in the browser), and the script and stylesheet esbuild makes from console/src. Its page
 // /console/cli/login is the dashboard's part of the agent's browser sign-in: config/local.toml points dashboard_url
-// at /console. The build runs at
-// the first request for the console, not at start, so `npm start` is no slower; it is kept in memory.
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-
-export const CONSOLE_PATH = '/console';
-const CONSOLE_DIR = fileURLToPath(new URL('../console/', import.meta.url));
-
-/** Scripts and styles only from this origin, no inline script or style, API calls only to this origin. */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-export interface ConsoleBuild {
-  /** Keyed by file name under /console/assets/. */
-  assets: Map<string, { body: Uint8Array; contentType: string }>;
-  html: string;
-  /** Bytes of each input in the script, by where it came from (esbuild's metafile). */
-  scriptInputs: Record<string, number>;
-}
-
-/** Bundles console/src/main.tsx (Preact, the API client) and console.css: minified, one ES module, no source map. */
-export async function buildConsole(): Promise<ConsoleBuild> {
-  const { build } = await import('esbuild');
-  const result = await build({
-    entryPoints: { console: `${CONSOLE_DIR}src/main.tsx`, 'console-style': `${CONSOLE_DIR}console.css` },
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    target: ['chrome120', 'firefox120', 'safari17'],
-    jsx: 'automatic',
-    jsxImportSource: 'preact',
-    outdir: '/console-assets',
-    write: false,
-    legalComments: 'none',
-    logLevel: 'silent',
-    metafile: true,
-  });
-  const assets: ConsoleBuild['assets'] = new Map();
-  for (const file of result.outputFiles) {
-    const name = file.path.split('/').pop() as string;
-    if (name === 'console.js')
-      assets.set(name, { body: file.contents, contentType: 'text/javascript; charset=utf-8' });
-    if (name === 'console-style.css')
-      assets.set('console.css', { body: file.contents, contentType: 'text/css; charset=utf-8' });
-  }
-  const script = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('/console.js'));
-  const scriptInputs: Record<string, number> = {};
-  for (const [input, { bytesInOutput }] of Object.entries(script?.[1].inputs ?? {})) {
-    scriptInputs[input] = bytesInOutput;
-  }
-  return { assets, html: await readFile(`${CONSOLE_DIR}index.html`, 'utf8'), scriptInputs };
-}
+// at /console. The build (console/build.ts, the stack's too) runs at the first request for the console, not at start,
+// so `npm start` is no slower; it is kept in memory. That is for development: the stack builds the console at synth
+// and serves files from S3, so nothing deployed runs esbuild.
+import {
+  buildConsole,
+  CONSOLE_ASSETS,
+  CONSOLE_CONFIG_FILE,
+  CONSOLE_CSP,
+  CONSOLE_PATH,
+  type ConsoleBuild,
+} from '#console/build.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -103,7 +54,15 @@ export async function consoleResponse(
     throw err;
   });
   const { assets, html } = await built;
-  const assetPrefix = `${CONSOLE_PATH}/assets/`;
+  const assetPrefix = `${CONSOLE_PATH}/${CONSOLE_ASSETS}/`;
+  if (path === `${assetPrefix}${CONSOLE_CONFIG_FILE}`) {
+    // No api_url: the API is this server, the console's own origin.
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json', ...SECURITY_HEADERS },
+      body: '{}',
+    };
+  }
   if (path.startsWith(assetPrefix)) {
     const asset = assets.get(path.slice(assetPrefix.length));
     if (!asset) {

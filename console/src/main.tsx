@@ -11,7 +11,7 @@ import { SignInForm } from './pages/sign-in.tsx';
 import { SummaryPage } from './pages/summary.tsx';
 import { ToolCallsPage } from './pages/tool-calls.tsx';
 import { navigate, pageUrl, useLocation } from './router.ts';
-import { onSessionEnded, readSession, type Session, signOut } from './session.ts';
+import { locateApi, onSessionEnded, readSession, type Session, signOut } from './session.ts';
 
 const PAGES = [
   { path: '/', title: 'Fleet' },
@@ -110,6 +110,7 @@ function App() {
 
 const root = document.getElementById('app');
 if (root) {
+  await locateApi();
   root.textContent = '';
   render(<App />, root);
 }

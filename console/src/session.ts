@@ -1,5 +1,6 @@
 // The signed-in person: kept in memory and in sessionStorage (it ends with the tab), never in localStorage.
 import { type ApiClient, type components, createApiClient } from '../../client/api.ts';
+import { BASE } from './router.ts';
 
 export type User = components['schemas']['User'];
 export interface Session {
@@ -30,9 +31,25 @@ export function readSession(): Session | undefined {
   }
 }
 
-/** The API at this page's origin, as the person signed in (or anonymous). */
+let apiUrl = location.origin;
+
+/**
+ * Where the API is: `api_url` of the settings beside the console's assets (console/build.ts CONSOLE_CONFIG_FILE; the
+ * stack writes it, its API being another origin than CloudFront's), else this page's origin (the local server).
+ */
+export async function locateApi(): Promise<void> {
+  try {
+    const res = await fetch(`${BASE}/assets/config.json`, { cache: 'no-store' });
+    const settings = res.ok ? ((await res.json()) as { api_url?: unknown }) : {};
+    if (typeof settings.api_url === 'string') apiUrl = settings.api_url.replace(/\/+$/, '');
+  } catch {
+    // No settings: the API is this origin.
+  }
+}
+
+/** The API, as the person signed in (or anonymous). */
 export function api(session?: Session): ApiClient {
-  return createApiClient(location.origin, session ? { token: session.token } : {});
+  return createApiClient(apiUrl, session ? { token: session.token } : {});
 }
 
 /** Signs in with a local account; the message of the refusal when it fails. */

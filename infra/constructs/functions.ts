@@ -28,6 +28,11 @@ export interface ServiceFunctionsProps {
   };
   /** Stack traces through the source maps (NODE_OPTIONS=--enable-source-maps); see ControlPlaneStackProps. */
   sourceMapsAtRuntime: boolean;
+  /**
+   * dashboard_url when the config file has none and the stack provides one (its console): known at deploy time only,
+   * so given as SVC_DASHBOARD_URL rather than in the bundled config.
+   */
+  dashboardUrl?: string;
 }
 
 export class ServiceFunctions extends FlatConstruct {
@@ -69,6 +74,7 @@ export class ServiceFunctions extends FlatConstruct {
           [ENV.jwtSecretArn]: secrets.jwtSecret.secretArn,
           ...(envServiceToken ? { [ENV.envServiceTokenArn]: envServiceToken.secretArn } : {}),
           ...(readsIngestToken ? { [ENV.auditIngestTokenArn]: secrets.auditIngestToken.secretArn } : {}),
+          ...(props.dashboardUrl ? { [ENV.dashboardUrl]: props.dashboardUrl } : {}),
           ...(props.sourceMapsAtRuntime ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
           // `sam local` only passes variables the template declares; its env-vars file gives the values.
           ...(samLocal ? { SVC_JWT_SECRET: '' } : {}),

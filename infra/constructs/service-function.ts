@@ -10,6 +10,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { COMMAND_LINE_OPTIONS } from '#shared/config/load.ts';
 import { type DeploymentChoices, lambdaBundling } from '../bundling.ts';
 
 /** Environment variable names the functions read (see shared/config/load.ts and the secrets hook). */
@@ -19,6 +20,7 @@ export const ENV = {
   jwtSecretArn: 'SVC_JWT_SECRET_ARN',
   envServiceTokenArn: 'SVC_ENVSVC_TOKEN_ARN',
   auditIngestTokenArn: 'SVC_AUDIT_INGEST_TOKEN_ARN',
+  dashboardUrl: COMMAND_LINE_OPTIONS['--dashboard-url'].env,
 } as const;
 
 /**

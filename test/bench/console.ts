@@ -1,8 +1,9 @@
 // npm run bench:console — the admin console's size as a browser downloads it: every script the page loads, minified
 // and gzipped (goal: at most 150 KB of JavaScript in total), the stylesheet, what the script is made of, and how
-// long the build takes (the local server builds it at the first request for /console/, not at start).
+// long the build takes (the local server builds it at the first request for /console/, not at start). With --pages it
+// then measures each page on a large data set in Chromium (test/bench/console-pages.ts).
 import { gzipSync } from 'node:zlib';
-import { buildConsole } from '#local-server/console.ts';
+import { buildConsole } from '#console/build.ts';
 
 const GOAL_KB = 150;
 const times: number[] = [];
@@ -46,3 +47,6 @@ console.log(
   `\nTotal JavaScript, gzipped: ${kb(totalGz)} KB (${scripts.length} script${scripts.length === 1 ? '' : 's'}); goal ≤ ${GOAL_KB} KB: ${totalGz <= GOAL_KB * 1024 ? 'PASS' : 'FAIL'}`,
 );
 console.log(`Build (at the first request for /console/): median ${median.toFixed(0)} ms of 5`);
+
+// --pages: the pages on the bench:observability data set, in Chromium (test/bench/console-pages.ts).
+if (process.argv.includes('--pages')) await import('./console-pages.ts');

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { CONSOLE_CSP } from '#local-server/console.ts';
+import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { freePort } from '#test/support/free-port.ts';
@@ -152,6 +152,10 @@ test('the console is served under /console/ with a strict Content-Security-Polic
   assert.equal(script.status, 200);
   assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
   assert.equal(script.headers.get('content-security-policy'), CONSOLE_CSP);
+  // The console's settings: none locally (the API is this origin); the stack writes {"api_url": …} there.
+  const settings = await fetch(`${svc.url}/console/assets/config.json`);
+  assert.equal(settings.status, 200);
+  assert.deepEqual(await settings.json(), {});
   const missing = await fetch(`${svc.url}/console/assets/nothing.js`);
   assert.equal(missing.status, 404);
   const bare = await fetch(`${svc.url}/console`, { redirect: 'manual' });
@@ -243,10 +247,31 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   // Summary: the API's totals.
   await page.click('nav a:has-text("Summary")');
   await page.waitForSelector('#summary-totals');
-  await page.waitForSelector('.chart svg rect');
-  const summary = await api<{ totals: { calls: number } }>('/v1/admin/observability/summary');
+  await page.waitForSelector('#calls-chart canvas');
+  await page.waitForSelector('#durations-chart canvas');
+  const summary = await api<{ totals: { calls: number }; series: Array<{ calls: number }> }>(
+    '/v1/admin/observability/summary',
+  );
   const shownCalls = await page.textContent('#summary-totals [data-total="calls"]');
   assert.equal(Number(shownCalls?.replace(/,/g, '')), summary.totals.calls);
+  // uPlot's legend gives the numbers of the bucket under the cursor: the busiest bucket's, hovered.
+  const busiest = summary.series.reduce(
+    (best, b, i) => (b.calls > summary.series[best]!.calls ? i : best),
+    0,
+  );
+  const over = (await page.locator('#calls-chart .u-over').boundingBox())!;
+  await page.mouse.move(
+    over.x + ((busiest + 0.5) / summary.series.length) * over.width,
+    over.y + over.height / 2,
+  );
+  const legend = await page.locator('#calls-chart .u-legend .u-value').allTextContents();
+  assert.match(legend[0]!, /UTC/);
+  const counts = legend.slice(1).map((v) => Number(v.replace(/,/g, '')));
+  assert.equal(counts.length, 3, `error, denied, allowed: ${legend.join(' | ')}`);
+  assert.equal(
+    counts.reduce((a, b) => a + b, 0),
+    summary.series[busiest]!.calls,
+  );
   await assertAccessible(page, '4-summary');
 
   // Sign out clears everything.

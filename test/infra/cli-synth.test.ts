@@ -66,11 +66,14 @@ test('npx cdk synth in a fresh copy: exit 0, one bundled function per planned ha
   // trigger's (CDK's own custom-resource providers aside); each asset directory holds the bundle esbuild wrote, with
   // the function's config beside it (Migrate: the migrations).
   const deployment = loadDeployment(join(PROJECT_ROOT, configFile), cdkJsonContext());
-  const planned = planFunctions(deployment.config, PROJECT_ROOT);
+  // Without a dashboard_url of its own, the stack's console is the dashboard (CLI sign-in deployed).
+  const dashboard = deployment.config.dashboard_url ?? (deployment.aws.console ? 'console' : undefined);
+  const planned = planFunctions({ ...deployment.config, dashboard_url: dashboard }, PROJECT_ROOT);
   const bundled = Object.values(template.Resources).filter(
     (resource) =>
       resource.Type === 'AWS::Lambda::Function' &&
       resource.Properties?.Handler === 'index.handler' &&
+      String(resource.Properties?.Runtime).startsWith('nodejs') &&
       resource.Metadata?.['aws:asset:path'],
   );
   assert.equal(bundled.length, planned.length + 1, 'functions: one per planned handler, plus Migrate');

@@ -48,6 +48,11 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
   ['AWS::Logs::LogGroup', 'MigrateLogs5B280EF4', "Migrate's log"],
   ['AWS::Logs::LogGroup', 'ApiAccessLogsE9DF007D', "the API's access log"],
   [
+    'AWS::Logs::LogGroup',
+    'ConsoleSiteFilesLogsAC518CEB',
+    "the log of the console's copy to S3 (under the ConsoleSite part: new, never flat)",
+  ],
+  [
     'AWS::ApiGatewayV2::Api',
     'ApiF70053CD',
     'the HTTP API: its id is in the URL agents and the dashboard call',

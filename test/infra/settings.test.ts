@@ -104,9 +104,15 @@ test('a config the service would refuse is refused at synth, naming the key', ()
   assert.throws(() => loadDeployment(join(dir, 'missing.toml')), /cannot read config/);
 });
 
-test('a deployment without dashboard_url warns that CLI sign-in is disabled; with it, it does not', () => {
-  const without = loadDeployment(file('no-dashboard.toml', 'env = "prod"\n'));
-  assert.match(without.warnings.join('\n'), /CLI sign-in is disabled: no dashboard_url/);
+test('a deployment without dashboard_url nor console warns that CLI sign-in is disabled; with either, it does not', () => {
+  const noDashboard = file('no-dashboard.toml', 'env = "prod"\n');
+  const without = loadDeployment(noDashboard, { console: 'false' });
+  assert.equal(without.aws.console, false);
+  assert.match(without.warnings.join('\n'), /CLI sign-in is disabled: no dashboard_url and no console/);
+  // The console is on by default, and it is the dashboard then (infra/stack.ts).
+  const withConsole = loadDeployment(noDashboard);
+  assert.equal(withConsole.aws.console, true);
+  assert.deepEqual(withConsole.warnings, []);
   const withIt = loadDeployment(
     file('dashboard.toml', 'env = "prod"\ndashboard_url = "https://dash.example.com"\n'),
   );

@@ -38,7 +38,8 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const prod = synth();
 const resources = prod.template.toJSON().Resources as Record<string, Resource>;
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-const config: Config = prod.deployment.config;
+// As deployed: without a dashboard_url of its own, config/prod.toml gets the console's (infra/stack.ts).
+const config: Config = { ...prod.deployment.config, dashboard_url: prod.stack.dashboardUrl };
 
 const mountedRows = routeList.filter(([, route]) => !route.mountedWhen || route.mountedWhen(config));
 const scheduledHandlers = Object.values(schedules as Record<string, { handler: string }>).map(
@@ -473,7 +474,9 @@ test('each schedule target retries and has a dead-letter queue; so does the asyn
 test('HTTP API: CORS from cors.allowed_origins, access logs, default throttling', () => {
   prod.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
     ProtocolType: 'HTTP',
-    CorsConfiguration: Match.objectLike({ AllowOrigins: config.cors.allowed_origins }),
+    CorsConfiguration: Match.objectLike({
+      AllowOrigins: [...config.cors.allowed_origins, prod.stack.resolve(prod.stack.consoleSite!.origin)],
+    }),
   });
   const [[, stage]] = ofType('AWS::ApiGatewayV2::Stage') as [[string, Resource]];
   const accessLog = stage.Properties.AccessLogSettings as { DestinationArn: unknown; Format: string };
@@ -621,7 +624,13 @@ test('outputs: the API URL and the settings the dashboard needs', () => {
   }
   assert.equal(outputs.AuthProvider!.Value, config.auth.provider);
   assert.equal(outputs.CorsAllowedOrigins!.Value, config.cors.allowed_origins.join(','));
-  assert.equal(outputs.DashboardUrl!.Value, config.dashboard_url);
+  assert.equal(
+    prod.deployment.config.dashboard_url,
+    undefined,
+    'config/prod.toml leaves dashboard_url to the console',
+  );
+  assert.deepEqual(outputs.DashboardUrl!.Value, prod.stack.resolve(prod.stack.consoleSite!.dashboardUrl));
+  assert.ok(outputs.ConsoleUrl);
 });
 
 test('cdk-nag AwsSolutions: no finding left, every acknowledgement has its reason', () => {

@@ -22,10 +22,12 @@ export async function launchChromium(): Promise<Browser> {
   const executablePath = await sparticuz.executablePath();
   const libraries = join(await inflate(join(archiveDir(), 'al2023.tar.br')), 'lib');
   const libraryPath = [libraries, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  // A person's browser has a language; under a POSIX locale (LANG unset or C) this one reports `en-US@posix`, which
+  // Intl.NumberFormat refuses, and uPlot formats with navigator.language when the console loads.
   return chromium.launch({
     executablePath,
     headless: true,
-    env: { ...process.env, LD_LIBRARY_PATH: libraryPath },
+    env: { ...process.env, LD_LIBRARY_PATH: libraryPath, LANG: 'en_US.UTF-8' },
     args: [
       '--no-sandbox',
       '--no-zygote',

@@ -1,7 +1,8 @@
 // Summary: calls over time stacked by result, deny rate, duration percentiles, top tools, MCP servers and actors,
 // over 24 h, 7 d or 30 d with minute, hourly or daily buckets (kept in the URL).
 import type { components } from '../../../client/api.ts';
-import { Empty, formatNumber, formatPercent, formatTime, Show, useLoad } from '../load.tsx';
+import { CallsChart, DurationsChart } from '../charts.tsx';
+import { Empty, formatNumber, formatPercent, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -91,6 +92,12 @@ function Report({ s }: { s: Summary }) {
       </dl>
       <h2>Calls over time</h2>
       <CallsChart s={s} />
+      <h2>Durations of the top tools</h2>
+      {s.top.tools.length === 0 ? (
+        <Empty>No tool in this range.</Empty>
+      ) : (
+        <DurationsChart tools={s.top.tools} />
+      )}
       <h2>Top tools</h2>
       <table>
         <thead>
@@ -147,44 +154,5 @@ function TopList({ title, rows }: { title: string; rows: [string, number][] }) {
         </ol>
       )}
     </section>
-  );
-}
-
-/** Stacked bars (allowed, denied, error) per bucket; each bucket's numbers are its tooltip. */
-function CallsChart({ s }: { s: Summary }) {
-  const width = 900;
-  const height = 200;
-  const max = Math.max(1, ...s.series.map((b) => b.calls));
-  const step = width / Math.max(1, s.series.length);
-  const y = (v: number) => (v / max) * height;
-  return (
-    <figure class="chart">
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        role="img"
-        aria-label={`Calls per ${s.range.bucket}, by result`}
-      >
-        {s.series.map((b, i) => {
-          const allowed = b.calls - b.denied - b.errors;
-          const x = i * step;
-          const w = Math.max(step - (step > 3 ? 1 : 0), 0.5);
-          return (
-            <g key={b.bucket}>
-              <title>
-                {`${formatTime(b.bucket)}: ${b.calls} calls, ${allowed} allowed, ${b.denied} denied, ${b.errors} errors`}
-              </title>
-              <rect class="allowed" x={x} width={w} y={height - y(allowed)} height={y(allowed)} />
-              <rect class="denied" x={x} width={w} y={height - y(allowed + b.denied)} height={y(b.denied)} />
-              <rect class="error" x={x} width={w} y={height - y(b.calls)} height={y(b.errors)} />
-            </g>
-          );
-        })}
-      </svg>
-      <figcaption>
-        <span class="key allowed" /> allowed <span class="key denied" /> denied <span class="key error" />{' '}
-        error · {formatTime(s.range.from)} to {formatTime(s.range.to)}, at most {formatNumber(max)} calls per{' '}
-        {s.range.bucket}
-      </figcaption>
-    </figure>
   );
 }
