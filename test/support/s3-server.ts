@@ -13,7 +13,8 @@ export interface S3Server {
 
 export async function startS3Server(bucket = 'events-archive'): Promise<S3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'acp-s3rver-'));
-  // s3rver checks signatures with its own fixed key pair.
+  // s3rver checks signatures with its own fixed key pair: the clients of this process sign with it until close().
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
   process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
   process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
   const server = new S3rver({
@@ -30,6 +31,13 @@ export async function startS3Server(bucket = 'events-archive'): Promise<S3Server
     close: async () => {
       await server.close();
       rmSync(directory, { recursive: true, force: true });
+      for (const [name, value] of [
+        ['AWS_ACCESS_KEY_ID', saved.id],
+        ['AWS_SECRET_ACCESS_KEY', saved.secret],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     },
   };
 }
