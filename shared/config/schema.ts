@@ -129,7 +129,7 @@ export const configSchema = z
             interval: duration('10m'),
             // An hour is closed, hence archived, once this long has passed since its end.
             delay: duration('1h'),
-            max_hours_per_run: z.number().int().positive().max(1000).default(24),
+            max_hours_per_run: z.number().int().positive().max(1000).default(6),
           })
           .strict()
           .prefault({}),
