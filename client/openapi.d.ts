@@ -4587,7 +4587,7 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (there is no archive to read them from yet). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (with `events.archive`, they are archived). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
                         };
@@ -4690,7 +4690,7 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (there is no archive to read them from yet). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (with `events.archive`, they are archived). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
                         };

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BundlingOptions, ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { projectImports } from './plan.ts';
 import { takesBearerToken } from './route-tables.ts';
 
 /**
@@ -106,15 +107,28 @@ export const LAZY_BUILTINS = [
  * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256: 3.1 KB (meta/openapi
  *   over 450 KB without);
  * - @smithy/core's region lookup in the EC2 instance metadata service, asked only without AWS_REGION (which Lambda
- *   always sets), 1.3 KB; its S3 endpoint customizations, run only for an S3 client, 0.6 KB; its stream mixin for
- *   web ReadableStream bodies, which the SDK's Node HTTP handler never returns, 2.0 KB. Each is small, but without
- *   the three meta/openapi measured 453.2 KB in all (bench:bundles), past the goal.
+ *   always sets), 1.3 KB; its S3 endpoint customizations, run only for an S3 client (kept where there is one: the
+ *   event archive), 0.6 KB; its stream mixin for web ReadableStream bodies, which the SDK's Node HTTP handler never
+ *   returns, 2.0 KB. Each is small, but without the three meta/openapi measured 453.2 KB in all (bench:bundles), past
+ *   the goal.
  */
 export interface InternalStub {
   importer: string;
   module: string;
   stub: string;
 }
+
+/** @smithy/core's S3 endpoint customizations (see INTERNAL_STUBS): kept in the one function with an S3 client. */
+export const S3_CUSTOMIZATIONS_STUB: InternalStub = {
+  importer:
+    'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/index.js',
+  module:
+    'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/s3.js',
+  stub: 'infra/bundle/no-s3-customizations.mjs',
+};
+
+/** The module holding the service's one S3 client: the event archive's store (events.archive.target = "s3"). */
+export const S3_CLIENT_MODULE = 'shared/archive/s3-store.ts';
 
 export const INTERNAL_STUBS: readonly InternalStub[] = [
   {
@@ -146,13 +160,7 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
       'node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionConfig/getInstanceMetadataRegion.js',
     stub: 'infra/bundle/no-imds-region.ts',
   })),
-  {
-    importer:
-      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/index.js',
-    module:
-      'node_modules/@smithy/core/dist-es/submodules/endpoints/middleware-endpoint/service-customizations/s3.js',
-    stub: 'infra/bundle/no-s3-customizations.mjs',
-  },
+  S3_CUSTOMIZATIONS_STUB,
   {
     importer: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.js',
     module: 'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/sdk-stream-mixin.browser.js',
@@ -226,8 +234,9 @@ export function internalStubsFor(
   projectRoot: string,
   deployment?: DeploymentChoices,
 ): InternalStub[] {
+  const s3 = projectImports(entry, projectRoot).has(join(projectRoot, S3_CLIENT_MODULE));
   return [
-    ...INTERNAL_STUBS,
+    ...INTERNAL_STUBS.filter((stub) => !(s3 && stub === S3_CUSTOMIZATIONS_STUB)),
     ...(takesBearerToken(entry, projectRoot) ? [] : [TOKEN_AUTHENTICATOR_STUB]),
     ...configStubsFor(deployment),
   ];

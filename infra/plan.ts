@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '#shared/config/schema.ts';
 import type { RouteKind, RouteSpec, ServiceTokenKey } from '#shared/http/route.ts';
-import { fallback, routeList, schedules } from '#shared/routes.ts';
+import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
 
 export type FunctionKind = RouteKind | 'scheduled';
 
@@ -149,6 +149,7 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
   get(fallback.handler).defaultRoute = true;
 
   for (const [id, row] of Object.entries(schedules)) {
+    if (!scheduleRuns(id as ScheduleId, config)) continue;
     const planned = get(row.handler);
     planned.schedules.push({ id, everyMs: row.everyMs(config) });
     widen(planned, 'scheduled');

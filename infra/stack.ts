@@ -9,6 +9,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
 import { ConsoleSite } from './constructs/console-site.ts';
+import { ARCHIVE_TABLE, EventArchive } from './constructs/event-archive.ts';
 import { ServiceFunctions } from './constructs/functions.ts';
 import { ServiceHttpApi } from './constructs/http-api.ts';
 import { MigrationsOnDeploy } from './constructs/migrations.ts';
@@ -25,6 +26,18 @@ export const EVENTS_ROUTE = { method: 'POST', path: '/v1/devices/events' } as co
 
 /** The scheduled function whose failures get their own alarm. */
 const PROBE_HANDLER = 'health/probe';
+
+/** The function that writes the event archive (schedules.eventArchive). */
+export const ARCHIVE_HANDLER = 'observability/archive';
+
+/**
+ * The archive's storage classes by age: S3 Intelligent-Tiering after 30 days (the recent months are the ones queried),
+ * Glacier Instant Retrieval after 180 (still read in milliseconds, so Athena queries it; 90-day minimum storage).
+ */
+export const ARCHIVE_TIERING_DAYS = { intelligentTiering: 30, glacierInstantRetrieval: 180 } as const;
+
+/** The first day Athena's partition projection offers: before any archive this service wrote. */
+export const ARCHIVE_FIRST_DAY = '2025-01-01';
 
 export interface ControlPlaneStackProps extends StackProps {
   deployment: Deployment;
@@ -54,6 +67,8 @@ export class ControlPlaneStack extends Stack {
   readonly consoleSite: ConsoleSite | undefined;
   /** dashboard_url as deployed: the config's, else the console's (a token), else none (no CLI sign-in). */
   readonly dashboardUrl: string | undefined;
+  /** With events.archive.target = "s3": the bucket and the Glue table Athena queries. */
+  readonly archive: EventArchive | undefined;
 
   constructor(scope: Construct, id: string, props: ControlPlaneStackProps) {
     super(scope, id, props);
@@ -145,6 +160,20 @@ export class ControlPlaneStack extends Stack {
 
     const schedules = new Schedules(this, 'Schedules', { plan: this.plan, functionOf });
 
+    const archiveWriter = this.functions.get(ARCHIVE_HANDLER);
+    this.archive =
+      archiveWriter && config.events.archive.target === 's3'
+        ? new EventArchive(this, 'EventArchive', {
+            prefix: config.events.archive.prefix,
+            writer: archiveWriter.role!,
+            writerFunction: archiveWriter,
+            intelligentTieringAfterDays: ARCHIVE_TIERING_DAYS.intelligentTiering,
+            glacierInstantRetrievalAfterDays: ARCHIVE_TIERING_DAYS.glacierInstantRetrieval,
+            firstDay: ARCHIVE_FIRST_DAY,
+            removalPolicy: retain,
+          })
+        : undefined;
+
     const eventsHandler = this.plan.find((planned) =>
       planned.routes.some(
         (route) => route.method === EVENTS_ROUTE.method && route.path === EVENTS_ROUTE.path,
@@ -224,6 +253,15 @@ export class ControlPlaneStack extends Stack {
     output('DatabaseClusterArn', database.cluster.clusterArn, 'Aurora cluster (Data API resourceArn)');
     output('DatabaseSecretArn', database.secret.secretArn, 'Database credentials (Data API secretArn)');
     output('DatabaseName', aws.database_name, 'Database name (Data API database)');
+    if (this.archive) {
+      output(
+        'EventArchiveBucketName',
+        this.archive.bucket.bucketName,
+        'The event archive (Parquet per hour)',
+      );
+      output('EventArchiveGlueDatabase', this.archive.databaseName, 'Glue database of the archive (Athena)');
+      output('EventArchiveGlueTable', ARCHIVE_TABLE, 'Glue table of the archive (Athena)');
+    }
     if (secrets.initialAdminPassword) {
       output('InitialAdminEmail', parts.initialAdminEmail, 'The first admin (local auth)');
       output(

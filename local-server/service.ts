@@ -3,7 +3,7 @@ import { migrate } from '#shared/db/migrate.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
 import { createLogger, type Logger } from '#shared/logger.ts';
-import { fallback, routeList, type ScheduleId, schedules } from '#shared/routes.ts';
+import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { type EmulatorOptions, lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
 
@@ -102,6 +102,7 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
   const timers: NodeJS.Timeout[] = [];
   if (options.schedules) {
     for (const id of Object.keys(schedules) as ScheduleId[]) {
+      if (!scheduleRuns(id, config)) continue;
       const every = schedules[id].everyMs(config);
       const tick = () =>
         runSchedule(id).catch((err) =>

@@ -52,6 +52,14 @@ export const schedules = {
       'Creates the daily partitions of the events events.partitions_ahead days ahead, and moves stray rows out of the default partition',
     everyMs: (config: Config) => config.events.maintenance_interval,
   },
+  eventArchive: {
+    handler: 'observability/archive',
+    summary:
+      'Archives each closed hour of events as Parquet with a manifest (events.archive), from its watermark on',
+    everyMs: (config: Config) => config.events.archive.interval,
+    // No archive configured: no function, no rule, no timer.
+    runsWhen: (config: Config) => config.events.archive.target !== 'none',
+  },
   requestExpiry: {
     handler: 'requests/expire',
     summary: 'Data-access requests past valid_until become expired; their environments are torn down',
@@ -59,5 +67,11 @@ export const schedules = {
   },
 } as const;
 export type ScheduleId = keyof typeof schedules;
+
+/** Whether a schedule runs under `config` (a row without `runsWhen` always does). */
+export const scheduleRuns = (id: ScheduleId, config: Config): boolean => {
+  const row = schedules[id];
+  return !('runsWhen' in row) || row.runsWhen(config);
+};
 
 export const scheduleInput = z.object({}).passthrough();

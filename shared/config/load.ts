@@ -49,6 +49,8 @@ export const ENVIRONMENT_OVERRIDES = {
   SVC_ADMIN_PASSWORD: 'bootstrap.admin_password',
   SVC_ENVSVC_TOKEN: 'envsvc.token',
   SVC_AUDIT_INGEST_TOKEN: 'audit.ingest_token',
+  // The archive bucket the stack creates (given to the archive function only).
+  SVC_ARCHIVE_BUCKET: 'events.archive.bucket',
 } as const;
 type OptionName = keyof typeof COMMAND_LINE_OPTIONS;
 

@@ -106,6 +106,33 @@ export const configSchema = z
         // and series keep rollup_retention, so summaries of older ranges still answer.
         retention: duration('90d'),
         rollup_retention: duration('400d'),
+        // The archive of closed hours of events as Parquet (shared/domain/event-archive.ts, functions/observability/
+        // archive.ts): "none" (no archive; retention drops partitions unarchived), "dir" (files under dir) or "s3"
+        // (bucket, or the bucket the stack creates, passed as SVC_ARCHIVE_BUCKET). With an archive, retention never
+        // drops a day that is not archived whole.
+        archive: z
+          .object({
+            target: z.enum(['none', 'dir', 's3']).default('none'),
+            dir: z.string().default(''),
+            bucket: z.string().default(''),
+            // Key prefix of every object: <prefix>/events/dt=YYYY-MM-DD/hour=HH/... ("" for none).
+            prefix: z
+              .string()
+              .regex(
+                /^([A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*)?$/,
+                'must be key segments like "archive" or "a/b", without slashes at either end',
+              )
+              .default('archive'),
+            // An S3-compatible endpoint (a local S3 server such as s3rver); empty: AWS S3 of the region.
+            endpoint: z.union([absoluteUrl, z.literal('')]).default(''),
+            region: z.string().default(''),
+            interval: duration('10m'),
+            // An hour is closed, hence archived, once this long has passed since its end.
+            delay: duration('1h'),
+            max_hours_per_run: z.number().int().positive().max(1000).default(6),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),
@@ -225,6 +252,13 @@ export const configSchema = z
         code: 'custom',
         path: ['requests', 'default_validity'],
         message: 'must not be longer than requests.max_validity',
+      });
+    }
+    if (cfg.events.archive.target === 'dir' && !cfg.events.archive.dir) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['events', 'archive', 'dir'],
+        message: 'is required when events.archive.target = "dir" (the directory the archive is written to)',
       });
     }
     if (cfg.auth.idp_bypass && cfg.env === 'prod') {

@@ -8,6 +8,7 @@ import {
   boolean,
   check,
   integer,
+  jsonb,
   pgTable,
   primaryKey,
   text,
@@ -113,3 +114,32 @@ export const observabilityFoldState = pgTable(
   },
   (t) => [check('observability_fold_state_single_row', sql`${t.id}`)],
 );
+
+/**
+ * The event archive's watermark (one row): every hour before next_hour is archived, or had no event when the archive
+ * passed it (shared/domain/event-archive.ts). NULL until the first run, which starts at the oldest stored event. Each
+ * run locks this row (FOR UPDATE SKIP LOCKED) per hour it archives, so overlapping runs never export the same hour
+ * at once.
+ */
+export const observabilityArchiveState = pgTable(
+  'observability_archive_state',
+  {
+    id: boolean('id').primaryKey().default(true),
+    nextHour: timestamp('next_hour', { withTimezone: true, mode: 'date' }),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [check('observability_archive_state_single_row', sql`${t.id}`)],
+);
+
+/**
+ * One row per archived hour: its row count, its manifest (as written next to its objects) and the hour's count in
+ * observability_series when it was archived: a larger count later means events arrived late for the hour, which is
+ * then archived again (its objects overwritten whole).
+ */
+export const observabilityArchiveHours = pgTable('observability_archive_hours', {
+  hour: timestamp('hour', { withTimezone: true, mode: 'date' }).primaryKey(),
+  rows: bigint('rows', { mode: 'number' }).notNull(),
+  foldedCalls: bigint('folded_calls', { mode: 'number' }).notNull(),
+  manifest: jsonb('manifest').notNull(),
+  archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});

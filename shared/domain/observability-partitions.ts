@@ -10,6 +10,7 @@ import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
+import { isArchived } from './event-archive-watermark.ts';
 import { eventRetentionCutoff } from './observability-ranges.ts';
 
 const DAY_MS = 86_400_000;
@@ -117,7 +118,9 @@ const DAILY_PARTITION = /^observability_events_p\d{8}$/;
  * transaction with an `events.partition_dropped` audit record (its range and row count); a DROP TABLE, never a row
  * DELETE, so it costs the same at any size. The default partition is never dropped. Then deletes rollup and series
  * rows whose bucket starts before now - events.rollup_retention (those tables are small: about 3k rows a month).
- * Run after a fold, so the events it drops are in the rollups.
+ * When events.archive is configured, a day past the window is dropped only once the archive holds all of it: its end
+ * is before the archive's watermark and none of its hours got events after they were archived.
+ * Run after a fold, so the events it drops are in the rollups (and late events are seen by the archive check).
  */
 export async function applyEventRetention(
   db: Db,
@@ -125,13 +128,19 @@ export async function applyEventRetention(
   now: Date = new Date(),
 ): Promise<RetentionRun> {
   const cutoff = eventRetentionCutoff(config, now);
-  const expired = (await listEventPartitions(db)).filter(
+  const pastWindow = (await listEventPartitions(db)).filter(
     (p) =>
       p.to !== null &&
       p.from !== null &&
       Date.parse(p.to) <= cutoff.getTime() &&
       DAILY_PARTITION.test(p.name),
   );
+  // With an archive, a day goes only once the archive holds every event of it (shared/domain/event-archive.ts).
+  const expired: EventPartition[] = [];
+  for (const p of pastWindow) {
+    if (config.events.archive.target === 'none' || (await isArchived(db, new Date(p.from!), new Date(p.to!))))
+      expired.push(p);
+  }
   const dropped: DroppedPartition[] = [];
   for (const partition of expired) {
     const rows = await db.transaction(async (tx) => {

@@ -515,7 +515,7 @@ export const eventListResponse = envelope(
     ...page,
     archived_before: isoTimestamp.optional().meta({
       description:
-        'Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (there is no archive to read them from yet). The summary still counts them from the rollups, kept for `events.rollup_retention`',
+        'Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (with `events.archive`, they are archived). The summary still counts them from the rollups, kept for `events.rollup_retention`',
     }),
   }),
 );

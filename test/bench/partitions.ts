@@ -8,28 +8,14 @@
 //  2. DROP TABLE of day 2's partition (what retention does): time and table size after.
 // Table size = heap + indexes + TOAST of every partition.
 import { sql } from 'drizzle-orm';
-import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
-import { setLogLevel } from '#shared/logger.ts';
-import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
+import { insertBenchDevice, openBenchDatabase, seedBenchDay } from './seed-events.ts';
 
-await useBenchDatabase();
-setLogLevel('error');
 const ROWS_PER_DAY = Number(process.env.BENCH_ROWS_PER_DAY ?? 200_000);
 const DAYS = ['2026-06-01', '2026-06-02', '2026-06-03'] as const;
 
-const pgDatabase = await createPostgresDatabase();
-const database = await connectDatabase({
-  db: {
-    dsn: pgDatabase.url,
-    max_open_conns: 2,
-    max_idle_conns: 0,
-    max_idle_time: 1000,
-    statement_timeout: 3_600_000,
-    resume_wait: 20_000,
-  },
-});
+const { database, drop } = await openBenchDatabase();
 const db = database.db;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const timed = async (run: () => Promise<unknown>) => {
@@ -52,29 +38,9 @@ const rowCount = async () => {
 
 try {
   await migrate(db);
-  const device = '00000000-0000-4000-8000-00000000b001';
-  await db.execute(sql`INSERT INTO devices (id, serial_number, brand, model, owner_subject, certificate_fingerprint,
-      certificate_pem, key_type, cert_not_before, cert_not_after)
-    VALUES (${device}::uuid, 'BENCH-1', 'b', 'm', 'o', 'fp-bench', 'pem', 'p256', now(), now())`);
+  await insertBenchDevice(db);
   const seedStart = performance.now();
-  for (const day of DAYS) {
-    await db.execute(sql`SELECT observability_events_add_partition(${day}::date)`);
-    // The shape of bench:observability's events: a few agents, MCPs and tools, some denied and errored, a prompt on
-    // one in four, metadata on each.
-    await db.execute(sql`INSERT INTO observability_events (event_id, device_id, serial_number, source_ip, event_time,
-        agent_type, mcp_name, tool, event_type, result, deny_code, deny_reason, model, session_id, actor_email,
-        tokens_in, tokens_out, duration_ms, skills, prompt, metadata)
-      SELECT gen_random_uuid(), ${device}::uuid, 'BENCH-1', '10.0.0.1',
-        ${day}::date::timestamp AT TIME ZONE 'UTC' + (g::double precision * 86400 / ${ROWS_PER_DAY}) * interval '1 second',
-        (ARRAY['claude-code', 'cursor', 'codex'])[1 + g % 3], (ARRAY['github', 'filesystem', 'postgres', 'slack'])[1 + g % 4],
-        'tool_' || (g % 17), CASE WHEN g % 10 = 9 THEN 'error' ELSE 'invocation' END,
-        CASE WHEN g % 20 = 3 THEN 'denied' WHEN g % 10 = 9 THEN 'error' ELSE 'allowed' END,
-        CASE WHEN g % 20 = 3 THEN 'path_outside_workspace' END, CASE WHEN g % 20 = 3 THEN 'outside the workspace' END,
-        'claude-sonnet-4', 'session-' || (g / 50), 'user' || (g % 300) || '@example.com', g % 2000, g % 700, g % 900,
-        '["review"]'::jsonb, CASE WHEN g % 4 = 0 THEN repeat('prompt text ', 20) END,
-        jsonb_build_object('cwd', '/home/dev/project', 'n', g)
-      FROM generate_series(0, ${ROWS_PER_DAY} - 1) AS g`);
-  }
+  for (const day of DAYS) await seedBenchDay(db, day, ROWS_PER_DAY);
   await db.execute(sql`ANALYZE observability_events`);
   const seeded = await rowCount();
   const seedS = (performance.now() - seedStart) / 1000;
@@ -110,6 +76,5 @@ try {
   );
   if (left !== ROWS_PER_DAY) throw new Error(`expected ${ROWS_PER_DAY} events left, found ${left}`);
 } finally {
-  await database.close();
-  await pgDatabase.drop();
+  await drop();
 }

@@ -22,16 +22,22 @@ import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CfnElement } from 'aws-cdk-lib';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { sql } from 'drizzle-orm';
+import { parquetReadObjects } from 'hyparquet';
+import { S3ArchiveStore } from '#shared/archive/s3-store.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
-import { readMigrations } from '#shared/db/migrate.ts';
+import { connectDatabase } from '#shared/db/connect.ts';
+import { migrate, readMigrations } from '#shared/db/migrate.ts';
+import { readArchivedHour } from '#shared/domain/event-archive.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { fallback, routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
 import { assertContract } from '#test/support/contract.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
+import { startS3Server } from '#test/support/s3-server.ts';
 import {
   CHUNK_FILE,
   ENTRY_FILE,
@@ -723,6 +729,79 @@ describe('bundles as synthesized', () => {
       assert.match(fake.authorizations[0]!, /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLETEST\//);
     } finally {
       await fake.close();
+    }
+  });
+
+  test('the event archive, as bundled, writes Parquet through the real S3 client (s3rver) to the bucket the stack names', async () => {
+    const bundle = bundleOf('observability/archive');
+    assert.match(bundle.environment.SVC_ARCHIVE_BUCKET ?? '', /^unresolved:/, 'the stack passes its bucket');
+    const dataDir = join(work, 'pglite-archive');
+    const database = await connectDatabase({
+      db: {
+        dsn: `pglite:${dataDir}`,
+        max_open_conns: 1,
+        max_idle_conns: 0,
+        max_idle_time: 1,
+        statement_timeout: 60_000,
+        resume_wait: 20_000,
+      },
+    });
+    // 30 events in the hour that began three hours ago (closed: events.archive.delay is 1 hour).
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000);
+    try {
+      await migrate(database.db);
+      await database.db.execute(sql`INSERT INTO devices (id, serial_number, brand, model, owner_subject,
+          certificate_fingerprint, certificate_pem, key_type, cert_not_before, cert_not_after)
+        VALUES ('00000000-0000-4000-8000-0000000000a1', 'SER-A', 'b', 'm', 'o', 'fp-a', 'pem', 'p256', now(), now())`);
+      await database.db.execute(sql`INSERT INTO observability_events (event_id, device_id, serial_number, event_time,
+          agent_type, mcp_name, tool, event_type, result, duration_ms)
+        SELECT gen_random_uuid(), '00000000-0000-4000-8000-0000000000a1', 'SER-A',
+          ${hour.toISOString()}::timestamptz + g * interval '1 minute', 'a', 'm', 't', 'invocation', 'allowed', g
+        FROM generate_series(0, 29) AS g`);
+    } finally {
+      await database.close();
+    }
+    const s3 = await startS3Server('bundle-archive');
+    try {
+      const invocation = await invoke(bundle, { schedule: 'eventArchive' }, `pglite:${dataDir}`, {
+        env: {
+          SVC_ARCHIVE_BUCKET: s3.bucket,
+          // The real S3 endpoint setting of the SDK (an IP address: path-style requests).
+          AWS_ENDPOINT_URL_S3: s3.endpoint,
+          AWS_ACCESS_KEY_ID: 'S3RVER',
+          AWS_SECRET_ACCESS_KEY: 'S3RVER',
+          AWS_SESSION_TOKEN: '',
+        },
+      });
+      assert.equal(invocation.error, undefined, JSON.stringify(invocation.error));
+      assert.deepEqual(
+        [invocation.result?.target, invocation.result?.hours, invocation.result?.rows],
+        ['s3', 1, 30],
+      );
+      const store = new S3ArchiveStore({
+        bucket: s3.bucket,
+        prefix: prodConfig().events.archive.prefix,
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+      });
+      try {
+        const archived = await readArchivedHour(store, prodConfig().events.archive.prefix, hour);
+        assert.equal(archived?.manifest.rows, 30);
+        const part = archived!.parts[0]!;
+        const rows = await parquetReadObjects({
+          file: part.buffer.slice(part.byteOffset, part.byteOffset + part.byteLength) as ArrayBuffer,
+          columns: ['duration_ms'],
+        });
+        assert.equal(
+          rows.reduce((n, r) => n + Number(r.duration_ms), 0),
+          435,
+          'the sum of 0..29',
+        );
+      } finally {
+        store.close();
+      }
+    } finally {
+      await s3.close();
     }
   });
 

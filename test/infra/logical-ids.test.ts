@@ -58,6 +58,7 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
     'the HTTP API: its id is in the URL agents and the dashboard call',
   ],
   ['AWS::KMS::Key', 'MonitoringAlarmTopicKeyFFA45DC9', "the alarm topic's key"],
+  ['AWS::S3::Bucket', 'EventArchiveBucket3113F7E5', 'the event archive: every event past events.retention'],
   [
     'AWS::SNS::Topic',
     'MonitoringAlarmTopicAF62D4F1',

@@ -12,13 +12,15 @@ import type { IConstruct } from 'constructs';
 import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import type { Config } from '#shared/config/schema.ts';
-import { fallback, routeList, schedules } from '#shared/routes.ts';
+import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/domain/event-archive-parquet.ts';
+import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
+import { ARCHIVE_TABLE } from '../../infra/constructs/event-archive.ts';
 import { SIGNIN_ROUTES } from '../../infra/constructs/http-api.ts';
 import { DATA_API_ACTIONS } from '../../infra/constructs/network-and-database.ts';
 import { ENV } from '../../infra/constructs/service-function.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
-import { EVENTS_ROUTE } from '../../infra/stack.ts';
+import { ARCHIVE_HANDLER, ARCHIVE_TIERING_DAYS, EVENTS_ROUTE } from '../../infra/stack.ts';
 import { PROJECT_ROOT, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -42,9 +44,8 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 const config: Config = { ...prod.deployment.config, dashboard_url: prod.stack.dashboardUrl };
 
 const mountedRows = routeList.filter(([, route]) => !route.mountedWhen || route.mountedWhen(config));
-const scheduledHandlers = Object.values(schedules as Record<string, { handler: string }>).map(
-  (row) => row.handler,
-);
+const runningSchedules = (Object.keys(schedules) as ScheduleId[]).filter((id) => scheduleRuns(id, config));
+const scheduledHandlers = runningSchedules.map((id) => schedules[id].handler);
 const expectedHandlers = new Set([
   ...mountedRows.map(([, route]) => route.handler),
   ...scheduledHandlers,
@@ -448,7 +449,8 @@ test('each schedule target retries and has a dead-letter queue; so does the asyn
     scheduled.reduce((n, p) => n + p.schedules.length, 0),
   );
   // One rule per row of the schedules table, named after it.
-  for (const [id, row] of Object.entries(schedules as Record<string, { handler: string }>)) {
+  for (const id of runningSchedules) {
+    const row = schedules[id];
     assert.ok(
       rules.some(([, r]) => String(r.Properties.Description).startsWith(`${row.handler} `)),
       `no rule for schedules.${id}`,
@@ -687,4 +689,130 @@ test('sam local: the env-vars file points the functions at a local PostgreSQL an
   }
   // A deployment's template declares none of them.
   assert.ok(!prod.templateText.includes('"SVC_JWT_SECRET"'));
+});
+
+test('the event archive: a private, encrypted, TLS-only bucket with lifecycle, written by the archive function alone', () => {
+  assert.equal(config.events.archive.target, 's3', 'config/prod.toml archives to S3');
+  const [bucketEntry, ...others] = ofType('AWS::S3::Bucket');
+  assert.ok(bucketEntry, 'the bucket');
+  assert.deepEqual(others, [], 'one bucket');
+  const [bucketId, bucket] = bucketEntry;
+  const props = bucket.Properties;
+  assert.deepEqual(props.PublicAccessBlockConfiguration, {
+    BlockPublicAcls: true,
+    BlockPublicPolicy: true,
+    IgnorePublicAcls: true,
+    RestrictPublicBuckets: true,
+  });
+  assert.equal(
+    (
+      (props.BucketEncryption as { ServerSideEncryptionConfiguration: Json[] })
+        .ServerSideEncryptionConfiguration[0]!.ServerSideEncryptionByDefault as Json
+    ).SSEAlgorithm,
+    'AES256',
+  );
+  assert.equal(props.VersioningConfiguration, undefined, 'no versions: an hour is rewritten on purpose');
+  const [rule] = (props.LifecycleConfiguration as { Rules: Json[] }).Rules;
+  assert.deepEqual(
+    (rule!.Transitions as Json[]).map((t) => [t.StorageClass, t.TransitionInDays]),
+    [
+      ['INTELLIGENT_TIERING', ARCHIVE_TIERING_DAYS.intelligentTiering],
+      ['GLACIER_IR', ARCHIVE_TIERING_DAYS.glacierInstantRetrieval],
+    ],
+  );
+  assert.equal(bucket.DeletionPolicy, 'Retain', 'prod keeps the archive');
+  // enforceSSL: a bucket policy that denies any request without TLS.
+  const [, bucketPolicy] = ofType('AWS::S3::BucketPolicy').find(
+    ([, p]) => refOf(p.Properties.Bucket) === bucketId,
+  )!;
+  assert.ok(
+    (bucketPolicy.Properties.PolicyDocument as { Statement: Json[] }).Statement.some(
+      (s) =>
+        s.Effect === 'Deny' &&
+        JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+    ),
+  );
+
+  // Only the archive function reaches it: put and get under the prefix, and it is told the bucket's name.
+  const writers = ofType('AWS::IAM::Policy').filter(([, p]) =>
+    JSON.stringify(p.Properties).includes(bucketId),
+  );
+  assert.equal(writers.length, 1);
+  const [statement] = (writers[0]![1].Properties.PolicyDocument as { Statement: Json[] }).Statement;
+  assert.deepEqual([statement!.Action].flat().sort(), ['s3:GetObject', 's3:PutObject']);
+  assert.match(JSON.stringify(statement!.Resource), /\/archive\/events\/\*/);
+  const archive = functionOf(ARCHIVE_HANDLER);
+  assert.deepEqual((writers[0]![1].Properties.Roles as unknown[]).map(refOf), [
+    getAttOf(archive.resource.Properties.Role),
+  ]);
+  const variables = (archive.resource.Properties.Environment as { Variables: Json }).Variables;
+  assert.equal(refOf(variables.SVC_ARCHIVE_BUCKET), bucketId);
+  for (const planned of prod.stack.plan.filter((p) => p.handler !== ARCHIVE_HANDLER)) {
+    const other = (functionOf(planned.handler).resource.Properties.Environment as { Variables: Json })
+      .Variables;
+    assert.ok(!('SVC_ARCHIVE_BUCKET' in other), planned.handler);
+  }
+  assert.ok(
+    prod.stack.plan.some((p) => p.handler === ARCHIVE_HANDLER && p.schedules[0]?.id === 'eventArchive'),
+  );
+});
+
+test('the event archive: a Glue table over the Parquet with partition projection, so Athena needs no crawler', () => {
+  const [[, database]] = ofType('AWS::Glue::Database') as [[string, Resource]];
+  const databaseName = (database.Properties.DatabaseInput as Json).Name;
+  const [[, table]] = ofType('AWS::Glue::Table') as [[string, Resource]];
+  assert.equal(table.Properties.DatabaseName, databaseName);
+  const input = table.Properties.TableInput as Json;
+  assert.equal(input.Name, ARCHIVE_TABLE);
+  assert.equal(input.TableType, 'EXTERNAL_TABLE');
+  const parameters = input.Parameters as Record<string, string>;
+  assert.equal(parameters['projection.enabled'], 'true');
+  assert.equal(parameters['projection.dt.type'], 'date');
+  assert.equal(parameters['projection.dt.format'], 'yyyy-MM-dd');
+  assert.equal(parameters['projection.hour.type'], 'integer');
+  assert.equal(parameters['projection.hour.range'], '0,23');
+  assert.equal(parameters['projection.hour.digits'], '2');
+  assert.match(
+    JSON.stringify(parameters['storage.location.template']),
+    /\/archive\/events\/dt=\$\{dt\}\/hour=\$\{hour\}\//,
+  );
+  assert.deepEqual(
+    (input.PartitionKeys as Json[]).map((k) => [k.Name, k.Type]),
+    [
+      ['dt', 'string'],
+      ['hour', 'int'],
+    ],
+  );
+  const descriptor = input.StorageDescriptor as Json;
+  assert.deepEqual(
+    (descriptor.Columns as Json[]).map((c) => [c.Name, c.Type]),
+    ARCHIVE_COLUMNS.map((c) => [c.name, GLUE_TYPES[c.kind]]),
+    'the columns the Parquet files have',
+  );
+  assert.equal(
+    (descriptor.SerdeInfo as Json).SerializationLibrary,
+    'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
+  );
+  const outputs = prod.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+  assert.equal(refOf(outputs.EventArchiveBucketName?.Value), ofType('AWS::S3::Bucket')[0]![0]);
+  assert.equal(outputs.EventArchiveGlueDatabase?.Value, databaseName);
+  assert.equal(outputs.EventArchiveGlueTable?.Value, ARCHIVE_TABLE);
+});
+
+test('without an archive (events.archive.target = "none"): no bucket, no Glue table, no archive function', () => {
+  const file = join(scratch, 'no-archive.toml');
+  writeFileSync(
+    file,
+    readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8').replace(
+      /^target = "s3"$/m,
+      'target = "none"',
+    ),
+  );
+  const none = synth({ configFile: file });
+  const types = Object.values(none.template.toJSON().Resources as Record<string, Resource>).map(
+    (r) => r.Type,
+  );
+  assert.ok(!types.includes('AWS::S3::Bucket'));
+  assert.ok(!types.includes('AWS::Glue::Table'));
+  assert.ok(!none.stack.plan.some((p) => p.handler === ARCHIVE_HANDLER));
 });

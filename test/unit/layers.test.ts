@@ -21,6 +21,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'auth/': ['db/', 'config/', 'errors.ts', 'logger.ts'],
   'device/': ['db/', 'config/', 'errors.ts', 'logger.ts'],
   'domain/': ['auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts', 'logger.ts'],
+  // The event archive's stores (a directory, S3): adapters of the domain's ArchiveStore, as http/ is of its routes.
+  'archive/': ['domain/', 'config/', 'errors.ts', 'logger.ts'],
   'runtime.ts': ['domain/', 'auth/', 'device/', 'schemas/', 'db/', 'config/', 'errors.ts', 'logger.ts'],
   'http/': [
     'runtime.ts',

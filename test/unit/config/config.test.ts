@@ -159,6 +159,24 @@ const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
     /auth\.signin_max_failures/,
   ],
   [
+    'an archive to a directory without the directory',
+    `[auth]\njwt_secret = "${SECRET}"\n[events.archive]\ntarget = "dir"\n`,
+    {},
+    /events\.archive\.dir/,
+  ],
+  [
+    'an archive prefix with a slash at its end',
+    `[auth]\njwt_secret = "${SECRET}"\n[events.archive]\ntarget = "s3"\nprefix = "archive/"\n`,
+    {},
+    /events\.archive\.prefix/,
+  ],
+  [
+    'an archive target that does not exist',
+    `[auth]\njwt_secret = "${SECRET}"\n[events.archive]\ntarget = "gcs"\n`,
+    {},
+    /events\.archive\.target/,
+  ],
+  [
     'a short log shipper token given in the environment',
     `[auth]\njwt_secret = "${SECRET}"\n`,
     { SVC_AUDIT_INGEST_TOKEN: 'short' },

@@ -1,0 +1,43 @@
+// A real S3 API on a free port (s3rver, objects under a temporary directory) for the real @aws-sdk/client-s3: the
+// event archive's S3 store is tested against it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  close(): Promise<void>;
+}
+
+export async function startS3Server(bucket = 'events-archive'): Promise<S3Server> {
+  const directory = mkdtempSync(join(tmpdir(), 'acp-s3rver-'));
+  // s3rver checks signatures with its own fixed key pair: the clients of this process sign with it until close().
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+  process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+  process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
+  const address = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    bucket,
+    close: async () => {
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
+      for (const [name, value] of [
+        ['AWS_ACCESS_KEY_ID', saved.id],
+        ['AWS_SECRET_ACCESS_KEY', saved.secret],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    },
+  };
+}

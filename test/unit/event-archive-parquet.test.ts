@@ -1,0 +1,89 @@
+// The archive's Parquet form (shared/domain/event-archive-parquet.ts): every column round-trips through a real reader
+// (hyparquet), nulls and microsecond timestamps included; the same rows give the same bytes (a rerun rewrites an
+// hour identically); an hour without rows is still a valid file; the keys are Hive-partitioned.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { parquetReadObjects } from 'hyparquet';
+import {
+  ARCHIVE_COLUMNS,
+  type ArchivedEventRow,
+  encodeEventsParquet,
+  sha256Hex,
+} from '#shared/domain/event-archive-parquet.ts';
+import { hourDirectory, MANIFEST_NAME } from '#shared/domain/event-archive-store.ts';
+
+const read = async (bytes: Uint8Array) =>
+  (await parquetReadObjects({
+    file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+  })) as Array<Record<string, unknown>>;
+
+const text = fc.string({ maxLength: 40 });
+const maybe = fc.option(text, { nil: null });
+const micros = fc.bigInt({ min: 1_000_000_000_000_000n, max: 2_000_000_000_000_000n }).map(String);
+const row: fc.Arbitrary<ArchivedEventRow> = fc.record({
+  id: fc.bigInt({ min: 1n, max: 2n ** 62n }).map(String),
+  event_id: fc.option(fc.uuid(), { nil: null }),
+  device_id: fc.uuid(),
+  serial_number: text,
+  source_ip: maybe,
+  received_us: micros,
+  event_us: micros,
+  agent_type: text,
+  mcp_name: text,
+  tool: text,
+  event_type: fc.constantFrom('invocation', 'result', 'error'),
+  result: fc.constantFrom('allowed', 'denied', 'error'),
+  deny_code: maybe,
+  deny_reason: maybe,
+  error_message: maybe,
+  rule_applied: maybe,
+  model: maybe,
+  session_id: maybe,
+  group_name: maybe,
+  actor_email: maybe,
+  tokens_in: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  tokens_out: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  duration_ms: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  skills: fc.json(),
+  prompt: maybe,
+  prompt_truncated: fc.boolean(),
+  metadata: fc.json(),
+});
+
+test('every column round-trips through hyparquet, and the same rows give the same bytes', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(row, { maxLength: 30 }), async (rows) => {
+      const bytes = encodeEventsParquet(rows);
+      assert.equal(sha256Hex(encodeEventsParquet(rows)), sha256Hex(bytes), 'deterministic');
+      const back = await read(bytes);
+      assert.equal(back.length, rows.length);
+      back.forEach((r, i) => {
+        const source = rows[i]!;
+        assert.deepEqual(
+          Object.keys(r),
+          ARCHIVE_COLUMNS.map((c) => c.name),
+        );
+        assert.equal(String(r.id), source.id);
+        // TIMESTAMP_MICROS: hyparquet gives a Date (milliseconds); the microseconds are in the file.
+        assert.equal((r.event_time as Date).getTime(), Math.floor(Number(source.event_us) / 1000));
+        for (const c of ARCHIVE_COLUMNS.filter(
+          (c) => c.kind === 'string' || c.kind === 'int' || c.kind === 'boolean',
+        ))
+          assert.equal(r[c.name] ?? null, c.value(source), c.name);
+      });
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test('an hour without rows is a valid, empty file', async () => {
+  assert.deepEqual(await read(encodeEventsParquet([])), []);
+});
+
+test('keys: Hive partitions by UTC day and hour, the manifest named so that Athena skips it', () => {
+  const hour = new Date('2026-08-01T05:00:00Z');
+  assert.equal(hourDirectory('archive', hour), 'archive/events/dt=2026-08-01/hour=05');
+  assert.equal(hourDirectory('', hour), 'events/dt=2026-08-01/hour=05');
+  assert.ok(MANIFEST_NAME.startsWith('_'));
+});
