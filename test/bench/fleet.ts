@@ -136,7 +136,7 @@ try {
     }
   }
   console.log('inventory and fleet:');
-  await record('agents (30-day calls)', () => listAgents(db, config, listAgentsQuery.parse({})));
+  await record('agents (default 7-day window)', () => listAgents(db, config, listAgentsQuery.parse({})));
   await record('MCP servers, first page', () => listMcps(db, config, listMcpsQuery.parse({})));
   await record('MCP servers, agent_type=cursor', () =>
     listMcps(db, config, listMcpsQuery.parse({ agent_type: 'cursor' })),
