@@ -8,7 +8,6 @@
 // checkout under a directory only root may enter (/root, a 0700 temporary directory) would hide them, so then the
 // binaries are copied once to a readable place.
 import { execFileSync, spawn } from 'node:child_process';
-import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import {
@@ -26,6 +25,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
