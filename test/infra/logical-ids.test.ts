@@ -59,6 +59,7 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
   ],
   ['AWS::KMS::Key', 'MonitoringAlarmTopicKeyFFA45DC9', "the alarm topic's key"],
   ['AWS::S3::Bucket', 'EventArchiveBucket3113F7E5', 'the event archive: every event past events.retention'],
+  ['AWS::S3::Bucket', 'ConsoleSiteBucket380F1C30', "the console's files (CloudFront's origin, with its OAC)"],
   [
     'AWS::SNS::Topic',
     'MonitoringAlarmTopicAF62D4F1',
