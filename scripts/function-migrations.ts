@@ -9,6 +9,12 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { DEFAULT_MIGRATIONS_DIR, readMigrations } from '../shared/db/migrate.ts';
 import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/domain/events.ts';
+import {
+  FLEET_FOLD_FUNCTION,
+  FLEET_REBUILD_FUNCTION,
+  fleetFoldFunctionSql,
+  fleetRebuildFunctionSql,
+} from '../shared/domain/fleet-stats.ts';
 import { FOLD_FUNCTION, foldFunctionSql } from '../shared/domain/observability-rollups.ts';
 
 export interface GeneratedFunction {
@@ -28,6 +34,16 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     name: FOLD_FUNCTION,
     source: 'shared/domain/observability-rollups.ts (foldFunctionSql)',
     definition: foldFunctionSql,
+  },
+  {
+    name: FLEET_FOLD_FUNCTION,
+    source: 'shared/domain/fleet-stats.ts (fleetFoldFunctionSql)',
+    definition: fleetFoldFunctionSql,
+  },
+  {
+    name: FLEET_REBUILD_FUNCTION,
+    source: 'shared/domain/fleet-stats.ts (fleetRebuildFunctionSql)',
+    definition: fleetRebuildFunctionSql,
   },
 ];
 

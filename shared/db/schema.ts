@@ -65,7 +65,12 @@ export const devices = pgTable(
     uniqueIndex('devices_serial_brand_key').on(t.serialNumber, t.brand),
     uniqueIndex('devices_fingerprint_key').on(t.certificateFingerprint),
     index('devices_owner_idx').on(t.ownerSubject),
+    // The fleet summary counts every device and the recently seen ones on this index alone (an index-only scan).
     index('devices_last_seen_idx').on(t.lastSeenAt),
+    // ... and the devices that never reported on this one, which holds only them.
+    index('devices_never_reported_idx')
+      .on(t.lastSeenAt)
+      .where(sql`${t.lastInventoryAt} IS NULL AND ${t.lastEventAt} IS NULL`),
     index('devices_updated_at_idx').on(t.updatedAt),
     // The device list's sort orders, each with its tie-break (shared/domain/fleet.ts listDevices): a page is an
     // index range, forwards or backwards, whatever the fleet's size.
@@ -120,11 +125,16 @@ export const inventoryAgents = pgTable(
     firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
     lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
     removedAt: ts('removed_at'),
+    // The row as the fleet counters last counted it (shared/domain/fleet-stats.ts); stats_dirty until they count it
+    // again. Every inventory report marks its rows dirty.
+    statsPresent: boolean('stats_present').notNull().default(false),
+    statsDirty: boolean('stats_dirty').notNull().default(true),
   },
   (t) => [
     uniqueIndex('inventory_agents_device_type_key').on(t.deviceId, t.agentType),
     index('inventory_agents_type_idx').on(t.agentType),
     index('inventory_agents_last_seen_idx').on(t.lastSeenAt),
+    index('inventory_agents_stats_dirty_idx').on(t.id).where(sql`${t.statsDirty}`),
   ],
 );
 
@@ -142,13 +152,66 @@ export const inventoryMcps = pgTable(
     firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
     lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
     removedAt: ts('removed_at'),
+    // As on inventory_agents: the row as the fleet counters last counted it.
+    statsPresent: boolean('stats_present').notNull().default(false),
+    statsEnabled: boolean('stats_enabled').notNull().default(false),
+    statsTransport: text('stats_transport').notNull().default(''),
+    statsDirty: boolean('stats_dirty').notNull().default(true),
   },
   (t) => [
     uniqueIndex('inventory_mcps_device_agent_name_key').on(t.deviceId, t.agentType, t.name),
     index('inventory_mcps_name_idx').on(t.name),
     index('inventory_mcps_last_seen_idx').on(t.lastSeenAt),
+    index('inventory_mcps_stats_dirty_idx').on(t.deviceId).where(sql`${t.statsDirty}`),
     check('inventory_mcps_transport_check', sql`${t.transport} in ('stdio', 'http', 'sse')`),
   ],
+);
+
+/**
+ * The fleet counters (shared/domain/fleet-stats.ts): per agent type, the devices that have it now, and when any
+ * device first and last reported it. Kept by the fleet-stats fold from the inventory rows it has not counted yet.
+ */
+export const fleetAgentStats = pgTable('fleet_agent_stats', {
+  agentType: text('agent_type').primaryKey(),
+  devices: integer('devices').notNull().default(0),
+  firstSeenAt: ts('first_seen_at'),
+  lastSeenAt: ts('last_seen_at'),
+});
+
+/**
+ * Per (MCP name, agent type, transport), where '' stands for any: the devices that have a matching MCP now (with one
+ * enabled, with one disabled), the matching inventory rows (installs, enabled ones), and when any device first and
+ * last reported one. The '' keys answer the views' filters and totals without counting inventory rows.
+ */
+export const fleetMcpStats = pgTable(
+  'fleet_mcp_stats',
+  {
+    name: text('name').notNull(),
+    agentType: text('agent_type').notNull(),
+    transport: text('transport').notNull(),
+    devices: integer('devices').notNull().default(0),
+    enabledDevices: integer('enabled_devices').notNull().default(0),
+    disabledDevices: integer('disabled_devices').notNull().default(0),
+    installs: integer('installs').notNull().default(0),
+    enabledInstalls: integer('enabled_installs').notNull().default(0),
+    firstSeenAt: ts('first_seen_at'),
+    lastSeenAt: ts('last_seen_at'),
+  },
+  (t) => [
+    primaryKey({ name: 'fleet_mcp_stats_pkey', columns: [t.name, t.agentType, t.transport] }),
+    index('fleet_mcp_stats_filter_idx').on(t.agentType, t.transport, t.name),
+  ],
+);
+
+/** The fleet-stats fold's lock (one row): folds take it in turn (FOR UPDATE), so two never count one device. */
+export const fleetStatsState = pgTable(
+  'fleet_stats_state',
+  {
+    id: boolean('id').primaryKey().default(true),
+    foldedAt: ts('folded_at').notNull().defaultNow(),
+    rowsFolded: bigint('rows_folded', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [check('fleet_stats_state_single_row', sql`${t.id}`)],
 );
 
 export const inventoryChanges = pgTable(

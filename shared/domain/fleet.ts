@@ -1,6 +1,7 @@
 // Fleet views for admins (issue 4): devices (list, detail), agents and MCP servers across the fleet (with configured
-// vs called), the fleet summary and the inventory change feed. Inventory tables are small (one row per device x
-// agent / MCP), so these aggregate them directly; call counts come from the event rollups (observability-rollups.ts).
+// vs called), the fleet summary and the inventory change feed. The agents, MCPs and summary views read the fleet
+// counters (fleet-stats.ts) rather than the inventory rows, which number about ten per device; call counts come from
+// the event rollups (observability-rollups.ts). Both are folded first (foldCounters).
 // Every list is keyset-paginated (observability-cursor.ts) and bounded to 100 rows and PAGE_BYTES; each JSON
 // document is built by one statement (queryDoc), so values read the same on every driver.
 import { type SQL, sql } from 'drizzle-orm';
@@ -14,6 +15,7 @@ import type {
   ListDevicesQuery,
   ListMcpsQuery,
 } from '../schemas/observability.ts';
+import { FLEET_FOLD_FUNCTION, READ_FOLD_MAX_ROWS } from './fleet-stats.ts';
 import {
   type Bounded,
   boundedArray,
@@ -36,7 +38,17 @@ import {
   UUID_RE,
 } from './observability-cursor.ts';
 import { rangeOf } from './observability-ranges.ts';
-import { foldRollups } from './observability-rollups.ts';
+import { FOLD_FUNCTION, READ_FOLD_MAX_EVENTS } from './observability-rollups.ts';
+
+/**
+ * Before a read of the rollups and the fleet counters: folds what is waiting into both (observability-rollups.ts,
+ * fleet-stats.ts), each bounded and never waiting, in one round trip.
+ */
+async function foldCounters(db: Db): Promise<void> {
+  await db.execute(sql`SELECT r.folded, f.folded
+    FROM ${sql.raw(FOLD_FUNCTION)}(${READ_FOLD_MAX_EVENTS}::bigint, false) r,
+      ${sql.raw(FLEET_FOLD_FUNCTION)}(${READ_FOLD_MAX_ROWS}::integer, false) f`);
+}
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
 
@@ -223,27 +235,27 @@ export async function listAgents(
 ) {
   const fh = filterHash(query);
   const w = callWindow(query, now);
-  const having: SQL[] = [];
-  if (query.updated_since) having.push(sql`max(a.last_seen_at) >= ${query.updated_since}::timestamptz`);
-  const where: SQL[] = [sql`a.removed_at IS NULL`];
+  const where: SQL[] = [sql`a.devices > 0`];
+  if (query.updated_since) where.push(sql`a.last_seen_at >= ${query.updated_since}::timestamptz`);
   if (query.cursor) {
     const [name] = decodeCursor(cursorKey(config), query.cursor, 'agents', fh, [ANY_RE]);
     where.push(sql`a.agent_type > ${name}`);
   }
-  await foldRollups(db);
+  await foldCounters(db);
+  // From the fleet counters (fleet-stats.ts): the agent type's MCP rows are its ('', type, '') key, its distinct
+  // MCPs its (name, type, '') keys, its transports its ('', type, transport) keys.
   const rows = await queryDoc<Bounded<{ agent_type: string }>>(
     db,
     sql`WITH calls AS (${callsCte('agent_type', w.from, w.to)}),
-      ag AS (SELECT a.agent_type, count(DISTINCT a.device_id)::int AS devices,
-          min(a.first_seen_at) AS first_seen_at, max(a.last_seen_at) AS last_seen_at
-        FROM inventory_agents a WHERE ${and(where)} GROUP BY a.agent_type
-        ${having.length ? sql`HAVING ${and(having)}` : sql``}
-        ORDER BY a.agent_type LIMIT ${query.limit + 1}),
-      mc AS (SELECT m.agent_type, count(*) FILTER (WHERE m.enabled)::int AS enabled,
-          count(*) FILTER (WHERE NOT m.enabled)::int AS disabled, count(DISTINCT m.name)::int AS distinct_mcps,
-          json_agg(DISTINCT m.transport) AS transports
-        FROM inventory_mcps m WHERE m.removed_at IS NULL AND m.agent_type IN (SELECT agent_type FROM ag)
-        GROUP BY m.agent_type)
+      ag AS (SELECT a.agent_type, a.devices, a.first_seen_at, a.last_seen_at FROM fleet_agent_stats a
+        WHERE ${and(where)} ORDER BY a.agent_type LIMIT ${query.limit + 1}),
+      mc AS (SELECT s.agent_type,
+          sum(s.enabled_installs) FILTER (WHERE s.name = '' AND s.transport = '')::int AS enabled,
+          sum(s.installs - s.enabled_installs) FILTER (WHERE s.name = '' AND s.transport = '')::int AS disabled,
+          (count(*) FILTER (WHERE s.name <> '' AND s.transport = ''))::int AS distinct_mcps,
+          json_agg(s.transport ORDER BY s.transport) FILTER (WHERE s.name = '' AND s.transport <> '') AS transports
+        FROM fleet_mcp_stats s WHERE s.agent_type IN (SELECT agent_type FROM ag) AND s.devices > 0
+        GROUP BY s.agent_type)
     SELECT ${boundedArray(
       sql`SELECT json_build_object('agent_type', ag.agent_type, 'devices', ag.devices,
           'mcps', json_build_object('distinct', coalesce(mc.distinct_mcps, 0), 'enabled', coalesce(mc.enabled, 0),
@@ -276,23 +288,27 @@ const MCP_AGENT_TYPES_MAX = 20;
  * One row per MCP server name: devices where it is configured (enabled / disabled), transports, agent types,
  * first / last seen, and calls in the window (configured vs called). Also, over the whole fleet: `shadow` (called
  * in the window but configured on no device) and `configured_never_called` (configured, no call in the window),
- * each at most 100 names and 64 KiB (`*_total` counts them all).
+ * each at most 100 names and 64 KiB (`*_total` counts them all). From the fleet counters (fleet-stats.ts): with the
+ * filters agent_type and transport ('' when absent), a name's row is its (name, agent_type, transport) key, its
+ * transports and agent types the keys that name one of them.
  */
 export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: ListMcpsQuery, now = new Date()) {
   const fh = filterHash(query);
   const w = callWindow(query, now);
-  const where: SQL[] = [sql`m.removed_at IS NULL`];
-  if (query.agent_type) where.push(sql`m.agent_type = ${query.agent_type}`);
-  if (query.transport) where.push(sql`m.transport = ${query.transport}`);
-  const pageWhere: SQL[] = [];
+  const agentType = query.agent_type ?? '';
+  const transport = query.transport ?? '';
+  const where: SQL[] = [
+    sql`m.agent_type = ${agentType}`,
+    sql`m.transport = ${transport}`,
+    sql`m.name <> ''`,
+    sql`m.devices > 0`,
+  ];
   if (query.cursor) {
     const [name] = decodeCursor(cursorKey(config), query.cursor, 'mcps', fh, [ANY_RE]);
-    pageWhere.push(sql`m.name > ${name}`);
+    where.push(sql`m.name > ${name}`);
   }
-  const having = query.updated_since
-    ? sql`HAVING max(m.last_seen_at) >= ${query.updated_since}::timestamptz`
-    : sql``;
-  await foldRollups(db);
+  if (query.updated_since) where.push(sql`m.last_seen_at >= ${query.updated_since}::timestamptz`);
+  await foldCounters(db);
   const doc = await queryDoc<{
     mcps: Bounded<{ name: string }>;
     shadow: Bounded<unknown>;
@@ -302,31 +318,33 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
   }>(
     db,
     sql`WITH calls AS (${callsCte('mcp_name', w.from, w.to)}),
-      configured AS (SELECT DISTINCT name FROM inventory_mcps WHERE removed_at IS NULL),
-      mp AS (SELECT m.name, count(DISTINCT m.device_id)::int AS devices,
-          count(DISTINCT m.device_id) FILTER (WHERE m.enabled)::int AS enabled_devices,
-          count(DISTINCT m.device_id) FILTER (WHERE NOT m.enabled)::int AS disabled_devices,
-          json_agg(DISTINCT m.transport) AS transports, count(DISTINCT m.agent_type)::int AS agent_types_total,
-          (array_agg(DISTINCT m.agent_type ORDER BY m.agent_type))[1:${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
-            AS agent_types,
-          min(m.first_seen_at) AS first_seen_at, max(m.last_seen_at) AS last_seen_at
-        FROM inventory_mcps m WHERE ${and([...where, ...pageWhere])} GROUP BY m.name ${having}
-        ORDER BY m.name LIMIT ${query.limit + 1}),
+      configured AS (SELECT name, devices FROM fleet_mcp_stats
+        WHERE agent_type = '' AND transport = '' AND name <> '' AND devices > 0),
+      mp AS (SELECT m.name, m.devices, m.enabled_devices, m.disabled_devices, m.first_seen_at, m.last_seen_at
+        FROM fleet_mcp_stats m WHERE ${and(where)} ORDER BY m.name LIMIT ${query.limit + 1}),
+      sides AS (SELECT s.name,
+          json_agg(s.transport ORDER BY s.transport)
+            FILTER (WHERE s.agent_type = ${agentType} AND s.transport <> '') AS transports,
+          (count(*) FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))::int AS agent_types_total,
+          (array_agg(s.agent_type ORDER BY s.agent_type)
+            FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))[1:${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
+            AS agent_types
+        FROM fleet_mcp_stats s WHERE s.name IN (SELECT name FROM mp) AND s.devices > 0 GROUP BY s.name),
       shadow AS (SELECT c.* FROM calls c WHERE c.calls > 0 AND c.name NOT IN (SELECT name FROM configured)),
-      unused AS (SELECT cf.name FROM configured cf
+      unused AS (SELECT cf.name, cf.devices FROM configured cf
         WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.name = cf.name AND c.calls > 0))
     SELECT json_build_object(
       'mcps', ${boundedArray(
         sql`SELECT json_build_object('name', mp.name, 'devices', mp.devices,
             'enabled_devices', mp.enabled_devices, 'disabled_devices', mp.disabled_devices,
-            'transports', mp.transports, 'agent_types', to_json(mp.agent_types),
-            'agent_types_total', mp.agent_types_total,
+            'transports', coalesce(sd.transports, '[]'::json), 'agent_types', to_json(coalesce(sd.agent_types, '{}')),
+            'agent_types_total', coalesce(sd.agent_types_total, 0),
             'first_seen_at', ${iso(sql`mp.first_seen_at`)}, 'last_seen_at', ${iso(sql`mp.last_seen_at`)},
             'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
             'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0),
             'usage', CASE WHEN coalesce(c.calls, 0) > 0 THEN 'configured_and_called' ELSE 'configured_never_called' END)
             AS o, row_number() OVER (ORDER BY mp.name) AS rn
-          FROM mp LEFT JOIN calls c ON c.name = mp.name`,
+          FROM mp LEFT JOIN sides sd ON sd.name = mp.name LEFT JOIN calls c ON c.name = mp.name`,
         PAGE_BYTES,
       )},
       'shadow', ${boundedArray(
@@ -337,8 +355,7 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
       )},
       'shadow_total', (SELECT count(*) FROM shadow)::int,
       'unused', ${boundedArray(
-        sql`SELECT json_build_object('name', u.name, 'devices', (SELECT count(DISTINCT device_id)
-            FROM inventory_mcps WHERE name = u.name AND removed_at IS NULL)::int) AS o,
+        sql`SELECT json_build_object('name', u.name, 'devices', u.devices) AS o,
             row_number() OVER (ORDER BY u.name) AS rn
           FROM (SELECT * FROM unused ORDER BY name LIMIT ${SIDE_LIST_MAX}) u`,
         2 * LIST_BYTES,
@@ -358,34 +375,42 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
   };
 }
 
-/** Devices total / online / offline / never reported / new in 24 h, agents by type, MCPs by transport, events 24 h. */
+/**
+ * Devices total / online / offline / never reported / new in 24 h, agents by type, MCPs by transport, events 24 h.
+ * The device counts are the statuses of statusSql counted on indexes: every device and the recently seen ones on
+ * devices_last_seen_idx, the never-reported ones on their own partial index (online = seen recently and reported;
+ * offline = the rest of the reported ones).
+ */
 export async function fleetSummary(db: Db, config: Config, now = new Date()) {
   const t = threshold(config, now);
   const dayAgo = new Date(now.getTime() - 86_400_000);
   const r = rangeOf(dayAgo, now, 'hour');
-  await foldRollups(db);
+  await foldCounters(db);
   const doc = await queryDoc<Record<string, unknown>>(
     db,
-    sql`WITH d AS (SELECT ${statusSql(t.since)} AS status, d.created_at FROM devices d),
+    sql`WITH seen AS (SELECT count(*) AS total, count(*) FILTER (WHERE last_seen_at >= ${tsParam(t.since)}) AS recent
+        FROM devices),
+      never AS (SELECT count(*) AS total, count(*) FILTER (WHERE last_seen_at >= ${tsParam(t.since)}) AS recent
+        FROM devices WHERE last_inventory_at IS NULL AND last_event_at IS NULL),
       ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
           coalesce(sum(calls) FILTER (WHERE result = 'denied'), 0)::bigint AS denied,
           coalesce(sum(calls) FILTER (WHERE result = 'error'), 0)::bigint AS errors,
           coalesce(sum(tokens_in), 0)::bigint AS tokens_in, coalesce(sum(tokens_out), 0)::bigint AS tokens_out
         FROM observability_rollups WHERE kind = 'call' AND ${r.rollupWhere})
     SELECT json_build_object(
-      'devices', (SELECT json_build_object('total', count(*)::int,
-          'online', (count(*) FILTER (WHERE status = 'online'))::int,
-          'offline', (count(*) FILTER (WHERE status = 'offline'))::int,
-          'never_reported', (count(*) FILTER (WHERE status = 'never_reported'))::int,
-          'new_24h', (count(*) FILTER (WHERE created_at >= ${tsParam(dayAgo)}))::int) FROM d),
-      'agents_by_type', (SELECT coalesce(json_agg(json_build_object('agent_type', agent_type, 'devices', n)
-          ORDER BY n DESC, agent_type), '[]'::json)
-        FROM (SELECT agent_type, count(DISTINCT device_id)::int AS n FROM inventory_agents
-              WHERE removed_at IS NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 100) x),
-      'mcps_by_transport', (SELECT coalesce(json_agg(json_build_object('transport', transport,
-          'servers', servers, 'devices', devices, 'installs', installs) ORDER BY transport), '[]'::json)
-        FROM (SELECT transport, count(DISTINCT name)::int AS servers, count(DISTINCT device_id)::int AS devices,
-              count(*)::int AS installs FROM inventory_mcps WHERE removed_at IS NULL GROUP BY 1) x),
+      'devices', (SELECT json_build_object('total', seen.total::int, 'online', (seen.recent - never.recent)::int,
+          'offline', (seen.total - never.total - (seen.recent - never.recent))::int,
+          'never_reported', never.total::int,
+          'new_24h', (SELECT count(*) FROM devices WHERE created_at >= ${tsParam(dayAgo)})::int) FROM seen, never),
+      'agents_by_type', (SELECT coalesce(json_agg(json_build_object('agent_type', agent_type, 'devices', devices)
+          ORDER BY devices DESC, agent_type), '[]'::json)
+        FROM (SELECT agent_type, devices FROM fleet_agent_stats WHERE devices > 0
+              ORDER BY devices DESC, agent_type LIMIT 100) x),
+      'mcps_by_transport', (SELECT coalesce(json_agg(json_build_object('transport', t.transport,
+          'servers', (SELECT count(*) FROM fleet_mcp_stats s WHERE s.agent_type = '' AND s.transport = t.transport
+            AND s.name <> '' AND s.devices > 0)::int,
+          'devices', t.devices, 'installs', t.installs) ORDER BY t.transport), '[]'::json)
+        FROM fleet_mcp_stats t WHERE t.name = '' AND t.agent_type = '' AND t.transport <> '' AND t.devices > 0),
       'events_24h', (SELECT json_build_object('calls', calls, 'denied', denied, 'errors', errors,
           'tokens_in', tokens_in, 'tokens_out', tokens_out,
           'deny_rate', CASE WHEN calls > 0 THEN round(denied::numeric / calls, 4) ELSE 0 END,

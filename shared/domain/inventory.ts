@@ -10,7 +10,8 @@ import { signatureInsert } from './devices.ts';
 /**
  * POST /v1/devices/inventory: the report replaces the device's current inventory. Agents and MCPs keep their
  * first_seen_at; ones no longer reported get removed_at; every appearance and disappearance is written to
- * inventory_changes (the fleet change feed). One statement, one database call: it finds the device by the
+ * inventory_changes (the fleet change feed). Every row it writes is marked for the fleet counters' fold (stats_dirty,
+ * fleet-stats.ts). One statement, one database call: it finds the device by the
  * certificate's fingerprint (401 unknown_device), then does all of it, or nothing (replay included).
  * Only name, enabled and transport of an MCP reach this function (the schema drops command, args and env).
  */
@@ -42,10 +43,11 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
         INSERT INTO inventory_agents (device_id, agent_type, display_name, first_seen_at, last_seen_at)
         SELECT ${dev}, agent_type, coalesce(display_name, ''), ${at}, ${at} FROM in_agents WHERE ${guard}
         ON CONFLICT (device_id, agent_type) DO UPDATE
-          SET display_name = EXCLUDED.display_name, last_seen_at = EXCLUDED.last_seen_at, removed_at = NULL
+          SET display_name = EXCLUDED.display_name, last_seen_at = EXCLUDED.last_seen_at, removed_at = NULL,
+            stats_dirty = true
         RETURNING 1),
       gone_agents AS (
-        UPDATE inventory_agents SET removed_at = ${at}
+        UPDATE inventory_agents SET removed_at = ${at}, stats_dirty = true
         WHERE device_id = ${dev} AND removed_at IS NULL AND ${guard}
           AND agent_type NOT IN (SELECT agent_type FROM in_agents)
         RETURNING agent_type),
@@ -54,10 +56,10 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
         SELECT ${dev}, agent_type, name, enabled, transport, ${at}, ${at} FROM in_mcps WHERE ${guard}
         ON CONFLICT (device_id, agent_type, name) DO UPDATE
           SET enabled = EXCLUDED.enabled, transport = EXCLUDED.transport, last_seen_at = EXCLUDED.last_seen_at,
-              removed_at = NULL
+              removed_at = NULL, stats_dirty = true
         RETURNING 1),
       gone_mcps AS (
-        UPDATE inventory_mcps SET removed_at = ${at}
+        UPDATE inventory_mcps SET removed_at = ${at}, stats_dirty = true
         WHERE device_id = ${dev} AND removed_at IS NULL AND ${guard}
           AND (agent_type, name) NOT IN (SELECT agent_type, name FROM in_mcps)
         RETURNING agent_type, name),

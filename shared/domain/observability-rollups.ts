@@ -397,20 +397,28 @@ export async function foldRollups(
 }
 
 /**
- * Folds the backlog in calls of SCHEDULED_FOLD_MAX_EVENTS (each its own transaction, so the work done stays done and
- * no lock is held long) until nothing waits or `budgetMs` has passed; what is left waits for the next run.
+ * Calls `fold` (one bounded call, its own transaction, so the work done stays done and no lock is held long) until
+ * nothing waits or `budgetMs` has passed; what is left waits for the next run. The scheduled folds of the rollups
+ * (foldBacklog) and of the fleet counters (fleet-stats.ts) loop with it.
  */
-export async function foldBacklog(db: Db, budgetMs: number): Promise<FoldResult & { calls: number }> {
+export async function repeatFold(
+  fold: () => Promise<FoldResult>,
+  budgetMs: number,
+): Promise<FoldResult & { calls: number }> {
   const started = performance.now();
   let folded = 0;
   let calls = 0;
   for (;;) {
-    const result = await foldRollups(db, { maxEvents: SCHEDULED_FOLD_MAX_EVENTS, wait: true });
+    const result = await fold();
     folded += result.folded;
     calls++;
     if (!result.more || performance.now() - started >= budgetMs) return { folded, more: result.more, calls };
   }
 }
+
+/** Folds the events backlog in calls of SCHEDULED_FOLD_MAX_EVENTS (repeatFold) for up to `budgetMs`. */
+export const foldBacklog = (db: Db, budgetMs: number) =>
+  repeatFold(() => foldRollups(db, { maxEvents: SCHEDULED_FOLD_MAX_EVENTS, wait: true }), budgetMs);
 
 /** A grain or kind as an SQL literal (from a closed set, never user input). */
 const lit = (value: Grain | 'call' | 'actor'): SQL => sql.raw(`'${value}'`);

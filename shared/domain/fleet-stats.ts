@@ -1,0 +1,250 @@
+// Fleet counters (issue 18, item 5): the agents and MCPs views and the fleet summary read per-key counters instead of
+// aggregating every inventory row, which at 100,000 devices (about a million MCP rows) took more than a second.
+//
+// The counters are kept by a fold, as the event rollups are (observability-rollups.ts):
+// - Each inventory row carries its state as the counters last counted it (stats_present, stats_enabled,
+//   stats_transport) and stats_dirty. An inventory report only marks its rows dirty, so reports never wait on a
+//   shared counter row, however many devices report at once.
+// - The fold (fleet_stats_fold(), below) takes dirty rows it can lock (SKIP LOCKED: a report in progress keeps its
+//   rows for the next fold), computes each affected device's contribution to every key before (the counted state)
+//   and after (the rows' present state), adds the difference to the counters, and marks the rows counted. Folds take
+//   the fleet_stats_state row in turn, so a device is never counted by two at once.
+// - A device counts once per key however many of its rows match (the same MCP under two agent types is one device),
+//   which is why the fold works per device and not per row.
+//
+// Keys: per agent type (fleet_agent_stats), and per (MCP name, agent type, transport) with '' for "any"
+// (fleet_mcp_stats), so each filter of the MCPs view and each total of the summary is one counter row.
+// first_seen_at / last_seen_at of a key are when any device first and last reported it (they do not move back when
+// a device drops it).
+//
+// Reads fold at most READ_FOLD_MAX_ROWS first without waiting (foldFleetStats); the scheduled observability/fold
+// folds the rest. fleet_stats_rebuild() recounts everything (the migration that introduced the counters, bulk loads).
+import { type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/query.ts';
+import { type FoldResult, repeatFold } from './observability-rollups.ts';
+
+/** Names of the SQL functions (generated into migrations, scripts/function-migrations.ts). */
+export const FLEET_FOLD_FUNCTION = 'fleet_stats_fold';
+export const FLEET_REBUILD_FUNCTION = 'fleet_stats_rebuild';
+
+/** The most inventory rows a read folds before it answers: a few milliseconds. */
+export const READ_FOLD_MAX_ROWS = 2_000;
+/** The most inventory rows one scheduled call folds, in one transaction. */
+export const SCHEDULED_FOLD_MAX_ROWS = 50_000;
+
+/** The eight keys an MCP row counts under: each of name, agent type and transport, or '' (any). */
+const mcpKeys = (
+  name: SQL,
+  agentType: SQL,
+  transport: SQL,
+): SQL => sql`CROSS JOIN LATERAL (VALUES (${name}, ${agentType}, ${transport}), (${name}, '', ${transport}),
+      (${name}, ${agentType}, ''), (${name}, '', ''), ('', ${agentType}, ${transport}), ('', '', ${transport}),
+      ('', ${agentType}, ''), ('', '', '')) AS k(name, agent_type, transport)`;
+
+interface RowState {
+  present: string;
+  enabled: string;
+  transport: string;
+  /** Columns with the row's first / last report, or NULL where the row adds no time. */
+  firstSeen: string;
+  lastSeen: string;
+}
+
+/**
+ * Each device's contribution to each key, from `rows` (device_id, agent_type, name and the columns of `state`):
+ * over the rows where `present` holds, the device (1), whether one matching row is enabled / disabled, and the
+ * matching rows (installs, enabled ones); over all of them, the first and last report.
+ */
+function contributionsSql(rows: SQL, state: RowState): SQL {
+  const col = (c: string) => sql.raw(`r.${c}`);
+  const present = col(state.present);
+  const enabled = col(state.enabled);
+  return sql`SELECT r.device_id, k.name, k.agent_type, k.transport, bool_or(${present})::int AS devices,
+      bool_or(${present} AND ${enabled})::int AS enabled_devices,
+      bool_or(${present} AND NOT ${enabled})::int AS disabled_devices,
+      (count(*) FILTER (WHERE ${present}))::int AS installs,
+      (count(*) FILTER (WHERE ${present} AND ${enabled}))::int AS enabled_installs,
+      min(${col(state.firstSeen)}) AS first_seen_at, max(${col(state.lastSeen)}) AS last_seen_at
+    FROM ${rows} r ${mcpKeys(sql`r.name`, sql`r.agent_type`, col(state.transport))} GROUP BY 1, 2, 3, 4`;
+}
+
+const COUNTERS = ['devices', 'enabled_devices', 'disabled_devices', 'installs', 'enabled_installs'] as const;
+const list = (f: (c: string) => string) => sql.raw(COUNTERS.map(f).join(', '));
+
+/**
+ * Adds contributions to fleet_mcp_stats: `parts` are (sign, contributions) pairs, summed per key (first / last
+ * report: the earliest and latest); a key is written when a count changes or a time is given.
+ */
+const addToMcpStats = (parts: Array<[1 | -1, SQL]>): SQL =>
+  sql`INSERT INTO fleet_mcp_stats AS s (name, agent_type, transport, ${list((c) => c)}, first_seen_at, last_seen_at)
+    SELECT name, agent_type, transport, ${list((c) => `sum(${c})::int`)}, min(first_seen_at), max(last_seen_at)
+    FROM (${sql.join(
+      parts.map(
+        ([sign, c]) => sql`SELECT name, agent_type, transport, ${list((x) => `${sign} * ${x} AS ${x}`)},
+          first_seen_at, last_seen_at FROM (${c}) c`,
+      ),
+      sql` UNION ALL `,
+    )}) x
+    GROUP BY 1, 2, 3
+    HAVING max(last_seen_at) IS NOT NULL OR ${sql.raw(COUNTERS.map((c) => `sum(${c}) <> 0`).join(' OR '))}
+    ORDER BY 1, 2, 3
+    ON CONFLICT (name, agent_type, transport) DO UPDATE SET ${list((c) => `${c} = s.${c} + EXCLUDED.${c}`)},
+      first_seen_at = LEAST(s.first_seen_at, EXCLUDED.first_seen_at),
+      last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at)`;
+
+/**
+ * CREATE OR REPLACE FUNCTION fleet_stats_fold(max_rows, wait): counts up to max_rows dirty agent rows and max_rows
+ * dirty MCP rows (those a report in progress holds are left for the next fold) and returns how many (folded) and
+ * whether a full batch was taken (more). With `wait` it waits for a fold in progress; without (a read) it leaves
+ * the work to that one. When nothing is dirty (two index probes) it returns before taking any lock.
+ */
+export function fleetFoldFunctionSql(): SQL {
+  // The MCP rows of the picked devices with their counted state (was_*) and their state now (is_*): the picked
+  // rows' values as locked, the other rows' counted state (only folds change it, and folds take turns).
+  const states = sql`(SELECT m.device_id, m.agent_type, m.name,
+        m.stats_present AS was_present, m.stats_enabled AS was_enabled, m.stats_transport AS was_transport,
+        CASE WHEN p.id IS NULL THEN m.stats_present ELSE p.removed_at IS NULL END AS is_present,
+        coalesce(p.enabled, m.stats_enabled) AS is_enabled, coalesce(p.transport, m.stats_transport) AS is_transport,
+        p.first_seen_at, p.last_seen_at, NULL::timestamptz AS no_time
+      FROM inventory_mcps m LEFT JOIN picked p ON p.id = m.id
+      WHERE m.device_id IN (SELECT device_id FROM picked) AND (m.stats_present OR p.id IS NOT NULL))`;
+  const add = addToMcpStats([
+    [
+      1,
+      contributionsSql(sql`states`, {
+        present: 'is_present',
+        enabled: 'is_enabled',
+        transport: 'is_transport',
+        firstSeen: 'first_seen_at',
+        lastSeen: 'last_seen_at',
+      }),
+    ],
+    [
+      -1,
+      contributionsSql(sql`states`, {
+        present: 'was_present',
+        enabled: 'was_enabled',
+        transport: 'was_transport',
+        firstSeen: 'no_time',
+        lastSeen: 'no_time',
+      }),
+    ],
+  ]);
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(FLEET_FOLD_FUNCTION)}(max_rows integer, wait boolean, OUT folded integer, OUT more boolean)
+LANGUAGE plpgsql
+SET work_mem = '64MB'
+AS $fold$
+DECLARE
+  agents integer;
+  mcps integer;
+BEGIN
+  folded := 0;
+  more := false;
+  IF NOT EXISTS (SELECT 1 FROM inventory_agents WHERE stats_dirty)
+    AND NOT EXISTS (SELECT 1 FROM inventory_mcps WHERE stats_dirty) THEN
+    RETURN;
+  END IF;
+  IF wait THEN
+    PERFORM 1 FROM fleet_stats_state FOR UPDATE;
+  ELSE
+    PERFORM 1 FROM fleet_stats_state FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+      more := true;
+      RETURN;
+    END IF;
+  END IF;
+  WITH picked AS MATERIALIZED (SELECT id, agent_type, removed_at, stats_present, first_seen_at, last_seen_at
+        FROM inventory_agents WHERE stats_dirty LIMIT max_rows FOR UPDATE SKIP LOCKED),
+      counted AS (INSERT INTO fleet_agent_stats AS s (agent_type, devices, first_seen_at, last_seen_at)
+        SELECT agent_type, sum((removed_at IS NULL)::int - stats_present::int)::int, min(first_seen_at),
+          max(last_seen_at)
+        FROM picked GROUP BY agent_type ORDER BY agent_type
+        ON CONFLICT (agent_type) DO UPDATE SET devices = s.devices + EXCLUDED.devices,
+          first_seen_at = LEAST(s.first_seen_at, EXCLUDED.first_seen_at),
+          last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at)
+        RETURNING 1),
+      done AS (UPDATE inventory_agents a SET stats_present = p.removed_at IS NULL, stats_dirty = false
+        FROM picked p WHERE a.id = p.id RETURNING 1)
+    SELECT count(*) INTO agents FROM done;
+  WITH picked AS MATERIALIZED (SELECT id, device_id, agent_type, name, enabled, transport, removed_at,
+          first_seen_at, last_seen_at
+        FROM inventory_mcps WHERE stats_dirty LIMIT max_rows FOR UPDATE SKIP LOCKED),
+      states AS MATERIALIZED ${states},
+      counted AS (${add} RETURNING 1),
+      done AS (UPDATE inventory_mcps m SET stats_present = p.removed_at IS NULL, stats_enabled = p.enabled,
+          stats_transport = p.transport, stats_dirty = false
+        FROM picked p WHERE m.id = p.id RETURNING 1)
+    SELECT count(*) INTO mcps FROM done;
+  folded := agents + mcps;
+  more := agents >= max_rows OR mcps >= max_rows;
+  UPDATE fleet_stats_state SET folded_at = now(), rows_folded = rows_folded + folded;
+END
+$fold$`;
+}
+
+/**
+ * CREATE OR REPLACE FUNCTION fleet_stats_rebuild(): recounts every counter from the inventory rows, after a fold in
+ * progress. For the migration that introduced the counters and for bulk loads (the benchmark's seeding); it locks
+ * every inventory row it marks counted, so run it when no inventory reports arrive.
+ */
+export function fleetRebuildFunctionSql(): SQL {
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(FLEET_REBUILD_FUNCTION)}()
+RETURNS void
+LANGUAGE plpgsql
+SET work_mem = '256MB'
+AS $rebuild$
+BEGIN
+  PERFORM 1 FROM fleet_stats_state FOR UPDATE;
+  UPDATE inventory_agents SET stats_present = removed_at IS NULL, stats_dirty = false
+    WHERE stats_dirty OR stats_present <> (removed_at IS NULL);
+  UPDATE inventory_mcps SET stats_present = removed_at IS NULL, stats_enabled = enabled, stats_transport = transport,
+      stats_dirty = false
+    WHERE stats_dirty
+      OR (stats_present, stats_enabled, stats_transport) IS DISTINCT FROM (removed_at IS NULL, enabled, transport);
+  DELETE FROM fleet_agent_stats;
+  DELETE FROM fleet_mcp_stats;
+  INSERT INTO fleet_agent_stats (agent_type, devices, first_seen_at, last_seen_at)
+    SELECT agent_type, (count(*) FILTER (WHERE stats_present))::int, min(first_seen_at), max(last_seen_at)
+    FROM inventory_agents GROUP BY agent_type ORDER BY agent_type;
+  ${addToMcpStats([
+    [
+      1,
+      contributionsSql(sql`inventory_mcps`, {
+        present: 'stats_present',
+        enabled: 'stats_enabled',
+        transport: 'stats_transport',
+        firstSeen: 'first_seen_at',
+        lastSeen: 'last_seen_at',
+      }),
+    ],
+  ])};
+  UPDATE fleet_stats_state SET folded_at = now();
+END
+$rebuild$`;
+}
+
+/**
+ * Counts the inventory rows reported since the last fold (fleet_stats_fold(), above), at most `maxRows` of each
+ * table; with `wait`, after a fold in progress. Every reader of fleet_agent_stats or fleet_mcp_stats calls it first
+ * with the defaults: a few milliseconds at most, never waiting.
+ */
+export async function foldFleetStats(
+  db: Db,
+  { maxRows = READ_FOLD_MAX_ROWS, wait = false }: { maxRows?: number; wait?: boolean } = {},
+): Promise<FoldResult> {
+  const [row] = await queryRows<{ folded: number | string; more: boolean }>(
+    db,
+    sql`SELECT folded, more FROM ${sql.raw(FLEET_FOLD_FUNCTION)}(${maxRows}::integer, ${wait}::boolean)`,
+  );
+  return { folded: Number(row?.folded ?? 0), more: row?.more === true };
+}
+
+/** The scheduled fold: calls of SCHEDULED_FOLD_MAX_ROWS (repeatFold) for up to `budgetMs`. */
+export const foldFleetBacklog = (db: Db, budgetMs: number) =>
+  repeatFold(() => foldFleetStats(db, { maxRows: SCHEDULED_FOLD_MAX_ROWS, wait: true }), budgetMs);
+
+/** Recounts every fleet counter (fleet_stats_rebuild(), above): after a bulk load of inventory rows. */
+export async function rebuildFleetStats(db: Db): Promise<void> {
+  await db.execute(sql`SELECT ${sql.raw(FLEET_REBUILD_FUNCTION)}()`);
+}
