@@ -9,6 +9,10 @@ import { foldBacklog } from '#shared/domain/observability-rollups.ts';
 import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
 import { getRuntime } from '#shared/runtime.ts';
 
+/** How long a run folds before it exports: a few seconds at most, as the export's own hours need the rest of the run
+ * (an hour folded later is only rewritten by a later run). */
+const FOLD_BEFORE_EXPORT_MS = 5_000;
+
 // The store is kept between invocations (its S3 client holds connections), for the config it was opened with.
 let opened: { for: Config['events']['archive']; store: ReturnType<typeof openArchiveStore> } | undefined;
 
@@ -20,8 +24,7 @@ export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const store = await opened.store;
   if (!store) return { target: 'none', hours: 0 };
   const started = performance.now();
-  // A few seconds at most: the export's own hours need the rest of the run (an hour folded later is only rewritten).
-  await foldBacklog(database.db, 5_000);
+  await foldBacklog(database.db, FOLD_BEFORE_EXPORT_MS);
   const run = await archiveClosedHours(database.db, store, config);
   const durationMs = Math.round(performance.now() - started);
   const rows = run.hours.reduce((n, h) => n + h.rows, 0);

@@ -1,8 +1,9 @@
 // Scheduled (every events.maintenance_interval: EventBridge in the stack, a timer in the local server): the event
 // partitions (shared/domain/observability-partitions.ts). It folds pending events into the rollups first, so the
-// partitions that retention then drops are in them (with a backlog it could not fold, nothing is dropped); creates the daily partitions ahead and gives stray days of the
-// default partition their own; drops the partitions past events.retention (an audit record each) and the rollup
-// rows past events.rollup_retention. Throws on a database error so that the target retries.
+// partitions that retention then drops are in them (a day the fold has not finished is kept for a later run);
+// creates the daily partitions ahead and gives stray days of the default partition their own; drops the partitions
+// past events.retention (an audit record each) and the rollup rows past events.rollup_retention. Throws on a
+// database error so that the target retries.
 import { applyEventRetention, maintainEventPartitions } from '#shared/domain/observability-partitions.ts';
 import { FOLD_BUDGET_MS, foldBacklog } from '#shared/domain/observability-rollups.ts';
 import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
@@ -13,11 +14,13 @@ export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const { config, database } = await getRuntime();
   const started = performance.now();
   const backlog = await foldBacklog(database.db, FOLD_BUDGET_MS);
+  if (backlog.more)
+    log.warn('the rollup fold has a backlog: retention keeps the days not yet folded', {
+      folded: backlog.folded,
+      calls: backlog.calls,
+    });
   const result = await maintainEventPartitions(database.db, config);
-  const retention = backlog.more
-    ? { dropped: [], rollupRowsDeleted: 0 }
-    : await applyEventRetention(database.db, config);
-  if (backlog.more) log.warn('retention deferred: the rollup fold has a backlog', { folded: backlog.folded });
+  const retention = await applyEventRetention(database.db, config);
   const durationMs = Math.round(performance.now() - started);
   const dropped = retention.dropped.map((d) => `${d.name} (${d.rows} events)`);
   if (result.created > 0 || result.stray > 0 || dropped.length > 0) {

@@ -114,12 +114,26 @@ export interface RetentionRun {
 const DAILY_PARTITION = /^observability_events_p\d{8}$/;
 
 /**
+ * Whether some event of the partition is not in the rollups yet: stored by a transaction at or after the fold's
+ * watermark, or by one the fold passed while it was running (observability_fold_state, observability-rollups.ts).
+ */
+async function hasUnfoldedEvents(db: Db, partition: string): Promise<boolean> {
+  const [row] = await queryRows<{ unfolded: boolean }>(
+    db,
+    sql`SELECT EXISTS (SELECT 1 FROM ${sql.raw(quotedPartition(partition))} e, observability_fold_state s
+      WHERE e.ingest_xid >= s.next_xid OR e.ingest_xid = ANY (s.pending_xids)) AS unfolded`,
+  );
+  return row?.unfolded === true;
+}
+
+/**
  * Retention: drops every daily partition whose whole range ends at or before now - events.retention, each in its own
  * transaction with an `events.partition_dropped` audit record (its range and row count); a DROP TABLE, never a row
  * DELETE, so it costs the same at any size. The default partition is never dropped. Then deletes rollup and series
  * rows whose bucket starts before now - events.rollup_retention (those tables are small: about 3k rows a month).
- * When events.archive is configured, a day past the window is dropped only once the archive holds all of it: its end
- * is before the archive's watermark and none of its hours got events after they were archived.
+ * A day past the window is kept while the rollup fold has not folded every event of it (a backlog: the summaries
+ * would lose them), and, when events.archive is configured, until the archive holds all of it: its end is before the
+ * archive's watermark and none of its hours got events after they were archived. Both are checked again on every run.
  * Run after a fold, so the events it drops are in the rollups (and late events are seen by the archive check).
  */
 export async function applyEventRetention(
@@ -135,9 +149,11 @@ export async function applyEventRetention(
       Date.parse(p.to) <= cutoff.getTime() &&
       DAILY_PARTITION.test(p.name),
   );
-  // With an archive, a day goes only once the archive holds every event of it (shared/domain/event-archive.ts).
+  // A day goes only once the rollups count every event of it, and, with an archive, once the archive holds every
+  // event of it (shared/domain/event-archive.ts).
   const expired: EventPartition[] = [];
   for (const p of pastWindow) {
+    if (await hasUnfoldedEvents(db, p.name)) continue;
     if (config.events.archive.target === 'none' || (await isArchived(db, new Date(p.from!), new Date(p.to!))))
       expired.push(p);
   }

@@ -241,6 +241,8 @@ for (const driver of driversUnderTest()) {
           invocationEvent({ event_time: `${day}T${String(h).padStart(2, '0')}:00:00Z`, tool: 'retained' });
         const old = [at(oldDay, 1), at(oldDay, 12), at(oldDay, 23)];
         assert.deepEqual(await send1([...old, at(keptDay, 5)]), { accepted: 4, duplicates: 0 });
+        // Not folded yet: the day past the window stays until the rollups count its events.
+        assert.deepEqual((await applyEventRetention(db, config, now)).dropped, [], 'kept while unfolded');
         await foldRollups(db);
         const rollupCalls = sql`SELECT coalesce(sum(calls), 0)::int AS n FROM observability_rollups
           WHERE grain = 'day' AND kind = 'call' AND tool = 'retained'`;
