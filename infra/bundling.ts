@@ -25,7 +25,9 @@ export const LOCAL_DRIVER_MODULES = [
  * figures quoted here: KB saved in all, median over the 48 functions of config/prod.toml, esbuild 0.28.2), and
  * test/infra/bundle-stubs.test.ts fails when the module or path one replaces disappears from its dependency.
  * A stand-in whose effect no goal needed was removed: the narrowed aws-jwt-verify (0 KB with auth.provider =
- * "local", 2.4 KB with "idp").
+ * "local", 2.4 KB with "idp"). Where a note below says meta/openapi went over 450 KB without one, that was measured
+ * before meta/openapi served the document built at synth time (infra/openapi-module.ts: 451 → 382 KB in all);
+ * requests/query (447.6 KB) has been the largest function since, and bench:bundle-stubs says which it still needs.
  *
  * Parts of the pinned, bundled AWS SDK that Lambda never runs, replaced at bundle time (esbuild `alias`; paths are
  * relative to the project root, where esbuild runs):
@@ -319,10 +321,11 @@ export interface BundlingChoices {
   /** Shell commands run after esbuild, e.g. copying the config and migrations into the bundle. */
   afterBundling?: (inputDir: string, outputDir: string) => string[];
   /**
-   * A module standing in for `#shared/routes.ts` (absolute path): the area table of the function's rows, see
-   * infra/route-tables.ts. Without it the bundle carries the whole route table.
+   * Generated modules standing in for project modules in this bundle (specifier → absolute path; generatedModules
+   * in infra/generated-modules.ts): the function's own route table, the OpenAPI document built at synth time.
+   * Without them the bundle carries the whole route table and builds the document at run time.
    */
-  routeTableModule?: string;
+  modules?: Readonly<Record<string, string>>;
   /**
    * The providers the deployment's config picks (auth.provider, envsvc.provider): the ones it does not pick are left
    * out of the bundle (configStubsFor). Without it every provider is bundled.
@@ -383,7 +386,7 @@ export function esbuildOptions(choices: BundlingChoices, projectRoot: string): S
       external,
       alias: {
         ...BUNDLE_ALIASES,
-        ...(choices.routeTableModule ? { '#shared/routes.ts': choices.routeTableModule } : {}),
+        ...choices.modules,
       },
       legalComments: 'none',
       // Annotations (`sideEffects: false`, `/* @__PURE__ */`) are honoured: they drop zod's unused schema classes

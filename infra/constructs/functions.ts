@@ -7,8 +7,8 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { parse as parseToml } from 'smol-toml';
+import { generatedModules } from '../generated-modules.ts';
 import type { PlannedFunction } from '../plan.ts';
-import { writeRouteTableModule } from '../route-tables.ts';
 import { contentHash, LAMBDA_CONFIG_PATH } from '../settings.ts';
 import { FlatConstruct } from './flat-construct.ts';
 import { addServiceFunction, ENV, type FunctionDefaults } from './service-function.ts';
@@ -87,11 +87,7 @@ export class ServiceFunctions extends FlatConstruct {
           ...(readsIngestToken ? [secrets.auditIngestToken] : []),
         ],
         afterBundling: (_inputDir, outputDir) => [copyConfig(outputDir)],
-        routeTableModule: writeRouteTableModule(
-          planned.handler,
-          planned.entry,
-          join(defaults.stagingDir, 'lambda-routes'),
-        ),
+        modules: generatedModules(planned.handler, planned.entry, defaults.stagingDir),
       });
       this.byHandler.set(planned.handler, fn);
     }

@@ -62,8 +62,8 @@ export interface ServiceFunctionProps {
   readsSecrets: secretsmanager.ISecret[];
   /** Shell commands run after esbuild, e.g. to copy what the function reads next to its bundle. */
   afterBundling: (inputDir: string, outputDir: string) => string[];
-  /** Its own route table (infra/route-tables.ts), bundled in place of the full one. */
-  routeTableModule?: string;
+  /** Generated modules bundled in place of project modules (infra/generated-modules.ts). */
+  modules?: Readonly<Record<string, string>>;
 }
 
 export interface ServiceFunction {
@@ -113,7 +113,7 @@ export function addServiceFunction(
       sourceMap: defaults.sourceMaps,
       includePostgresDriver: defaults.samLocal,
       afterBundling: props.afterBundling,
-      ...(props.routeTableModule ? { routeTableModule: props.routeTableModule } : {}),
+      ...(props.modules ? { modules: props.modules } : {}),
       deployment: defaults.providers,
     }),
   });

@@ -22,8 +22,8 @@ import {
   type SplitBuild,
   TOKEN_AUTHENTICATOR_STUB,
 } from '../../infra/bundling.ts';
+import { generatedModules } from '../../infra/generated-modules.ts';
 import { planFunctions } from '../../infra/plan.ts';
-import { writeRouteTableModule } from '../../infra/route-tables.ts';
 import { loadDeployment } from '../../infra/settings.ts';
 import { PROJECT_ROOT } from '../infra/synth.ts';
 
@@ -92,11 +92,11 @@ function sizes(dir: string): { start: number; all: number } {
 async function buildAll(piece: Piece | undefined): Promise<Map<string, { start: number; all: number }>> {
   const out = new Map<string, { start: number; all: number }>();
   for (const fn of plan) {
-    const routeTableModule = piece?.wholeRouteTable
+    const modules = piece?.wholeRouteTable
       ? undefined
-      : writeRouteTableModule(fn.handler, fn.entry, join(work, 'routes'));
+      : generatedModules(fn.handler, fn.entry, join(work, 'generated'));
     const split = esbuildOptions(
-      { entry: fn.entry, stagingDir: work, sourceMap: false, deployment, routeTableModule },
+      { entry: fn.entry, stagingDir: work, sourceMap: false, deployment, ...(modules ? { modules } : {}) },
       PROJECT_ROOT,
     );
     split.options.alias = { ...(split.options.alias as Record<string, string>) };
