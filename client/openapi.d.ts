@@ -1820,6 +1820,13 @@ export interface components {
             limit: number;
             /** @description Events sampled for session and skill: the latest of the range */
             sampled_events: number;
+            /**
+             * Format: date-time
+             * @description Present when the range reaches before this instant (`from` before it; the session, skill, device and serial values then leave out the older events): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+             */
+            archived_before?: string;
+            /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
+            archive_location?: string | null;
             values: {
                 agent_type: components["schemas"]["CountedFilterValues"];
                 mcp: components["schemas"]["CountedFilterValues"];
@@ -4587,9 +4594,11 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (with `events.archive`, they are archived). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
+                            /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
+                            archive_location?: string | null;
                         };
                     };
                 };
@@ -4690,9 +4699,11 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (with `events.archive`, they are archived). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
+                            /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
+                            archive_location?: string | null;
                         };
                     };
                 };

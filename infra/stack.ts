@@ -8,6 +8,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
+import { routes } from '#shared/routes.ts';
 import { ConsoleSite } from './constructs/console-site.ts';
 import { ARCHIVE_TABLE, EventArchive } from './constructs/event-archive.ts';
 import { ServiceFunctions } from './constructs/functions.ts';
@@ -29,6 +30,12 @@ const PROBE_HANDLER = 'health/probe';
 
 /** The function that writes the event archive (schedules.eventArchive). */
 export const ARCHIVE_HANDLER = 'observability/archive';
+
+/** The functions whose answers say where archived events are (archive_location): they are told the bucket too. */
+export const ARCHIVE_READERS = [
+  routes.obsListEvents.handler,
+  routes.obsObservabilityFilters.handler,
+] as const;
 
 /**
  * The archive's storage classes by age: S3 Intelligent-Tiering after 30 days (the recent months are the ones queried),
@@ -167,6 +174,7 @@ export class ControlPlaneStack extends Stack {
             prefix: config.events.archive.prefix,
             writer: archiveWriter.role!,
             writerFunction: archiveWriter,
+            readerFunctions: ARCHIVE_READERS.flatMap((handler) => this.functions.get(handler) ?? []),
             intelligentTieringAfterDays: ARCHIVE_TIERING_DAYS.intelligentTiering,
             glacierInstantRetrievalAfterDays: ARCHIVE_TIERING_DAYS.glacierInstantRetrieval,
             firstDay: ARCHIVE_FIRST_DAY,

@@ -3,6 +3,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { ok } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
-export const handler = httpHandler(routes.obsObservabilityFilters, async ({ query }, { db }) =>
-  ok(await observabilityFilters(db, query)),
+export const handler = httpHandler(routes.obsObservabilityFilters, async ({ query }, { db, config }) =>
+  ok(await observabilityFilters(db, config, query)),
 );

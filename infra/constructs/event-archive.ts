@@ -20,6 +20,8 @@ export interface EventArchiveProps {
   writer: iam.IRole;
   /** The archive function: it is given the bucket's name (SVC_ARCHIVE_BUCKET). */
   writerFunction: { addEnvironment(key: string, value: string): unknown };
+  /** Functions that say where the archive is (archive_location): given the bucket's name, and no access to it. */
+  readerFunctions: ReadonlyArray<{ addEnvironment(key: string, value: string): unknown }>;
   /** Days until the objects move to S3 Intelligent-Tiering, then to Glacier Instant Retrieval. */
   intelligentTieringAfterDays: number;
   glacierInstantRetrievalAfterDays: number;
@@ -85,7 +87,9 @@ export class EventArchive extends FlatConstruct {
       reason:
         'The archive writes one object per hour (and its manifest) under its prefix: the keys are not known ahead, so the resource is the prefix, and the actions are PutObject and GetObject only.',
     });
-    props.writerFunction.addEnvironment('SVC_ARCHIVE_BUCKET', this.bucket.bucketName);
+    for (const fn of [props.writerFunction, ...props.readerFunctions]) {
+      fn.addEnvironment('SVC_ARCHIVE_BUCKET', this.bucket.bucketName);
+    }
 
     const stack = Stack.of(scope);
     this.databaseName = 'agent_control_plane_archive';

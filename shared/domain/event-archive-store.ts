@@ -1,6 +1,8 @@
 // What the event archive writes to: a store of whole objects by key. The archive (event-archive.ts) knows keys and
 // bytes only; where they go is a store's business: a directory (shared/archive/dir-store.ts) or S3 and S3-compatible
 // servers (shared/archive/s3-store.ts).
+import { resolve } from 'node:path';
+import type { Config } from '../config/schema.ts';
 
 export interface ArchiveStore {
   /** Writes the object whole, replacing any object of the same key. */
@@ -35,8 +37,23 @@ export interface HourManifest {
 /** The name of each hour's manifest (see HourManifest). */
 export const MANIFEST_NAME = '_manifest.json';
 
+/** The directory of every archived event under the prefix: <prefix>/events (the Glue table's location). */
+const eventsDirectory = (prefix: string): string => `${prefix ? `${prefix}/` : ''}events`;
+
 /** The directory of one hour's objects, Hive-partitioned for Athena: <prefix>/events/dt=YYYY-MM-DD/hour=HH. */
 export function hourDirectory(prefix: string, hour: Date): string {
   const iso = hour.toISOString();
-  return `${prefix ? `${prefix}/` : ''}events/dt=${iso.slice(0, 10)}/hour=${iso.slice(11, 13)}`;
+  return `${eventsDirectory(prefix)}/dt=${iso.slice(0, 10)}/hour=${iso.slice(11, 13)}`;
+}
+
+/**
+ * Where events.archive keeps the archived events, as an admin would open it: s3://<bucket>/<prefix>/events/ (the
+ * location of the stack's Glue table agent_control_plane_archive.events) or the directory; null without an archive.
+ */
+export function archiveLocation(
+  archive: Pick<Config['events']['archive'], 'target' | 'dir' | 'bucket' | 'prefix'>,
+): string | null {
+  if (archive.target === 'none') return null;
+  if (archive.target === 'dir') return `${resolve(archive.dir, eventsDirectory(archive.prefix))}/`;
+  return `s3://${archive.bucket}/${eventsDirectory(archive.prefix)}/`;
 }

@@ -38,7 +38,7 @@ import {
   isoUs,
   TS_RE,
 } from './observability-cursor.ts';
-import { eventRetentionCutoff } from './observability-ranges.ts';
+import { retentionNotice } from './observability-ranges.ts';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 
@@ -119,14 +119,15 @@ export async function listEvents(db: Db, config: Pick<Config, 'auth' | 'events'>
   const last = items[items.length - 1];
   const next_cursor =
     more && last ? encodeCursor(cursorKey(config), 'events', [last.k, last.id, doc.snap], fh) : null;
-  // Never a silent end: a walk that reaches past the retention window says where the stored events stop.
-  const cutoff = eventRetentionCutoff(config);
-  const reachesPast = query.from ? Date.parse(query.from) < cutoff.getTime() : next_cursor === null;
+  // Never a silent end: a walk that reaches past the retention window says where the stored events stop, and where
+  // the older ones are.
   return {
     events: items.map((r) => r.e),
     next_cursor,
     limit: query.limit,
-    ...(reachesPast ? { archived_before: cutoff.toISOString() } : {}),
+    ...retentionNotice(config, (cutoff) =>
+      query.from ? Date.parse(query.from) < cutoff.getTime() : next_cursor === null,
+    ),
   };
 }
 

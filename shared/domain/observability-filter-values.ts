@@ -1,11 +1,12 @@
 // Admin observability (issue 4): the values each event filter can take in a range, for the dashboard's dropdowns,
 // read from the rollups where they hold the values and from a sample of the latest events where none does.
 import { type SQL, sql } from 'drizzle-orm';
+import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { tsParam } from '../db/sql-values.ts';
 import type { FiltersQuery } from '../schemas/observability.ts';
 import { boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
-import { align, DAY, rangeOf } from './observability-ranges.ts';
+import { align, DAY, rangeOf, retentionNotice } from './observability-ranges.ts';
 import { foldRollups } from './observability-rollups.ts';
 
 /** Latest events of the range sampled for the session and skill values (no rollup holds them). */
@@ -21,7 +22,12 @@ const FILTER_SAMPLE_EVENTS = 5000;
  * - session and skill: the values carried by the range's 5,000 latest events (sessions most recent first, skills
  *   by calls in that sample): there is no rollup of these high-cardinality values. `total` is null.
  */
-export async function observabilityFilters(db: Db, query: FiltersQuery, now = new Date()) {
+export async function observabilityFilters(
+  db: Db,
+  config: Pick<Config, 'events'>,
+  query: FiltersQuery,
+  now = new Date(),
+) {
   const to = query.to ? new Date(query.to) : now;
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - 7 * DAY);
   const range = rangeOf(from, to);
@@ -101,5 +107,7 @@ export async function observabilityFilters(db: Db, query: FiltersQuery, now = ne
     limit: lim,
     sampled_events: FILTER_SAMPLE_EVENTS,
     values,
+    // The sampled values (session, skill, device, serial) come from stored events: say where they stop.
+    ...retentionNotice(config, (cutoff) => from < cutoff),
   };
 }

@@ -5,6 +5,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import { tsParam } from '../db/sql-values.ts';
+import { archiveLocation } from './event-archive-store.ts';
 import { lit } from './observability-conditions.ts';
 import type { Grain } from './observability-rollups.ts';
 
@@ -94,3 +95,17 @@ export function rangeOf(from: Date, to: Date, _align: 'hour' = 'hour') {
  */
 export const eventRetentionCutoff = (config: Pick<Config, 'events'>, now: Date = new Date()): Date =>
   new Date(Math.floor((now.getTime() - config.events.retention) / DAY) * DAY);
+
+/**
+ * What a read of events says when its range reaches before the retention cutoff (`reaches(cutoff)`): where the
+ * stored events stop (archived_before) and where the older ones are (archive_location: the archive's, or null when
+ * none is configured and they were dropped). Nothing when it does not reach so far: never a silent empty page.
+ */
+export function retentionNotice(
+  config: Pick<Config, 'events'>,
+  reaches: (cutoff: Date) => boolean,
+): { archived_before?: string; archive_location?: string | null } {
+  const cutoff = eventRetentionCutoff(config);
+  if (!reaches(cutoff)) return {};
+  return { archived_before: cutoff.toISOString(), archive_location: archiveLocation(config.events.archive) };
+}

@@ -509,14 +509,25 @@ export const eventDetail = z
   })
   .meta({ id: 'ObservabilityEventDetail', description: 'A tool-call event with every field as stored' });
 
+/**
+ * The fields of a read of stored events whose range reaches before the retention cutoff (retentionNotice in
+ * shared/domain/observability-ranges.ts), present together or not at all.
+ */
+const retentionNotice = (when: string) => ({
+  archived_before: isoTimestamp.optional().meta({
+    description: `Present when the range reaches before this instant (${when}): events older than \`events.retention\` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for \`events.rollup_retention\``,
+  }),
+  archive_location: z.string().nullable().optional().meta({
+    description:
+      'With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped',
+  }),
+});
+
 export const eventListResponse = envelope(
   z.object({
     events: z.array(eventView).meta({ description: 'Newest first; at most `limit` and 512 KiB' }),
     ...page,
-    archived_before: isoTimestamp.optional().meta({
-      description:
-        'Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database, their daily partitions were dropped (with `events.archive`, they are archived). The summary still counts them from the rollups, kept for `events.rollup_retention`',
-    }),
+    ...retentionNotice('`from` before it, or no `from` and this is the last page'),
   }),
 );
 export const eventResponse = envelope(eventDetail);
@@ -701,6 +712,9 @@ export const filtersResponse = envelope(
       actor_range: timeRange.meta({ description: 'The range of actor and group: widened to whole UTC days' }),
       limit: z.number().int().min(1).max(MAX_LIMIT).meta({ description: 'Values per filter at most' }),
       sampled_events: count('Events sampled for session and skill: the latest of the range'),
+      ...retentionNotice(
+        '`from` before it; the session, skill, device and serial values then leave out the older events',
+      ),
       values: z.object({
         agent_type: countedFilterValues,
         mcp: countedFilterValues,

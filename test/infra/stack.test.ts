@@ -20,7 +20,7 @@ import { DATA_API_ACTIONS } from '../../infra/constructs/network-and-database.ts
 import { ENV } from '../../infra/constructs/service-function.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
-import { ARCHIVE_HANDLER, ARCHIVE_TIERING_DAYS, EVENTS_ROUTE } from '../../infra/stack.ts';
+import { ARCHIVE_HANDLER, ARCHIVE_READERS, ARCHIVE_TIERING_DAYS, EVENTS_ROUTE } from '../../infra/stack.ts';
 import { PROJECT_ROOT, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -748,11 +748,18 @@ test('the event archive: a private, encrypted, TLS-only bucket with lifecycle, w
   ]);
   const variables = (archive.resource.Properties.Environment as { Variables: Json }).Variables;
   assert.equal(refOf(variables.SVC_ARCHIVE_BUCKET), bucketId);
+  // The event list and the filters are told the bucket's name (their archive_location), nothing more.
   for (const planned of prod.stack.plan.filter((p) => p.handler !== ARCHIVE_HANDLER)) {
-    const other = (functionOf(planned.handler).resource.Properties.Environment as { Variables: Json })
-      .Variables;
-    assert.ok(!('SVC_ARCHIVE_BUCKET' in other), planned.handler);
+    const fn = functionOf(planned.handler).resource;
+    const other = (fn.Properties.Environment as { Variables: Json }).Variables;
+    const reader = (ARCHIVE_READERS as readonly string[]).includes(planned.handler);
+    if (reader) assert.equal(refOf(other.SVC_ARCHIVE_BUCKET), bucketId, planned.handler);
+    else assert.ok(!('SVC_ARCHIVE_BUCKET' in other), planned.handler);
   }
+  assert.equal(
+    prod.stack.plan.filter((p) => (ARCHIVE_READERS as readonly string[]).includes(p.handler)).length,
+    ARCHIVE_READERS.length,
+  );
   assert.ok(
     prod.stack.plan.some((p) => p.handler === ARCHIVE_HANDLER && p.schedules[0]?.id === 'eventArchive'),
   );

@@ -5,7 +5,7 @@
 // drops a day the archive does not hold whole.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,9 +21,12 @@ import { queryRows } from '#shared/db/query.ts';
 import { archiveClosedHours, readArchivedHour } from '#shared/domain/event-archive.ts';
 import type { ArchiveStore } from '#shared/domain/event-archive-store.ts';
 import { archiveWatermark } from '#shared/domain/event-archive-watermark.ts';
+import { listEvents } from '#shared/domain/observability-events.ts';
+import { observabilityFilters } from '#shared/domain/observability-filter-values.ts';
 import { applyEventRetention, listEventPartitions, utcDay } from '#shared/domain/observability-partitions.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';
 import { scheduleRuns } from '#shared/routes.ts';
+import { filtersQuery, listEventsQuery } from '#shared/schemas/observability.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
 import { startTestService, testConfig } from '#test/support/service.ts';
@@ -234,6 +237,11 @@ for (const driver of driversUnderTest()) {
           manifest.objects[0].key,
           `acp/events/dt=${hours[0]!.slice(0, 10)}/hour=05/part-0000.parquet`,
         );
+        // A page that reaches past the retention window says where the archive is: the objects are under it.
+        const page = await listEvents(db, config, listEventsQuery.parse({ from: '2000-01-01T00:00:00Z' }));
+        assert.equal(page.archive_location, `s3://${s3.bucket}/acp/events/`);
+        const key = `${page.archive_location!.slice(`s3://${s3.bucket}/`.length)}dt=${hours[0]!.slice(0, 10)}/hour=05/_manifest.json`;
+        assert.ok(await store.get(key), 'the manifest is under archive_location');
       } finally {
         store.close();
       }
@@ -256,6 +264,18 @@ for (const driver of driversUnderTest()) {
       const config = dirConfig('rerun');
       const store = new DirectoryArchiveStore(config.events.archive.dir);
       await runToEnd(store, config);
+      // The filters of a range past the retention window say where the archive is: the hours are in it.
+      const filters = await observabilityFilters(
+        db,
+        config,
+        filtersQuery.parse({ from: '2000-01-01T00:00:00Z' }),
+      );
+      assert.equal(filters.archive_location, `${join(dir, 'rerun', 'p', 'events')}/`);
+      assert.ok(
+        existsSync(
+          join(filters.archive_location!, `dt=${hours[0]!.slice(0, 10)}`, 'hour=05', '_manifest.json'),
+        ),
+      );
       const manifests = async () =>
         Promise.all(
           hours.map(async (h) => {

@@ -296,11 +296,16 @@ for (const driver of driversUnderTest()) {
             token,
           });
           assert.equal(res.status, 200, res.text);
-          return res.body.data as { events: unknown[]; archived_before?: string };
+          return res.body.data as {
+            events: unknown[];
+            archived_before?: string;
+            archive_location?: string | null;
+          };
         };
         const past = await page(`from=${oldDay}T00:00:00Z&to=${keptDay}T23:00:00Z`);
         assert.equal(past.events.length, 1);
         assert.ok(past.archived_before, 'archived_before is given');
+        assert.equal(past.archive_location, null, 'no archive configured: the older events were dropped');
         assert.ok(
           Math.abs(Date.parse(past.archived_before) - eventRetentionCutoff(config).getTime()) < 60_000,
         );
@@ -309,6 +314,20 @@ for (const driver of driversUnderTest()) {
         const inside = await page(`from=${keptDay}T00:00:00Z&to=${keptDay}T23:00:00Z`);
         assert.equal(inside.events.length, 1);
         assert.equal(inside.archived_before, undefined);
+        assert.equal(inside.archive_location, undefined);
+        // The filters say it too: their sampled values come from stored events.
+        const filters = async (query: string) => {
+          const res = await svc.call('GET', `/v1/admin/observability/filters?${query}`, { token });
+          assert.equal(res.status, 200, res.text);
+          return res.body.data as { archived_before?: string; archive_location?: string | null };
+        };
+        const pastFilters = await filters(`from=${oldDay}T00:00:00Z&to=${keptDay}T23:00:00Z`);
+        assert.equal(pastFilters.archived_before, past.archived_before);
+        assert.equal(pastFilters.archive_location, null);
+        assert.equal(
+          (await filters(`from=${keptDay}T00:00:00Z&to=${keptDay}T23:00:00Z`)).archived_before,
+          undefined,
+        );
       });
 
       test('rollup rows past events.rollup_retention are deleted; newer ones stay', async () => {
