@@ -128,7 +128,7 @@ export class ControlPlaneStack extends Stack {
     // The admin console. Without a dashboard_url of the config's own, it is the dashboard: the agent's `login` then
     // works out of the box, and CLI sign-in (and so device enrollment) is deployed.
     this.consoleSite = aws.console
-      ? new ConsoleSite(this, 'ConsoleSite', { stagingDir: stagingDirOf(this), logRetention })
+      ? new ConsoleSite(this, 'ConsoleSite', { stagingDir: stagingDirOf(this), logRetention, config })
       : undefined;
     const consoleIsDashboard = this.consoleSite !== undefined && !config.dashboard_url;
     this.dashboardUrl = config.dashboard_url ?? this.consoleSite?.dashboardUrl;

@@ -217,7 +217,7 @@ export async function startApiGateway(
       }
       // The admin console's static files (local-server/console.ts); in AWS they are not served by the API.
       if ((method === 'GET' || method === 'HEAD') && isConsolePath(path)) {
-        const answer = await consoleResponse(path);
+        const answer = await consoleResponse(path, config);
         send(res, answer.status, answer.headers, method === 'HEAD' ? undefined : answer.body);
         return;
       }

@@ -8,10 +8,12 @@ import {
   buildConsole,
   CONSOLE_ASSETS,
   CONSOLE_CONFIG_FILE,
-  CONSOLE_CSP,
   CONSOLE_PATH,
   type ConsoleBuild,
+  consoleCsp,
 } from '#console/build.ts';
+import { consoleConnectSources, consoleSettings } from '#console/settings.ts';
+import type { Config } from '#shared/config/schema.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -35,19 +37,22 @@ export function isConsolePath(path: string): boolean {
   return path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`);
 }
 
-const SECURITY_HEADERS = {
-  'content-security-policy': CONSOLE_CSP,
+/** The console's policy: its API is this origin; the IdP's origin is added when it signs in through one. */
+const securityHeaders = (config: Config) => ({
+  'content-security-policy': consoleCsp(consoleConnectSources(config)),
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
-};
+});
 
 /** The answer to GET `path` under /console: status, headers, body. */
 export async function consoleResponse(
   path: string,
+  config: Config,
 ): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array }> {
+  const security = securityHeaders(config);
   if (path === CONSOLE_PATH) {
-    return { status: 308, headers: { location: `${CONSOLE_PATH}/`, ...SECURITY_HEADERS }, body: '' };
+    return { status: 308, headers: { location: `${CONSOLE_PATH}/`, ...security }, body: '' };
   }
   built ??= buildConsole().catch((err: unknown) => {
     built = undefined;
@@ -59,8 +64,8 @@ export async function consoleResponse(
     // No api_url: the API is this server, the console's own origin.
     return {
       status: 200,
-      headers: { 'content-type': 'application/json', ...SECURITY_HEADERS },
-      body: '{}',
+      headers: { 'content-type': 'application/json', ...security },
+      body: JSON.stringify(consoleSettings(config)),
     };
   }
   if (path.startsWith(assetPrefix)) {
@@ -68,19 +73,19 @@ export async function consoleResponse(
     if (!asset) {
       return {
         status: 404,
-        headers: { 'content-type': 'application/json', ...SECURITY_HEADERS },
+        headers: { 'content-type': 'application/json', ...security },
         body: JSON.stringify({ error: 'not_found', message: `No console asset at ${path}.` }),
       };
     }
     return {
       status: 200,
-      headers: { 'content-type': asset.contentType, ...SECURITY_HEADERS },
+      headers: { 'content-type': asset.contentType, ...security },
       body: asset.body,
     };
   }
   return {
     status: 200,
-    headers: { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS },
+    headers: { 'content-type': 'text/html; charset=utf-8', ...security },
     body: html,
   };
 }

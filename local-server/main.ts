@@ -1,4 +1,6 @@
 // npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
+import { consoleUsesIdp } from '#console/settings.ts';
+import { idpIssuer } from '#shared/auth/idp-tokens.ts';
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
 import { rootLogger } from '#shared/logger.ts';
 import { consoleDashboardOnPort } from './console.ts';
@@ -43,7 +45,7 @@ async function main() {
     '',
     `  Agent control plane listening on ${service.url}`,
     `  database: ${service.runtime.database.description}`,
-    `  sign-in mode: ${config.auth.provider}${config.auth.idp_bypass ? ' (idp_bypass: local development only)' : ''}`,
+    `  sign-in mode: ${config.auth.provider}${config.auth.idp_bypass ? ' (idp_bypass: local development only)' : ''}${consoleUsesIdp(config) ? `, the console through ${idpIssuer(config)} (client ${config.auth.idp_client_id})` : ''}`,
     `  CLI sign-in (/v1/auth/cli/*): ${config.dashboard_url ? `enabled, dashboard ${config.dashboard_url}` : 'disabled (no --dashboard-url)'}`,
     admin.generatedPassword
       ? `  admin created: ${admin.email} / ${admin.generatedPassword}   (shown once; set SVC_ADMIN_EMAIL/SVC_ADMIN_PASSWORD to choose)`

@@ -73,6 +73,11 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
       'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',
     );
   }
+  if (config.auth.provider === 'idp' && !config.auth.idp_bypass && !config.auth.idp_client_id) {
+    log.warn(
+      'the console cannot sign in: auth.provider = "idp" without auth.idp_client_id (its public OIDC client; docs/identity-provider.md)',
+    );
+  }
   const emulator = await startApiGateway(
     { config, routes: routeList, fallbackHandler: fallback.handler, log, onResponse: options.onResponse },
     config.port,

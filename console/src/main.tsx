@@ -6,6 +6,7 @@ import { AuditLogPage } from './pages/audit-log.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { CliLoginPage } from './pages/cli-login.tsx';
 import { FleetPage } from './pages/fleet.tsx';
+import { IdpCallbackPage } from './pages/idp-callback.tsx';
 import { RequestsPage } from './pages/requests.tsx';
 import { SignInForm } from './pages/sign-in.tsx';
 import { SummaryPage } from './pages/summary.tsx';
@@ -38,6 +39,7 @@ function App() {
     setNotice('');
     setSession(s);
   };
+  if (path === '/callback') return <IdpCallbackPage query={query} onSignedIn={signedIn} />;
   if (path === '/cli/login') {
     return <CliLoginPage session={session} onSignedIn={signedIn} request={query.get('request') ?? ''} />;
   }
@@ -81,9 +83,10 @@ function App() {
             type="button"
             id="sign-out"
             onClick={() => {
-              signOut();
+              const endSession = signOut();
               setSession(undefined);
-              navigate(pageUrl('/'), { replace: true });
+              if (endSession) location.assign(endSession);
+              else navigate(pageUrl('/'), { replace: true });
             }}
           >
             Sign out

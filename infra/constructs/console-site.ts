@@ -20,6 +20,8 @@ import {
   consoleCsp,
   writeConsoleFiles,
 } from '#console/build.ts';
+import { consoleConnectSources, consoleSettings } from '#console/settings.ts';
+import type { Config } from '#shared/config/schema.ts';
 import { contentHash } from '../settings.ts';
 
 /**
@@ -65,6 +67,8 @@ export interface ConsoleSiteProps {
   stagingDir: string;
   /** Of the copy function's log group. */
   logRetention: logs.RetentionDays;
+  /** The service config: the identity provider the console signs in through (console/settings.ts), if any. */
+  config: Config;
 }
 
 export class ConsoleSite extends Construct {
@@ -78,11 +82,13 @@ export class ConsoleSite extends Construct {
   readonly dashboardUrl: string;
   private readonly stagingDir: string;
   private readonly logRetention: logs.RetentionDays;
+  private readonly config: Config;
 
   constructor(scope: Construct, id: string, props: ConsoleSiteProps) {
     super(scope, id);
     this.stagingDir = props.stagingDir;
     this.logRetention = props.logRetention;
+    this.config = props.config;
     // Only built files, all of them rebuilt from the repository on every deploy: nothing to keep.
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -93,7 +99,10 @@ export class ConsoleSite extends Construct {
     const headers = new cloudfront.ResponseHeadersPolicy(this, 'Headers', {
       comment: 'The admin console: its Content-Security-Policy (console/build.ts) and security headers',
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: consoleCsp(CONSOLE_API_SOURCES), override: true },
+        contentSecurityPolicy: {
+          contentSecurityPolicy: consoleCsp([...CONSOLE_API_SOURCES, ...consoleConnectSources(props.config)]),
+          override: true,
+        },
         contentTypeOptions: { override: true },
         frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
         referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
@@ -130,8 +139,8 @@ export class ConsoleSite extends Construct {
   }
 
   /**
-   * Copies the console and its settings (`api_url`) to the bucket. Called once the API exists; the settings are what
-   * the console reads to find it.
+   * Copies the console and its settings (`api_url`, and the IdP it signs in through) to the bucket. Called once the
+   * API exists; the settings are what the console reads to find it.
    */
   deploy(apiUrl: string): s3deploy.BucketDeployment {
     const logGroup = new logs.LogGroup(this, 'FilesLogs', {
@@ -147,9 +156,10 @@ export class ConsoleSite extends Construct {
     const deployment = new s3deploy.BucketDeployment(this, 'Files', {
       sources: [
         s3deploy.Source.asset(stageConsole(this.stagingDir)),
-        s3deploy.Source.jsonData(`${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/${CONSOLE_CONFIG_FILE}`, {
-          api_url: apiUrl,
-        }),
+        s3deploy.Source.jsonData(
+          `${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/${CONSOLE_CONFIG_FILE}`,
+          consoleSettings(this.config, apiUrl),
+        ),
       ],
       destinationBucket: this.bucket,
       // File names carry no content hash: browsers revalidate (ETag), and CloudFront keeps a no-cache file for its

@@ -17,11 +17,14 @@ export function idpVerifier(config: Config): Verifier {
   const key = `${issuer}|${config.auth.idp_audience}`;
   let verifier = verifiers.get(key);
   if (!verifier) {
-    verifier = JwtVerifier.create({
-      issuer,
-      audience: config.auth.idp_audience,
-      jwksUri: `${issuer}.well-known/jwks.json`,
-    }) as unknown as Verifier;
+    // Tokens name their issuer as the IdP writes it: Auth0 and most with the trailing slash, Cognito
+    // (https://cognito-idp.<region>.amazonaws.com/<pool>) without. Both are this IdP, with one JWKS.
+    const jwksUri = `${issuer}.well-known/jwks.json`;
+    const audience = config.auth.idp_audience;
+    verifier = JwtVerifier.create([
+      { issuer, audience, jwksUri },
+      { issuer: issuer.slice(0, -1), audience, jwksUri },
+    ]) as unknown as Verifier;
     verifiers.set(key, verifier);
   }
   return verifier;

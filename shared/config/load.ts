@@ -45,6 +45,7 @@ export const ENVIRONMENT_OVERRIDES = {
   SVC_JWT_SECRET: 'auth.jwt_secret',
   IDP_DOMAIN: 'auth.idp_domain',
   IDP_AUDIENCE: 'auth.idp_audience',
+  IDP_CLIENT_ID: 'auth.idp_client_id',
   SVC_ADMIN_EMAIL: 'bootstrap.admin_email',
   SVC_ADMIN_PASSWORD: 'bootstrap.admin_password',
   SVC_ENVSVC_TOKEN: 'envsvc.token',

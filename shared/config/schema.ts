@@ -69,6 +69,21 @@ export const configSchema = z
         idp_domain: z.string().default(''),
         idp_audience: z.string().default(''),
         idp_roles_claim: z.string().default('roles'),
+        // The admin console signs in through the IdP (OIDC authorization code with PKCE) as this public client: no
+        // secret, its redirect URI <console>/callback (docs/identity-provider.md). Empty: the console cannot sign in
+        // while auth.provider = "idp" (the API still accepts the IdP's tokens).
+        idp_client_id: z
+          .string()
+          .regex(/^[\x21-\x7e]*$/, 'must be the client ID the IdP gave the console (printable, no spaces)')
+          .default(''),
+        // The scopes the console asks for, space-separated: "openid" and whatever makes the IdP put the email and the
+        // roles claim (idp_roles_claim) in the token the API gets.
+        idp_scopes: z
+          .string()
+          .default('openid profile email')
+          .refine((scopes) => scopes.split(/\s+/).includes('openid'), {
+            message: 'must include "openid" (space-separated scopes, e.g. "openid profile email")',
+          }),
         idp_bypass: z.boolean().default(false),
         // Sign-in throttling (shared/domain/signin-lockouts.ts): after this many failed sign-ins of one account
         // (the email given, whether or not the user exists) within the failure window, it is locked for

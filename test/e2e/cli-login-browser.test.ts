@@ -3,18 +3,14 @@
 // redirected to a login page that plays the dashboard, signs in, approves, and lands on the CLI's loopback
 // redirect; the CLI exchanges the code and then `register` enrolls the device with that token.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { queryRows } from '#shared/db/query.ts';
 import { launchChromium } from '#test/support/browser.ts';
+import { runAgentCli, startAgentLogin } from '#test/support/child.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
 
 // The dashboard's part of the flow: sign the person in, approve the pending request, follow redirect_to.
@@ -69,40 +65,13 @@ after(async () => {
   dashboard?.close();
 });
 
-function runCli(args: string[]) {
-  const child = spawn(process.execPath, ['agent/cli.ts', ...args], {
-    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // Listen for the exit now: a CLI that finishes before the test awaits it must not leave the wait pending.
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const waitFor = async (pattern: RegExp) => {
-    for (let i = 0; i < 300; i++) {
-      const m = pattern.exec(output);
-      if (m) return m;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no ${pattern} in CLI output:\n${output}`);
-  };
-  return { child, exited, waitFor, output: () => output };
-}
-
 test('agent login through a real browser, then register with the issued token', {
   timeout: 90_000,
 }, async () => {
-  const state = mkdtempSync(join(tmpdir(), 'acp-agent-'));
-  const login = runCli(['login', '--url', svc.url, '--state', state, '--no-browser']);
-  const [, url] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/v1\/auth\/cli\/authorize\?\S+)/);
+  const { login, url, state } = await startAgentLogin(svc.url);
 
   const page = await browser.newPage();
-  await page.goto(url as string);
+  await page.goto(url);
   assert.match(page.url(), /\/cli\/login\?request=/);
   await page.fill('#email', TEST_ADMIN.email);
   await page.fill('#password', TEST_ADMIN.password);
@@ -113,7 +82,7 @@ test('agent login through a real browser, then register with the issued token', 
   await login.waitFor(/Signed in; token valid/);
   assert.equal(await login.exited, 0, login.output());
 
-  const register = runCli(['register', '--url', svc.url, '--state', state]);
+  const register = runAgentCli(['register', '--url', svc.url, '--state', state]);
   const [, deviceId] = await register.waitFor(/Registered: device ([0-9a-f-]{36})/);
   assert.equal(await register.exited, 0, register.output());
   const me = await svc.call('GET', '/v1/me', { token: await svc.adminToken() });
@@ -123,7 +92,7 @@ test('agent login through a real browser, then register with the issued token', 
   );
   assert.equal(row?.owner_subject, (me.body.data as { subject: string }).subject);
 
-  const again = runCli(['register', '--url', svc.url, '--state', state]);
+  const again = runAgentCli(['register', '--url', svc.url, '--state', state]);
   await again.waitFor(/Already registered: device /);
   assert.equal(await again.exited, 0, again.output());
 });

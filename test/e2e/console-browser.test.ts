@@ -4,24 +4,19 @@
 // critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
 // Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
-import { launchChromium } from '#test/support/browser.ts';
+import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
+import { finishAgentLoginAndRegister, runAgentCli, startAgentLogin } from '#test/support/child.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
 
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
 const DEVICES = 6;
 const EVENTS = 600;
@@ -32,35 +27,12 @@ let token: string;
 /** Messages of the browser that report a refused resource (CSP) or an uncaught error, on any page. */
 const browserProblems: string[] = [];
 
-function runCli(args: string[]) {
-  const child = spawn(process.execPath, ['agent/cli.ts', ...args], {
-    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  let output = '';
-  const collect = (d: Buffer) => {
-    output += d.toString();
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const waitFor = async (pattern: RegExp) => {
-    for (let i = 0; i < 600; i++) {
-      const m = pattern.exec(output);
-      if (m) return m;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`no ${pattern} in CLI output:\n${output}`);
-  };
-  return { exited, waitFor, output: () => output };
-}
-
 before(
   async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const port = await freePort();
     svc = await startTestService('pglite', { port, dashboard_url: `http://127.0.0.1:${port}/console` });
-    const simulate = runCli([
+    const simulate = runAgentCli([
       'simulate',
       '--url',
       svc.url,
@@ -96,19 +68,9 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-/** axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
-async function assertAccessible(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate<
-    { id: string; impact: string | null; help: string; nodes: string[] }[]
-  >(
-    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
-      id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-  );
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(serious, [], `${name}: axe found serious or critical violations`);
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+/** assertAccessibleConsole, its photograph in test-artifacts/console/. */
+const assertAccessible = (page: Page, name: string) =>
+  assertAccessibleConsole(page, join(ARTIFACTS, `${name}.png`));
 
 async function api<T>(path: string): Promise<T> {
   const res = await svc.call('GET', path, { token });
@@ -288,11 +250,9 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
 test('the agent CLI signs in through the console page that dashboard_url points to', {
   timeout: 90_000,
 }, async () => {
-  const state = mkdtempSync(join(tmpdir(), 'acp-agent-'));
-  const login = runCli(['login', '--url', svc.url, '--state', state, '--no-browser']);
-  const [, url] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/v1\/auth\/cli\/authorize\?\S+)/);
+  const { login, url, state } = await startAgentLogin(svc.url);
   const page = await newPage();
-  await page.goto(url as string);
+  await page.goto(url);
   assert.match(page.url(), /\/console\/cli\/login\?request=[0-9a-f-]{36}$/);
   await page.waitForSelector('#sign-in');
   await assertAccessible(page, '5-cli-sign-in');
@@ -303,11 +263,7 @@ test('the agent CLI signs in through the console page that dashboard_url points 
   await assertAccessible(page, '6-cli-approve');
   await page.click('#approve-cli');
   await page.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
-  await login.waitFor(/Signed in; token valid/);
-  assert.equal(await login.exited, 0, login.output());
-  const register = runCli(['register', '--url', svc.url, '--state', state]);
-  await register.waitFor(/Registered: device [0-9a-f-]{36}/);
-  assert.equal(await register.exited, 0, register.output());
+  await finishAgentLoginAndRegister(login, svc.url, state);
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });

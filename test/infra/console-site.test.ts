@@ -4,7 +4,8 @@
 // config has none.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { CfnElement } from 'aws-cdk-lib';
@@ -201,4 +202,49 @@ test('a config with its own dashboard_url keeps it; -c console=false leaves the 
   const bare = without.template.toJSON().Outputs as Record<string, unknown>;
   assert.ok(!('ConsoleUrl' in bare) && !('DashboardUrl' in bare));
   assert.match(without.deployment.warnings.join('\n'), /CLI sign-in is disabled/);
+});
+
+test('auth.provider = "idp" with a console client: the CSP lets the console call the IdP, config.json names it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-idp-config-'));
+  const prodToml = readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8');
+  const idpToml = (clientId: string) =>
+    prodToml.replace(
+      /^provider = "local"$/m,
+      `provider = "idp"\nidp_domain = "tenant.example-idp.com"\nidp_audience = "https://api.example.com"\nidp_client_id = "${clientId}"`,
+    );
+  writeFileSync(join(dir, 'idp.toml'), idpToml('console-client'));
+  const idp = synth({ configFile: join(dir, 'idp.toml') });
+  assert.ok(idp.deployment.config.auth.provider === 'idp', 'the config was switched to the IdP');
+  assert.deepEqual(idp.deployment.warnings, []);
+  const [policy] = Object.values(idp.template.findResources('AWS::CloudFront::ResponseHeadersPolicy')) as [
+    Resource,
+  ];
+  const security = (policy.Properties.ResponseHeadersPolicyConfig as Json).SecurityHeadersConfig as Json;
+  const csp = (security.ContentSecurityPolicy as Json).ContentSecurityPolicy;
+  assert.deepEqual(
+    csp,
+    idp.stack.resolve(consoleCsp([...CONSOLE_API_SOURCES, 'https://tenant.example-idp.com'])),
+  );
+  // The settings file the deployment writes beside the assets (CDK stages it with the API URL as a marker).
+  const settingsFiles = readdirSync(idp.outdir, { recursive: true, encoding: 'utf8' }).filter((path) =>
+    path.endsWith(join('console', 'assets', 'config.json')),
+  );
+  assert.equal(settingsFiles.length, 1);
+  const settings = JSON.parse(readFileSync(join(idp.outdir, settingsFiles[0]!), 'utf8')) as Json;
+  assert.deepEqual(settings.idp, {
+    issuer: 'https://tenant.example-idp.com/',
+    client_id: 'console-client',
+    scope: 'openid profile email',
+    audience: 'https://api.example.com',
+  });
+  assert.equal(typeof settings.api_url, 'string');
+
+  // Without a client for the console, the stack says the console cannot sign in.
+  writeFileSync(join(dir, 'no-client.toml'), idpToml(''));
+  const noClient = synth({ configFile: join(dir, 'no-client.toml') });
+  assert.match(noClient.deployment.warnings.join('\n'), /the console cannot sign in: .*auth\.idp_client_id/);
+  const [plain] = Object.values(
+    noClient.template.findResources('AWS::CloudFront::ResponseHeadersPolicy'),
+  ) as [Resource];
+  assert.doesNotMatch(JSON.stringify(plain.Properties), /example-idp/);
 });

@@ -1,10 +1,12 @@
 // A real headless Chromium for the browser tests, from npm: `@sparticuz/chromium` ships the binary (and the NSS
 // libraries it links against, built for Amazon Linux 2023) inside its tarball, so no system browser, apt or download
 // is needed. playwright-core drives it.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import sparticuz, { inflate } from '@sparticuz/chromium';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 const require = createRequire(import.meta.url);
 
@@ -40,4 +42,24 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+let axeSource: string | undefined;
+
+/**
+ * axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern): no serious or
+ * critical violation; then the page is photographed to `screenshot` (kept as an artifact, not compared).
+ */
+export async function assertAccessibleConsole(page: Page, screenshot: string): Promise<void> {
+  axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate<
+    { id: string; impact: string | null; help: string; nodes: string[] }[]
+  >(
+    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
+  );
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious, [], `${screenshot}: axe found serious or critical violations`);
+  await page.screenshot({ path: screenshot, fullPage: true });
 }

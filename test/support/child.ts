@@ -1,6 +1,10 @@
 // Node.js child processes: one run to its end, with what it printed (the infra tests load bundles in fresh
 // processes), and `npm start` (local-server/main.ts) left running, read as it prints.
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface ChildOutcome {
@@ -67,4 +71,64 @@ export function startMain(args: readonly string[], env: Record<string, string>):
     throw new Error(`did not see ${pattern} in:\n${output}`);
   };
   return { child, output: () => output, waitFor };
+}
+
+export interface AgentCliRun {
+  child: ChildProcess;
+  /** Its exit code, listened for from the start: a CLI that finishes before the test awaits it is not missed. */
+  exited: Promise<number | null>;
+  /** The first match of `pattern` in what it printed; throws after 30 s. */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
+  output(): string;
+}
+
+/** `npm run agent -- <args>` (agent/cli.ts) in a child process, read as it prints (stdout and stderr together). */
+export function runAgentCli(args: readonly string[]): AgentCliRun {
+  const child = spawn(process.execPath, ['agent/cli.ts', ...args], {
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  let output = '';
+  const collect = (d: Buffer) => {
+    output += d.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const waitFor = async (pattern: RegExp) => {
+    for (let i = 0; i < 600; i++) {
+      const m = pattern.exec(output);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no ${pattern} in CLI output:\n${output}`);
+  };
+  return { child, exited, waitFor, output: () => output };
+}
+
+/**
+ * `agent login --no-browser` with a fresh state directory, up to the moment it prints the address a person opens
+ * (the service's /v1/auth/cli/authorize, which sends the browser to the dashboard's approval page).
+ */
+export async function startAgentLogin(
+  apiUrl: string,
+): Promise<{ login: AgentCliRun; url: string; state: string }> {
+  const state = mkdtempSync(join(tmpdir(), 'acp-agent-'));
+  const login = runAgentCli(['login', '--url', apiUrl, '--state', state, '--no-browser']);
+  const [, url] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/v1\/auth\/cli\/authorize\?\S+)/);
+  return { login, url: url as string, state };
+}
+
+/** Once the person approved: the login ends signed in, and `agent register` enrolls with its token; the device ID. */
+export async function finishAgentLoginAndRegister(
+  login: AgentCliRun,
+  apiUrl: string,
+  state: string,
+): Promise<string> {
+  await login.waitFor(/Signed in; token valid/);
+  assert.equal(await login.exited, 0, login.output());
+  const register = runAgentCli(['register', '--url', apiUrl, '--state', state]);
+  const [, deviceId] = await register.waitFor(/Registered: device ([0-9a-f-]{36})/);
+  assert.equal(await register.exited, 0, register.output());
+  return deviceId as string;
 }

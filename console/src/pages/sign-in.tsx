@@ -1,8 +1,49 @@
 import { useState } from 'preact/hooks';
-import { type Session, signIn } from '../session.ts';
+import type { IdpSettings } from '../oidc.ts';
+import { idpSettings, type Session, signIn, startIdpSignIn } from '../session.ts';
 
-/** Local accounts (POST /v1/auth/login). */
+/** Local accounts (POST /v1/auth/login), or the identity provider's sign-in when the API uses one. */
 export function SignInForm({ onSignedIn, action }: { onSignedIn: (s: Session) => void; action: string }) {
+  const idp = idpSettings();
+  return idp ? (
+    <IdpSignIn settings={idp} action={action} />
+  ) : (
+    <LocalSignIn onSignedIn={onSignedIn} action={action} />
+  );
+}
+
+/** Leaves for the IdP's own sign-in pages; the browser comes back to this page once signed in (/console/callback). */
+function IdpSignIn({ settings, action }: { settings: IdpSettings; action: string }) {
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState('');
+  return (
+    <div id="sign-in" class="card">
+      <p>Sign in with your organization's account ({new URL(settings.issuer).host}).</p>
+      <button
+        type="button"
+        id="idp-sign-in"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          setMessage('');
+          await startIdpSignIn(settings, `${location.pathname}${location.search}`).catch((err: unknown) => {
+            setBusy(false);
+            setMessage(
+              `The identity provider could not be reached (${(err as Error).message ?? String(err)}).`,
+            );
+          });
+        }}
+      >
+        {busy ? 'Going to the identity provider…' : action}
+      </button>
+      <p class="error" role="alert">
+        {message}
+      </p>
+    </div>
+  );
+}
+
+function LocalSignIn({ onSignedIn, action }: { onSignedIn: (s: Session) => void; action: string }) {
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState('');
   return (

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { JwtVerifier } from 'aws-jwt-verify';
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { authenticate, BYPASS_PRINCIPAL, servicePrincipal } from '#shared/auth/authenticate.ts';
-import { idpIssuer, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
+import { idpIssuer, idpVerifier, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
 import { ServiceError } from '#shared/errors.ts';
@@ -157,4 +157,35 @@ test('passwords: scrypt hashes verify, differ per salt, and reject wrong input',
   assert.equal(await verifyPassword('correct horsE', a), false);
   assert.equal(await verifyPassword('x', null), false);
   assert.equal(await verifyPassword('x', 'plain'), false);
+});
+
+test("the IdP's verifier takes its issuer with and without the trailing slash (Auth0 / Cognito), one JWKS", async () => {
+  const cognito = testConfig({
+    auth: {
+      provider: 'idp',
+      idp_domain: 'cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Pool',
+      idp_audience: 'console-client',
+      jwt_secret: '',
+    },
+  });
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'c1', alg: 'RS256', use: 'sig' }] };
+  // The verifier the service creates itself (not one a test installed), its JWKS cached for each issuer it takes.
+  const verifier = idpVerifier(cognito) as unknown as { cacheJwks(jwks: unknown, issuer: string): void };
+  const base = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Pool';
+  for (const issuer of [base, `${base}/`]) verifier.cacheJwks(jwks, issuer);
+  const token = (issuer: string) =>
+    new SignJWT({ email: 'c@x.test', roles: ['admin'] })
+      .setProtectedHeader({ alg: 'RS256', kid: 'c1' })
+      .setSubject('cognito-user')
+      .setIssuer(issuer)
+      .setAudience('console-client')
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(privateKey);
+  for (const issuer of [base, `${base}/`]) {
+    const p = await authenticate(cognito, headers(await token(issuer)));
+    assert.equal(p.subject, 'cognito-user', issuer);
+  }
+  await rejectsWith(authenticate(cognito, headers(await token(`${base}-other`))), 401, 'invalid_token');
 });

@@ -52,6 +52,7 @@ test('environment overrides and command-line options win over the file', () => {
       SVC_JWT_SECRET: 'y'.repeat(40),
       IDP_DOMAIN: 'tenant.example.com',
       IDP_AUDIENCE: 'api://acp',
+      IDP_CLIENT_ID: 'console-client',
       SVC_DASHBOARD_URL: 'https://ignored.example.com',
     },
   });
@@ -59,6 +60,8 @@ test('environment overrides and command-line options win over the file', () => {
   assert.equal(cfg.auth.jwt_secret, 'y'.repeat(40));
   assert.equal(cfg.auth.idp_domain, 'tenant.example.com');
   assert.equal(cfg.auth.idp_audience, 'api://acp');
+  assert.equal(cfg.auth.idp_client_id, 'console-client');
+  assert.equal(cfg.auth.idp_scopes, 'openid profile email');
   assert.equal(cfg.dashboard_url, 'https://dash.example.com');
   assert.equal(cfg.port, 9001);
   assert.equal(loadConfig({ env: { SVC_CONFIG: path, PORT: '7007' } }).port, 7007);
@@ -110,6 +113,18 @@ const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
   ],
   ['an unknown key', `[auth]\njwt_secret = "${SECRET}"\ncolour = "blue"\n`, {}, /colour/],
   ['idp without domain', `[auth]\nprovider = "idp"\n`, {}, /auth\.idp_domain/],
+  [
+    "the console's IdP scopes without openid",
+    `[auth]\nprovider = "idp"\nidp_domain = "t.example.com"\nidp_audience = "c"\nidp_client_id = "c"\nidp_scopes = "profile email"\n`,
+    {},
+    /auth\.idp_scopes.*openid/,
+  ],
+  [
+    'a console client ID with a space',
+    `[auth]\nprovider = "idp"\nidp_domain = "t.example.com"\nidp_audience = "c"\nidp_client_id = "my console"\n`,
+    {},
+    /auth\.idp_client_id/,
+  ],
   [
     'the http environment service without a URL',
     `[auth]\njwt_secret = "${SECRET}"\n[envsvc]\nprovider = "http"\n`,
