@@ -60,17 +60,21 @@ export const devices = pgTable(
     lastEventAt: ts('last_event_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    // The device as the fleet's device counters last counted it (shared/domain/fleet-stats.ts): counted at all, and
+    // its last-seen time if it had reported (NULL: never reported). Writers of the status columns set stats_dirty.
+    statsCounted: boolean('stats_counted').notNull().default(false),
+    statsSeenAt: ts('stats_seen_at'),
+    statsDirty: boolean('stats_dirty').notNull().default(true),
   },
   (t) => [
     uniqueIndex('devices_serial_brand_key').on(t.serialNumber, t.brand),
     uniqueIndex('devices_fingerprint_key').on(t.certificateFingerprint),
     index('devices_owner_idx').on(t.ownerSubject),
-    // The fleet summary counts every device and the recently seen ones on this index alone (an index-only scan).
     index('devices_last_seen_idx').on(t.lastSeenAt),
-    // ... and the devices that never reported on this one, which holds only them.
-    index('devices_never_reported_idx')
-      .on(t.lastSeenAt)
-      .where(sql`${t.lastInventoryAt} IS NULL AND ${t.lastEventAt} IS NULL`),
+    // The device counters' fold finds the devices to count on this one, and the fleet summary counts the devices
+    // last counted in the minute of its online threshold on the next (fleet-stats.ts).
+    index('devices_stats_dirty_idx').on(t.id).where(sql`${t.statsDirty}`),
+    index('devices_stats_seen_idx').on(t.statsSeenAt),
     index('devices_updated_at_idx').on(t.updatedAt),
     // The device list's sort orders, each with its tie-break (shared/domain/fleet.ts listDevices): a page is an
     // index range, forwards or backwards, whatever the fleet's size.
@@ -200,6 +204,37 @@ export const fleetMcpStats = pgTable(
   (t) => [
     primaryKey({ name: 'fleet_mcp_stats_pkey', columns: [t.name, t.agentType, t.transport] }),
     index('fleet_mcp_stats_filter_idx').on(t.agentType, t.transport, t.name),
+  ],
+);
+
+/**
+ * The device counters (shared/domain/fleet-stats.ts), one row: the devices, and those that never reported. With
+ * fleet_device_minutes they give the fleet summary's device counts without reading the devices table.
+ */
+export const fleetDeviceStats = pgTable(
+  'fleet_device_stats',
+  {
+    id: boolean('id').primaryKey().default(true),
+    devices: integer('devices').notNull().default(0),
+    neverReported: integer('never_reported').notNull().default(0),
+  },
+  (t) => [check('fleet_device_stats_single_row', sql`${t.id}`)],
+);
+
+/**
+ * The devices per minute (UTC) of their counted last-seen time ('seen', reported devices only) and of their
+ * registration ('created'): the online and new-in-24-h counts are sums over the minutes of a window.
+ */
+export const fleetDeviceMinutes = pgTable(
+  'fleet_device_minutes',
+  {
+    kind: text('kind').notNull(),
+    minute: ts('minute').notNull(),
+    devices: integer('devices').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ name: 'fleet_device_minutes_pkey', columns: [t.kind, t.minute] }),
+    check('fleet_device_minutes_kind_check', sql`${t.kind} in ('seen', 'created')`),
   ],
 );
 

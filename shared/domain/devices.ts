@@ -135,7 +135,8 @@ async function registerOnce(
     const ownerChanged = sameCert.owner_subject !== owner.subject;
     statement = sql`WITH sig AS (${signatureInsert(device)}),
       upd AS (UPDATE devices SET owner_subject = ${owner.subject}, owner_email = ${owner.email}, model = ${input.model},
-                last_seen_at = ${tsParam(now)}, updated_at = ${tsParam(now)}
+                last_seen_at = ${tsParam(now)}, updated_at = ${tsParam(now)},
+                stats_dirty = true
               WHERE id = ${uuidParam(sameCert.id)} AND ${guard} RETURNING 1)
       ${
         ownerChanged
@@ -167,7 +168,8 @@ async function registerOnce(
       upd AS (UPDATE devices SET certificate_fingerprint = ${device.fingerprint}, certificate_pem = ${device.certificatePem},
                 key_type = ${device.keyType}, cert_not_before = ${tsParam(device.notBefore)},
                 cert_not_after = ${tsParam(device.notAfter)}, owner_subject = ${owner.subject},
-                owner_email = ${owner.email}, model = ${input.model}, last_seen_at = ${tsParam(now)}, updated_at = ${tsParam(now)}
+                owner_email = ${owner.email}, model = ${input.model}, last_seen_at = ${tsParam(now)}, updated_at = ${tsParam(now)},
+                stats_dirty = true
               WHERE id = ${uuidParam(sameHardware.id)} AND ${guard} RETURNING 1),
       audit AS (${auditInsertSql(
         {

@@ -82,7 +82,7 @@ export function ingestFunctionSql(): SQL {
         RETURNING 1),
       dev AS (
         UPDATE devices SET last_seen_at = p_received_at,
-          last_event_at = greatest(coalesce(last_event_at, p_latest), p_latest)
+          last_event_at = greatest(coalesce(last_event_at, p_latest), p_latest), stats_dirty = true
         WHERE id = (SELECT id FROM d) AND ${guard} RETURNING 1)
       SELECT (SELECT id FROM d), ${guard}, (SELECT count(*) FROM ins)::int`;
   return sql`CREATE OR REPLACE FUNCTION ${sql.raw(INGEST_FUNCTION)}(p_fingerprint text, p_source_ip text,

@@ -17,6 +17,14 @@
 // first_seen_at / last_seen_at of a key are when any device first and last reported it (they do not move back when
 // a device drops it).
 //
+// Device counters: the fleet summary's device counts come from fleet_device_stats (all devices, never reported) and
+// fleet_device_minutes (devices per minute of their last-seen time, reported ones only, and per minute of their
+// registration), kept by the same fold from the devices whose status columns changed (stats_dirty; the writers of
+// last_seen_at, last_inventory_at and last_event_at set it). Online, "seen since T", is the sum of the minutes after
+// T's plus the devices counted in T's own minute (an index range of one minute); new in 24 h likewise. A device
+// seen since the last fold counts where the fold last counted it, so online and offline lag by at most the fold's
+// interval; totals never lag a folded read.
+//
 // Reads fold at most READ_FOLD_MAX_ROWS first without waiting (foldFleetStats); the scheduled observability/fold
 // folds the rest. fleet_stats_rebuild() recounts everything (the migration that introduced the counters, bulk loads).
 import { type SQL, sql } from 'drizzle-orm';
@@ -32,6 +40,51 @@ export const FLEET_REBUILD_FUNCTION = 'fleet_stats_rebuild';
 export const READ_FOLD_MAX_ROWS = 2_000;
 /** The most inventory rows one scheduled call folds, in one transaction. */
 export const SCHEDULED_FOLD_MAX_ROWS = 50_000;
+
+/** Whether device `d` has reported (inventory or events): before that it is never_reported, whatever it was seen. */
+export const reportedSql = (d: string): SQL =>
+  sql.raw(`(${d}.last_inventory_at IS NOT NULL OR ${d}.last_event_at IS NOT NULL)`);
+
+/** The UTC minute of a timestamptz, as a timestamptz: the key of fleet_device_minutes. */
+const minuteOf = (t: SQL): SQL => sql`(date_trunc('minute', ${t} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
+
+/**
+ * The last-seen time the counters keep for device `d`: NULL until it has reported, then its last_seen_at, or
+ * -infinity for a reported device never seen (a row restored without it: offline).
+ */
+const countedSeenSql = (d: string): SQL =>
+  sql`CASE WHEN ${reportedSql(d)} THEN coalesce(${sql.raw(`${d}.last_seen_at`)}, '-infinity'::timestamptz) END`;
+
+/**
+ * Per-minute differences to fleet_device_minutes, from `rows` of (kind, at, n): summed per (kind, minute of at);
+ * minutes that net to nothing are not written.
+ */
+const addToDeviceMinutes = (rows: SQL): SQL =>
+  sql`INSERT INTO fleet_device_minutes AS s (kind, minute, devices)
+    SELECT kind, ${minuteOf(sql`at`)}, sum(n)::int FROM (${rows}) x
+    GROUP BY 1, 2 HAVING sum(n) <> 0 ORDER BY 1, 2
+    ON CONFLICT (kind, minute) DO UPDATE SET devices = s.devices + EXCLUDED.devices`;
+
+/**
+ * The fleet summary's device counts as one JSON object (total, online, offline, never_reported, new_24h): online
+ * are the reported devices whose counted last-seen time is at or after `since`, new_24h those registered at or
+ * after `dayAgo`. Each is the sum of the whole minutes after the boundary's plus the devices of the boundary's
+ * minute, counted on an index.
+ */
+export function deviceCountsSql(since: SQL, dayAgo: SQL): SQL {
+  const after = (kind: string, t: SQL) =>
+    sql`(SELECT coalesce(sum(devices), 0) FROM fleet_device_minutes
+      WHERE kind = ${kind} AND minute > ${minuteOf(t)})`;
+  const minuteEnd = (t: SQL) => sql`${minuteOf(t)} + interval '1 minute'`;
+  const online = sql`${after('seen', since)} + (SELECT count(*) FROM devices
+      WHERE stats_seen_at >= ${since} AND stats_seen_at < ${minuteEnd(since)})`;
+  const created = sql`${after('created', dayAgo)} + (SELECT count(*) FROM devices
+      WHERE created_at >= ${dayAgo} AND created_at < ${minuteEnd(dayAgo)} AND stats_counted)`;
+  return sql`(SELECT json_build_object('total', c.devices, 'online', c.online::int,
+      'offline', (c.devices - c.never_reported - c.online)::int, 'never_reported', c.never_reported,
+      'new_24h', c.created::int)
+    FROM (SELECT devices, never_reported, ${online} AS online, ${created} AS created FROM fleet_device_stats) c)`;
+}
 
 /** The eight keys an MCP row counts under: each of name, agent type and transport, or '' (any). */
 const mcpKeys = (
@@ -94,10 +147,11 @@ const addToMcpStats = (parts: Array<[1 | -1, SQL]>): SQL =>
       last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at)`;
 
 /**
- * CREATE OR REPLACE FUNCTION fleet_stats_fold(max_rows, wait): counts up to max_rows dirty agent rows and max_rows
- * dirty MCP rows (those a report in progress holds are left for the next fold) and returns how many (folded) and
- * whether a full batch was taken (more). With `wait` it waits for a fold in progress; without (a read) it leaves
- * the work to that one. When nothing is dirty (two index probes) it returns before taking any lock.
+ * CREATE OR REPLACE FUNCTION fleet_stats_fold(max_rows, wait): counts up to max_rows dirty agent rows, max_rows
+ * dirty MCP rows and max_rows dirty devices (those a report in progress holds are left for the next fold) and
+ * returns how many (folded) and whether a full batch was taken (more). With `wait` it waits for a fold in progress;
+ * without (a read) it leaves the work to that one. When nothing is dirty (three index probes) it returns before
+ * taking any lock.
  */
 export function fleetFoldFunctionSql(): SQL {
   // The MCP rows of the picked devices with their counted state (was_*) and their state now (is_*): the picked
@@ -131,6 +185,13 @@ export function fleetFoldFunctionSql(): SQL {
       }),
     ],
   ]);
+  // The devices: each one's counted state (stats_counted, stats_seen_at) against its state now (seen_at).
+  const devicesPicked = sql`SELECT id, created_at, stats_counted, stats_seen_at, ${countedSeenSql('d')} AS seen_at
+    FROM devices d WHERE stats_dirty LIMIT max_rows FOR UPDATE SKIP LOCKED`;
+  const deviceMinutes = addToDeviceMinutes(sql`SELECT 'seen' AS kind, seen_at AS at, 1 AS n FROM picked
+      WHERE seen_at IS NOT NULL
+    UNION ALL SELECT 'seen', stats_seen_at, -1 FROM picked WHERE stats_seen_at IS NOT NULL
+    UNION ALL SELECT 'created', created_at, 1 FROM picked WHERE NOT stats_counted`);
   return sql`CREATE OR REPLACE FUNCTION ${sql.raw(FLEET_FOLD_FUNCTION)}(max_rows integer, wait boolean, OUT folded integer, OUT more boolean)
 LANGUAGE plpgsql
 SET work_mem = '64MB'
@@ -138,11 +199,14 @@ AS $fold$
 DECLARE
   agents integer;
   mcps integer;
+  devs integer;
+  emptied timestamptz[];
 BEGIN
   folded := 0;
   more := false;
   IF NOT EXISTS (SELECT 1 FROM inventory_agents WHERE stats_dirty)
-    AND NOT EXISTS (SELECT 1 FROM inventory_mcps WHERE stats_dirty) THEN
+    AND NOT EXISTS (SELECT 1 FROM inventory_mcps WHERE stats_dirty)
+    AND NOT EXISTS (SELECT 1 FROM devices WHERE stats_dirty) THEN
     RETURN;
   END IF;
   IF wait THEN
@@ -176,15 +240,27 @@ BEGIN
           stats_transport = p.transport, stats_dirty = false
         FROM picked p WHERE m.id = p.id RETURNING 1)
     SELECT count(*) INTO mcps FROM done;
-  folded := agents + mcps;
-  more := agents >= max_rows OR mcps >= max_rows;
+  WITH picked AS MATERIALIZED (${devicesPicked}),
+      minutes AS (${deviceMinutes} RETURNING 1),
+      totals AS (UPDATE fleet_device_stats SET devices = devices + (SELECT count(*) FROM picked WHERE NOT stats_counted),
+          never_reported = never_reported + (SELECT count(*) FILTER (WHERE seen_at IS NULL)
+            - count(*) FILTER (WHERE stats_counted AND stats_seen_at IS NULL) FROM picked)
+        RETURNING 1),
+      done AS (UPDATE devices d SET stats_counted = true, stats_seen_at = p.seen_at, stats_dirty = false
+        FROM picked p WHERE d.id = p.id RETURNING p.stats_seen_at AS was_seen_at)
+    SELECT count(*), array_agg(DISTINCT ${minuteOf(sql`was_seen_at`)}) FILTER (WHERE was_seen_at IS NOT NULL)
+      INTO devs, emptied FROM done;
+  -- The minutes devices left, once none is counted in them (a fleet's history would otherwise keep one per minute).
+  DELETE FROM fleet_device_minutes WHERE kind = 'seen' AND minute = ANY (emptied) AND devices = 0;
+  folded := agents + mcps + devs;
+  more := agents >= max_rows OR mcps >= max_rows OR devs >= max_rows;
   UPDATE fleet_stats_state SET folded_at = now(), rows_folded = rows_folded + folded;
 END
 $fold$`;
 }
 
 /**
- * CREATE OR REPLACE FUNCTION fleet_stats_rebuild(): recounts every counter from the inventory rows, after a fold in
+ * CREATE OR REPLACE FUNCTION fleet_stats_rebuild(): recounts every counter from the inventory rows and the devices, after a fold in
  * progress. For the migration that introduced the counters and for bulk loads (the benchmark's seeding); it locks
  * every inventory row it marks counted, so run it when no inventory reports arrive.
  */
@@ -202,8 +278,15 @@ BEGIN
       stats_dirty = false
     WHERE stats_dirty
       OR (stats_present, stats_enabled, stats_transport) IS DISTINCT FROM (removed_at IS NULL, enabled, transport);
+  UPDATE devices d SET stats_counted = true, stats_seen_at = ${countedSeenSql('d')}, stats_dirty = false
+    WHERE stats_dirty OR NOT stats_counted OR stats_seen_at IS DISTINCT FROM ${countedSeenSql('d')};
   DELETE FROM fleet_agent_stats;
   DELETE FROM fleet_mcp_stats;
+  DELETE FROM fleet_device_minutes;
+  ${addToDeviceMinutes(sql`SELECT 'seen' AS kind, stats_seen_at AS at, 1 AS n FROM devices WHERE stats_seen_at IS NOT NULL
+    UNION ALL SELECT 'created', created_at, 1 FROM devices`)};
+  UPDATE fleet_device_stats SET devices = (SELECT count(*) FROM devices),
+    never_reported = (SELECT count(*) FROM devices WHERE stats_seen_at IS NULL);
   INSERT INTO fleet_agent_stats (agent_type, devices, first_seen_at, last_seen_at)
     SELECT agent_type, (count(*) FILTER (WHERE stats_present))::int, min(first_seen_at), max(last_seen_at)
     FROM inventory_agents GROUP BY agent_type ORDER BY agent_type;

@@ -15,7 +15,7 @@ import type {
   ListDevicesQuery,
   ListMcpsQuery,
 } from '../schemas/observability.ts';
-import { FLEET_FOLD_FUNCTION, READ_FOLD_MAX_ROWS } from './fleet-stats.ts';
+import { deviceCountsSql, FLEET_FOLD_FUNCTION, READ_FOLD_MAX_ROWS, reportedSql } from './fleet-stats.ts';
 import {
   type Bounded,
   boundedArray,
@@ -59,7 +59,7 @@ function threshold(config: Config, now: Date) {
 }
 
 const statusSql = (since: Date): SQL =>
-  sql`CASE WHEN d.last_inventory_at IS NULL AND d.last_event_at IS NULL THEN 'never_reported'
+  sql`CASE WHEN NOT ${reportedSql('d')} THEN 'never_reported'
     WHEN d.last_seen_at >= ${tsParam(since)} THEN 'online' ELSE 'offline' END`;
 
 const deviceJson = (
@@ -81,18 +81,15 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
     const p = likePattern(query.q);
     where.push(sql`(d.serial_number ILIKE ${p} OR d.model ILIKE ${p})`);
   }
-  if (query.status === 'never_reported')
-    where.push(sql`d.last_inventory_at IS NULL AND d.last_event_at IS NULL`);
+  if (query.status === 'never_reported') where.push(sql`NOT ${reportedSql('d')}`);
   // On the last-seen sort key (a device never seen sorts as the epoch), so that with that sort a status is a range of
   // its index (devices_last_seen_sort_idx).
   const lastSeenKey = sql`coalesce(d.last_seen_at, 'epoch'::timestamptz)`;
   if (query.status === 'online') {
-    where.push(sql`(d.last_inventory_at IS NOT NULL OR d.last_event_at IS NOT NULL)
-      AND ${lastSeenKey} >= ${tsParam(t.since)}`);
+    where.push(sql`${reportedSql('d')} AND ${lastSeenKey} >= ${tsParam(t.since)}`);
   }
   if (query.status === 'offline') {
-    where.push(sql`(d.last_inventory_at IS NOT NULL OR d.last_event_at IS NOT NULL)
-      AND ${lastSeenKey} < ${tsParam(t.since)}`);
+    where.push(sql`${reportedSql('d')} AND ${lastSeenKey} < ${tsParam(t.since)}`);
   }
   if (query.updated_since) where.push(sql`d.updated_at >= ${query.updated_since}::timestamptz`);
   if (query.last_seen_before) where.push(sql`d.last_seen_at < ${query.last_seen_before}::timestamptz`);
@@ -377,9 +374,8 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
 
 /**
  * Devices total / online / offline / never reported / new in 24 h, agents by type, MCPs by transport, events 24 h.
- * The device counts are the statuses of statusSql counted on indexes: every device and the recently seen ones on
- * devices_last_seen_idx, the never-reported ones on their own partial index (online = seen recently and reported;
- * offline = the rest of the reported ones).
+ * The device counts are the statuses of statusSql as the device counters (fleet-stats.ts) last counted them, and
+ * like the other totals they are folded first.
  */
 export async function fleetSummary(db: Db, config: Config, now = new Date()) {
   const t = threshold(config, now);
@@ -388,20 +384,13 @@ export async function fleetSummary(db: Db, config: Config, now = new Date()) {
   await foldCounters(db);
   const doc = await queryDoc<Record<string, unknown>>(
     db,
-    sql`WITH seen AS (SELECT count(*) AS total, count(*) FILTER (WHERE last_seen_at >= ${tsParam(t.since)}) AS recent
-        FROM devices),
-      never AS (SELECT count(*) AS total, count(*) FILTER (WHERE last_seen_at >= ${tsParam(t.since)}) AS recent
-        FROM devices WHERE last_inventory_at IS NULL AND last_event_at IS NULL),
-      ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
+    sql`WITH ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
           coalesce(sum(calls) FILTER (WHERE result = 'denied'), 0)::bigint AS denied,
           coalesce(sum(calls) FILTER (WHERE result = 'error'), 0)::bigint AS errors,
           coalesce(sum(tokens_in), 0)::bigint AS tokens_in, coalesce(sum(tokens_out), 0)::bigint AS tokens_out
         FROM observability_rollups WHERE kind = 'call' AND ${r.rollupWhere})
     SELECT json_build_object(
-      'devices', (SELECT json_build_object('total', seen.total::int, 'online', (seen.recent - never.recent)::int,
-          'offline', (seen.total - never.total - (seen.recent - never.recent))::int,
-          'never_reported', never.total::int,
-          'new_24h', (SELECT count(*) FROM devices WHERE created_at >= ${tsParam(dayAgo)})::int) FROM seen, never),
+      'devices', ${deviceCountsSql(tsParam(t.since), tsParam(dayAgo))},
       'agents_by_type', (SELECT coalesce(json_agg(json_build_object('agent_type', agent_type, 'devices', devices)
           ORDER BY devices DESC, agent_type), '[]'::json)
         FROM (SELECT agent_type, devices FROM fleet_agent_stats WHERE devices > 0

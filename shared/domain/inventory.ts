@@ -76,7 +76,7 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
         SELECT ${dev}, 'mcp_disappeared', agent_type, name, ${at} FROM gone_mcps
         RETURNING 1),
       dev AS (
-        UPDATE devices SET last_seen_at = ${at}, last_inventory_at = ${at}
+        UPDATE devices SET last_seen_at = ${at}, last_inventory_at = ${at}, stats_dirty = true
         WHERE id = ${dev} AND ${guard} RETURNING 1)
       SELECT ${dev}::text AS device_id, (SELECT count(*) FROM sig)::int AS ok,
              (SELECT count(*) FROM up_agents)::int AS agents,

@@ -13,9 +13,11 @@ import type { Database, Db } from '#shared/db/database.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
 import type { VerifiedDeviceRequest } from '#shared/device/enrollment.ts';
+import { ingestEvents } from '#shared/domain/events.ts';
+import { fleetSummary } from '#shared/domain/fleet.ts';
 import { foldFleetStats, rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
 import { replaceInventory } from '#shared/domain/inventory.ts';
-import type { InventoryBody } from '#shared/schemas/devices.ts';
+import type { InventoryBody, ObservabilityEventInput } from '#shared/schemas/devices.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 
@@ -234,6 +236,77 @@ async function foldAll(db: Db) {
   for (;;) if (!(await foldFleetStats(db, { maxRows: 10_000, wait: true })).more) return;
 }
 
+/** A device's status columns, as stored. */
+interface DeviceRow {
+  seen: number | null;
+  reported: boolean;
+  created: number;
+}
+
+/**
+ * The summary's device counts at `now`, recounted here from the devices' rows (the statuses the device list gives:
+ * never reported without inventory or events, else online when seen within the threshold).
+ */
+function expectedDeviceCounts(rows: DeviceRow[], thresholdMs: number, now: number) {
+  const since = now - thresholdMs;
+  const reported = rows.filter((d) => d.reported);
+  const online = reported.filter((d) => d.seen !== null && d.seen >= since).length;
+  return {
+    total: rows.length,
+    online,
+    offline: reported.length - online,
+    never_reported: rows.length - reported.length,
+    new_24h: rows.filter((d) => d.created >= now - 86_400_000).length,
+  };
+}
+
+async function deviceRows(db: Db): Promise<DeviceRow[]> {
+  const rows = await queryRows<{ seen: string | null; reported: boolean; created: string }>(
+    db,
+    sql`SELECT to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS seen,
+        (last_inventory_at IS NOT NULL OR last_event_at IS NOT NULL) AS reported,
+        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created
+      FROM devices`,
+  );
+  return rows.map((r) => ({
+    seen: r.seen === null ? null : Date.parse(r.seen),
+    reported: r.reported === true || String(r.reported) === 'true',
+    created: Date.parse(r.created),
+  }));
+}
+
+/**
+ * The summary's device counts against a recount, with the online threshold's start (and the 24 h of new devices)
+ * put exactly on, just after and just before each device's time, and on the minutes' edges around them.
+ */
+async function assertDeviceCountsMatch(db: Db, label: string) {
+  const config = testConfig();
+  const threshold = config.device.online_threshold;
+  const rows = await deviceRows(db);
+  const nows = new Set<number>();
+  for (const d of rows) {
+    for (const t of [d.seen, d.created]) {
+      if (t === null) continue;
+      const shift = t === d.created ? 86_400_000 : threshold;
+      const minute = Math.floor(t / 60_000) * 60_000;
+      for (const at of [t, t + 1, t - 1, minute, minute + 60_000, minute - 1]) nows.add(at + shift);
+    }
+  }
+  for (const now of nows) {
+    const summary = (await fleetSummary(db, config, new Date(now))) as { devices: unknown };
+    assert.deepEqual(
+      summary.devices,
+      expectedDeviceCounts(rows, threshold, now),
+      `${label}: devices at ${new Date(now).toISOString()}`,
+    );
+  }
+  const empty = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM fleet_device_minutes WHERE devices <= 0`,
+  );
+  assert.equal(Number(empty[0]?.n), 0, `${label}: minutes with no device are removed`);
+}
+
 const newModel = (): Model => ({ agents: new Map(), mcps: new Map(), seen: new Map() });
 
 for (const driver of driversUnderTest()) {
@@ -305,9 +378,9 @@ for (const driver of driversUnderTest()) {
         },
       ]);
       await report(db, model, fingerprints, 0, { body, agents: ['claude', 'cursor'], entries });
-      // No explicit fold: a fold without waiting (what a read does first) counts it.
+      // No explicit fold: a fold without waiting (what a read does first) counts it: four rows and the device.
       const { folded } = await foldFleetStats(db);
-      assert.equal(folded, 4);
+      assert.equal(folded, 5);
       const [row] = await queryRows<Counts>(
         db,
         sql`SELECT devices, enabled_devices, disabled_devices, installs, enabled_installs FROM fleet_mcp_stats
@@ -318,6 +391,79 @@ for (const driver of driversUnderTest()) {
         { devices: 1, enabled_devices: 1, disabled_devices: 1, installs: 2, enabled_installs: 1 },
       );
       await assertCountersMatch(db, model, 'two agent types');
+    });
+
+    test('device counts equal a recount of the devices at every edge of the threshold, folded a few at a time', async () => {
+      for (const seed of [4, 5]) {
+        await db.execute(sql`TRUNCATE devices CASCADE`);
+        await rebuildFleetStats(db);
+        const r = rng(seed);
+        const base = Date.parse('2026-03-01T12:00:00.000Z');
+        const at = (spanMs: number) => new Date(base + Math.floor(r() * spanMs)).toISOString();
+        const ids: string[] = [];
+        // Device 0: a row restored without last_seen_at that has reported (offline until it is seen).
+        await db.execute(sql`INSERT INTO devices (serial_number, brand, model, owner_subject, certificate_fingerprint,
+            certificate_pem, key_type, cert_not_before, cert_not_after, last_inventory_at, created_at)
+          VALUES (${`FD-${seed}-restored`}, 'Lenovo', 'X1', 'sub', ${randomBytes(16).toString('hex')}, 'pem', 'p256',
+            now(), now(), ${at(60_000)}::timestamptz, ${at(60_000)}::timestamptz)`);
+        for (let i = 0; i < 10; i++) {
+          const [row] = await queryRows<{ id: string }>(
+            db,
+            sql`INSERT INTO devices (serial_number, brand, model, owner_subject, certificate_fingerprint,
+                certificate_pem, key_type, cert_not_before, cert_not_after, last_seen_at, created_at)
+              VALUES (${`FD-${seed}-${i}`}, 'Lenovo', 'X1', 'sub', ${randomBytes(16).toString('hex')}, 'pem', 'p256',
+                now(), now(), ${at(600_000)}::timestamptz, ${at(180_000)}::timestamptz)
+              RETURNING id::text AS id`,
+          );
+          ids.push(String(row?.id));
+        }
+        for (let round = 0; round < 4; round++) {
+          // What the writers of the status columns do (registration, inventory, events): a new last-seen time
+          // within ten minutes, sometimes the first report, and the device marked for the fold.
+          for (let step = 0; step < 8; step++) {
+            const id = ids[Math.floor(r() * ids.length)] as string;
+            const seen = at(600_000);
+            const column = sql.raw(r() < 0.5 ? 'last_event_at' : 'last_inventory_at');
+            await db.execute(sql`UPDATE devices SET last_seen_at = ${seen}::timestamptz,
+                ${column} = CASE WHEN ${r() < 0.6} THEN ${seen}::timestamptz ELSE ${column} END, stats_dirty = true
+              WHERE id = ${id}::uuid`);
+            if (r() < 0.5) await foldFleetStats(db, { maxRows: 1 + Math.floor(r() * 3) });
+          }
+          await assertDeviceCountsMatch(db, `seed ${seed} round ${round}`);
+        }
+        await rebuildFleetStats(db);
+        await assertDeviceCountsMatch(db, `seed ${seed} after a rebuild`);
+      }
+    });
+
+    test('registering, reporting inventory and sending events each move a device between the counts', async () => {
+      await db.execute(sql`TRUNCATE devices CASCADE`);
+      await rebuildFleetStats(db);
+      const config = testConfig();
+      const counts = async () =>
+        ((await fleetSummary(db, config)) as { devices: Record<string, number> }).devices;
+      const fingerprints = [await insertDevice(db, 'FW-0'), await insertDevice(db, 'FW-1')];
+      assert.deepEqual(await counts(), { total: 2, online: 0, offline: 0, never_reported: 2, new_24h: 2 });
+      await replaceInventory(db, verified(fingerprints[0] as string), inventoryBody([]));
+      assert.deepEqual(await counts(), { total: 2, online: 1, offline: 0, never_reported: 1, new_24h: 2 });
+      // Both devices seen an hour ago, as counted: device 0 offline, device 1 still never reported.
+      await db.execute(sql`UPDATE devices SET last_seen_at = now() - interval '1 hour', stats_dirty = true`);
+      assert.deepEqual(await counts(), { total: 2, online: 0, offline: 1, never_reported: 1, new_24h: 2 });
+      const event: ObservabilityEventInput = {
+        event_time: new Date().toISOString(),
+        agent_type: 'claude',
+        mcp_name: 'github',
+        tool: 'search',
+        event_type: 'invocation',
+        result: 'allowed',
+        tokens_in: 0,
+        tokens_out: 0,
+        duration_ms: 1,
+        skills: [],
+        metadata: {},
+      };
+      for (const fp of fingerprints) await ingestEvents(db, config, verified(fp), [event], '10.0.0.1');
+      assert.deepEqual(await counts(), { total: 2, online: 2, offline: 0, never_reported: 0, new_24h: 2 });
     });
 
     if (driver === 'pglite') return;
