@@ -4952,6 +4952,13 @@ export interface operations {
                             next_cursor: string | null;
                             /** @description The page size asked for */
                             limit: number;
+                            /**
+                             * Format: date-time
+                             * @description Present when the range reaches before this instant (the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             */
+                            archived_before?: string;
+                            /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
+                            archive_location?: string | null;
                         };
                     };
                 };
@@ -5045,6 +5052,13 @@ export interface operations {
                             next_cursor: string | null;
                             /** @description The page size asked for */
                             limit: number;
+                            /**
+                             * Format: date-time
+                             * @description Present when the range reaches before this instant (the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             */
+                            archived_before?: string;
+                            /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
+                            archive_location?: string | null;
                         };
                     };
                 };

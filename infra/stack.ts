@@ -35,6 +35,7 @@ export const ARCHIVE_HANDLER = 'observability/archive';
 export const ARCHIVE_READERS = [
   routes.obsListEvents.handler,
   routes.obsObservabilityFilters.handler,
+  routes.obsGetSession.handler,
 ] as const;
 
 /**

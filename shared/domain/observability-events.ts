@@ -145,12 +145,27 @@ export async function getEvent(db: Db, id: string) {
 const SESSION_LIST_MAX = 20;
 
 /**
+ * Whether retention has dropped a day that held events (its `events.partition_dropped` audit record counts rows) and
+ * began before `firstEvent` (a SQL instant; NULL: any such day): events of the session could have been in it. The
+ * audit log is append-only, so this is what retention really removed, not what the configuration implies.
+ */
+const droppedBefore = (firstEvent: SQL): SQL => sql`EXISTS (SELECT 1 FROM audit_logs a
+  WHERE a.action_type = 'events.partition_dropped' AND (a.metadata->>'rows')::bigint > 0
+    AND (a.metadata->>'from')::timestamptz < coalesce(${firstEvent}, 'infinity'::timestamptz))`;
+
+/**
  * A session's calls in order (oldest first, keyset-paginated) and its totals, with at most 20 devices, agent types,
  * actors and models and the count of each. 404 when it has no event.
+ *
+ * Retention: when it has dropped a day that held events and began before the session's first stored event, older
+ * events of the session may have been in it, so every page says so (archived_before, archive_location, as the event
+ * list does; its totals count stored events only). Only the archive could tell whether it had events there, so once
+ * retention has dropped a day with events nearly every session says so; before that, none does. A session none of
+ * whose events is stored is a 404 whose message says that older events are no longer stored, and where they are.
  */
 export async function getSession(
   db: Db,
-  config: Pick<Config, 'auth'>,
+  config: Pick<Config, 'auth' | 'events'>,
   sessionId: string,
   query: SessionQuery,
 ) {
@@ -168,10 +183,12 @@ export async function getSession(
         WHERE session_id = ${sessionId})`;
   const doc = await queryDoc<{
     session: { calls: number } | null;
+    dropped: boolean;
     page: Bounded<EventRow>;
   }>(
     db,
     sql`SELECT json_build_object(
+      'dropped', ${droppedBefore(sql`(SELECT min(event_time) FROM observability_events WHERE session_id = ${sessionId})`)},
       'session', (SELECT json_build_object('session_id', ${sessionId}::text, 'calls', count(*)::int,
           'first_event_at', ${iso(sql`min(e.event_time)`)}, 'last_event_at', ${iso(sql`max(e.event_time)`)},
           'allowed', (count(*) FILTER (WHERE e.result = 'allowed'))::int,
@@ -194,7 +211,16 @@ export async function getSession(
         'ASC',
       )}) AS j`,
   );
-  if (!doc.session || Number(doc.session.calls) === 0) throw notFound('No event carries this session id.');
+  const notice = retentionNotice(config, () => doc.dropped === true);
+  if (!doc.session || Number(doc.session.calls) === 0) {
+    if (!notice.archived_before) throw notFound('No event carries this session id.');
+    throw notFound(
+      `No stored event carries this session id. Events before ${notice.archived_before} are no longer in the ` +
+        (notice.archive_location
+          ? `database; they are archived in ${notice.archive_location}.`
+          : 'database (no archive is configured).'),
+    );
+  }
   const { items, more } = pageOf(doc.page, query.limit);
   const last = items[items.length - 1];
   return {
@@ -202,5 +228,6 @@ export async function getSession(
     events: items.map((r) => r.e),
     next_cursor: more && last ? encodeCursor(cursorKey(config), 'session', [last.k, last.id], fh) : null,
     limit: query.limit,
+    ...notice,
   };
 }

@@ -566,6 +566,9 @@ export const sessionResponse = envelope(
       .meta({ id: 'ObservabilitySession', description: 'Totals over every event of the session' }),
     events: z.array(eventView).meta({ description: 'Its events, oldest first; at most `limit` and 512 KiB' }),
     ...page,
+    ...retentionNotice(
+      "the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only",
+    ),
   }),
 );
 

@@ -2,11 +2,13 @@
 //
 // Seeds the bench:observability data set (2,000 devices; 500,000 events over 30 days by default, --full for the
 // 5,000,000 of issue 19, --events N for another count) into PostgreSQL (TEST_DATABASE_URL, else one from npm),
-// rebuilds the rollups, starts the service as npm start does, signs in in a headless Chromium and opens each page
+// rebuilds the rollups, adds 200 catalog entries and 2,000 data-access requests in every state (made through the
+// domain functions, with their audit records: access-seed.ts; --requests N for another count), starts the service as npm start does, signs in in a headless Chromium and opens each page
 // RUNS times. For each page: the time from navigation to its first data on screen (rows, totals, the chart's canvas,
 // or its empty state in words), median and slowest. For the Summary over 30 days of hourly buckets (720 bars): the
 // time from the summary response's last byte to the chart drawn (JSON, Preact, uPlot) and the longest main-thread
-// task while the page loaded (what "freezing" would be). Target (issue 19): first data within 1 s on every page.
+// task while the page loaded (what "freezing" would be). Every page must show data: an empty state counts as a
+// failure (each page has data in this data set). Target (issue 19): first data within 1 s on every page.
 import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { startLocalService } from '#local-server/service.ts';
@@ -17,6 +19,7 @@ import { setLogLevel } from '#shared/logger.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { TEST_ADMIN, testConfig } from '#test/support/service.ts';
+import { seedAccess } from './access-seed.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
 
 const FIRST_DATA_MS = 1000;
@@ -24,6 +27,9 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const argv = process.argv.slice(2);
 const eventsFlag = argv.indexOf('--events');
 const events = eventsFlag >= 0 ? Number(argv[eventsFlag + 1]) : argv.includes('--full') ? 5_000_000 : 500_000;
+const requestsFlag = argv.indexOf('--requests');
+const requestCount = requestsFlag >= 0 ? Number(argv[requestsFlag + 1]) : 2000;
+const CATALOG_ENTRIES = 200;
 
 /** Each page, and what on it is its first data (or, with nothing to show, its empty state). */
 const PAGES = [
@@ -70,8 +76,10 @@ async function firstData(page: Page, url: string, selector: string): Promise<{ a
   const failed = seen[STATES.error];
   if (failed !== undefined) return { at: failed, what: `error: ${await page.textContent(STATES.error)}` };
   const data = seen[selector];
-  if (data !== undefined) return { at: data, what: 'data' };
-  return { at: seen[STATES.empty] ?? Number.NaN, what: 'empty' };
+  const empty = seen[STATES.empty];
+  // The empty state shown first (even if rows came after) is what the page showed as its first data.
+  if (data !== undefined && (empty === undefined || data <= empty)) return { at: data, what: 'data' };
+  return { at: empty ?? Number.NaN, what: 'empty' };
 }
 
 setLogLevel('warn');
@@ -80,13 +88,22 @@ const pg = await createPostgresDatabase();
 const config = testConfig({ db: { dsn: pg.url, statement_timeout: '900s' } });
 const now = new Date();
 console.log(
-  `\nbench:console --pages: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days, PostgreSQL`,
+  `\nbench:console --pages: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days; ` +
+    `${requestCount.toLocaleString('en')} requests, ${CATALOG_ENTRIES} catalog entries; PostgreSQL`,
 );
 const seeding = performance.now();
 const database = await connectDatabase(config);
 await migrate(database.db);
 await seedObservability(database.db, events, now);
 await rebuildRollups(database.db);
+const accessStart = performance.now();
+const access = await seedAccess(database.db, config, { entries: CATALOG_ENTRIES, count: requestCount });
+console.log(
+  `requests and catalog: ${((performance.now() - accessStart) / 1000).toFixed(1)} s (` +
+    `${Object.entries(access.requests)
+      .map(([state, n]) => `${n} ${state}`)
+      .join(', ')}; ${access.catalog} catalog entries)`,
+);
 await database.db.execute(sql`VACUUM ANALYZE`);
 await database.close();
 console.log(`seeded in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
@@ -112,14 +129,16 @@ try {
   console.log('|---|---:|---:|---|---|');
   for (const [name, path, selector] of PAGES) {
     const times: number[] = [];
-    let what = '';
+    // What the page showed first in each run: 'data' only if every run showed its rows (or chart) first.
+    let what = 'data';
     for (let i = 0; i < RUNS; i++) {
       const result = await firstData(page, `${service.url}${path}`, selector);
       times.push(result.at);
-      what = result.what;
+      if (result.what !== 'data') what = result.what;
     }
     const slowest = Math.max(...times);
-    const pass = slowest <= FIRST_DATA_MS && !what.startsWith('error');
+    // Every page has data in this data set: its empty state (or an error) is a failure, whatever its time.
+    const pass = slowest <= FIRST_DATA_MS && what === 'data';
     if (!pass) failures.push(name);
     console.log(`| ${name} | ${ms(median(times))} | ${ms(slowest)} | ${what} | ${pass ? 'PASS' : 'FAIL'} |`);
   }
@@ -163,6 +182,7 @@ try {
   await service.stop();
   if (!process.env.BENCH_KEEP) await pg.drop();
 }
+if (failures.length) process.exitCode = 1;
 console.log(
   `\n${PAGES.length - failures.length} passed, ${failures.length} failed${failures.length ? ` (${failures.join(', ')})` : ''}`,
 );

@@ -748,7 +748,12 @@ test('the event archive: a private, encrypted, TLS-only bucket with lifecycle, w
   ]);
   const variables = (archive.resource.Properties.Environment as { Variables: Json }).Variables;
   assert.equal(refOf(variables.SVC_ARCHIVE_BUCKET), bucketId);
-  // The event list and the filters are told the bucket's name (their archive_location), nothing more.
+  // The event list, the filters and the session view are told the bucket's name (their archive_location), nothing more.
+  assert.deepEqual([...ARCHIVE_READERS].sort(), [
+    'observability/events-list',
+    'observability/observability-filters',
+    'observability/sessions-get',
+  ]);
   for (const planned of prod.stack.plan.filter((p) => p.handler !== ARCHIVE_HANDLER)) {
     const fn = functionOf(planned.handler).resource;
     const other = (fn.Properties.Environment as { Variables: Json }).Variables;

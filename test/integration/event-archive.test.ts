@@ -5,7 +5,7 @@
 // drops a day the archive does not hold whole.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,12 +21,17 @@ import { queryRows } from '#shared/db/query.ts';
 import { archiveClosedHours, readArchivedHour } from '#shared/domain/event-archive.ts';
 import type { ArchiveStore } from '#shared/domain/event-archive-store.ts';
 import { archiveWatermark } from '#shared/domain/event-archive-watermark.ts';
-import { listEvents } from '#shared/domain/observability-events.ts';
+import { getSession, listEvents } from '#shared/domain/observability-events.ts';
 import { observabilityFilters } from '#shared/domain/observability-filter-values.ts';
-import { applyEventRetention, listEventPartitions, utcDay } from '#shared/domain/observability-partitions.ts';
+import {
+  applyEventRetention,
+  eventRetentionCutoff,
+  listEventPartitions,
+  utcDay,
+} from '#shared/domain/observability-partitions.ts';
 import { foldRollups } from '#shared/domain/observability-rollups.ts';
 import { scheduleRuns } from '#shared/routes.ts';
-import { filtersQuery, listEventsQuery } from '#shared/schemas/observability.ts';
+import { filtersQuery, listEventsQuery, sessionQuery } from '#shared/schemas/observability.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
 import { startTestService, testConfig } from '#test/support/service.ts';
@@ -101,7 +106,12 @@ async function archiveFigures(
 const devices = new Map<Db, string>();
 
 /** Events at the given instants, stamped by their transaction (the fold reads it); returns how many. */
-async function insertEvents(db: Db, at: Date[], tool = 'search'): Promise<number> {
+async function insertEvents(
+  db: Db,
+  at: Date[],
+  tool = 'search',
+  session: string | null = null,
+): Promise<number> {
   let device = devices.get(db);
   if (!device) {
     device = randomUUID();
@@ -113,11 +123,12 @@ async function insertEvents(db: Db, at: Date[], tool = 'search'): Promise<number
   const times = JSON.stringify(at.map((t) => t.toISOString()));
   await db.execute(sql`INSERT INTO observability_events (event_id, device_id, serial_number, event_time, agent_type,
       mcp_name, tool, event_type, result, deny_code, prompt, tokens_in, tokens_out, duration_ms, skills, metadata,
-      ingest_xid)
+      ingest_xid, session_id)
     SELECT gen_random_uuid(), ${device}::uuid, 'SER', t.at::timestamptz, 'claude-code', 'github', ${tool},
       'invocation', (ARRAY['allowed', 'denied', 'error'])[1 + t.i % 3],
       CASE WHEN t.i % 3 = 1 THEN 'policy' END, CASE WHEN t.i % 4 = 0 THEN 'a prompt ' || t.i END,
-      t.i % 50, t.i % 7, (t.i * 37) % 1000, '["s"]'::jsonb, jsonb_build_object('i', t.i), pg_current_xact_id()
+      t.i % 50, t.i % 7, (t.i * 37) % 1000, '["s"]'::jsonb, jsonb_build_object('i', t.i), pg_current_xact_id(),
+      ${session}::text
     FROM jsonb_array_elements_text(${times}::jsonb) WITH ORDINALITY AS t(at, i)`);
   return at.length;
 }
@@ -396,17 +407,26 @@ for (const driver of driversUnderTest()) {
       const oldDay = utcDay(new Date(now.getTime() - 95 * DAY));
       await db.execute(sql`SELECT observability_events_add_partition(${oldDay}::date)`);
       const dayStart = Date.parse(`${oldDay}T00:00:00Z`);
+      // A session that began on that day and goes on now.
       await insertEvents(
         db,
         [1, 12, 23].map((h) => new Date(dayStart + h * HOUR + 999)),
         'old',
+        'sess-archived',
       );
+      await insertEvents(db, [new Date()], 'old', 'sess-archived');
       await foldRollups(db);
       await reset();
       const oldName = `observability_events_p${oldDay.replaceAll('-', '')}`;
       const names = async () => (await listEventPartitions(db)).map((p) => p.name);
       const config = dirConfig('retention', 2);
       const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const readSession = () => getSession(db, config, 'sess-archived', sessionQuery.parse({}));
+      // Nothing dropped yet: the session is whole in the database, and says nothing of an archive.
+      const whole = await readSession();
+      assert.equal(whole.session.calls, 4);
+      assert.equal(whole.archived_before, undefined);
+      assert.equal(whole.archive_location, undefined);
 
       assert.deepEqual((await applyEventRetention(db, config, now)).dropped, [], 'nothing archived yet');
       const first = await archiveClosedHours(db, store, config, now);
@@ -447,6 +467,21 @@ for (const driver of driversUnderTest()) {
         [1, 1, 1, 1],
         'the dropped day is in the archive',
       );
+      // The session's read says its older events are archived, and where: its dropped events are under that location.
+      const kept = await readSession();
+      assert.equal(kept.session.calls, 1, 'the stored event only');
+      assert.equal(kept.archived_before, eventRetentionCutoff(config).toISOString());
+      assert.equal(kept.archive_location, `${join(dir, 'retention', 'p', 'events')}/`);
+      const sessionsInArchive: unknown[] = [];
+      for (const h of [1, 12, 23]) {
+        const hourDir = join(kept.archive_location!, `dt=${oldDay}`, `hour=${String(h).padStart(2, '0')}`);
+        assert.ok(existsSync(join(hourDir, '_manifest.json')), 'the manifest is under archive_location');
+        const bytes = readFileSync(join(hourDir, 'part-0000.parquet'));
+        const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+        for (const row of (await parquetReadObjects({ file })) as Array<Record<string, unknown>>)
+          sessionsInArchive.push(row.session_id);
+      }
+      assert.deepEqual(sessionsInArchive, ['sess-archived', 'sess-archived', 'sess-archived']);
 
       // Without an archive, retention drops a day past the window whatever the archive holds.
       const other = utcDay(new Date(now.getTime() - 93 * DAY));

@@ -234,15 +234,44 @@ for (const driver of driversUnderTest()) {
         const now = new Date();
         const oldDay = utcDay(new Date(now.getTime() - 95 * DAY));
         const keptDay = utcDay(new Date(now.getTime() - 85 * DAY));
+        const token = await svc.adminToken();
+        const session = async (id: string, status = 200) => {
+          const res = await svc.call('GET', `/v1/admin/observability/sessions/${id}`, { token });
+          assert.equal(res.status, status, res.text);
+          return res.body.data as {
+            session: { calls: number; first_event_at: string };
+            archived_before?: string;
+            archive_location?: string | null;
+          };
+        };
+        // A day past the window that held no event is dropped too, and lost nothing: no session read says otherwise.
+        const emptyDay = utcDay(new Date(now.getTime() - 97 * DAY));
+        await db.execute(sql`SELECT observability_events_add_partition(${emptyDay}::date)`);
+        const emptyName = `observability_events_p${emptyDay.replaceAll('-', '')}`;
+        assert.deepEqual(
+          (await applyEventRetention(db, config, now)).dropped.map((d) => [d.name, d.rows]),
+          [[emptyName, 0]],
+        );
         for (const day of [oldDay, keptDay]) {
           await db.execute(sql`SELECT observability_events_add_partition(${day}::date)`);
         }
-        const at = (day: string, h: number) =>
-          invocationEvent({ event_time: `${day}T${String(h).padStart(2, '0')}:00:00Z`, tool: 'retained' });
-        const old = [at(oldDay, 1), at(oldDay, 12), at(oldDay, 23)];
+        // Sessions: one with events on both sides of the cutoff, one wholly past it.
+        const at = (day: string, h: number, session_id = 'sess-span') =>
+          invocationEvent({
+            event_time: `${day}T${String(h).padStart(2, '0')}:00:00Z`,
+            tool: 'retained',
+            session_id,
+          });
+        const old = [at(oldDay, 1), at(oldDay, 12, 'sess-gone'), at(oldDay, 23)];
         assert.deepEqual(await send1([...old, at(keptDay, 5)]), { accepted: 4, duplicates: 0 });
         // Not folded yet: the day past the window stays until the rollups count its events.
         assert.deepEqual((await applyEventRetention(db, config, now)).dropped, [], 'kept while unfolded');
+        // Nothing that held events was dropped: a session read has no notice, though its events reach past the window.
+        const stored = await session('sess-span');
+        assert.equal(stored.session.calls, 3);
+        assert.equal(stored.archived_before, undefined);
+        assert.equal(stored.archive_location, undefined);
+        assert.equal((await session('sess-gone')).archived_before, undefined);
         await foldRollups(db);
         const rollupCalls = sql`SELECT coalesce(sum(calls), 0)::int AS n FROM observability_rollups
           WHERE grain = 'day' AND kind = 'call' AND tool = 'retained'`;
@@ -264,7 +293,8 @@ for (const driver of driversUnderTest()) {
         const audit = (
           await queryRows<{ resource_id: string; metadata: Record<string, unknown> | string }>(
             db,
-            sql`SELECT resource_id, metadata FROM audit_logs WHERE action_type = 'events.partition_dropped'`,
+            sql`SELECT resource_id, metadata FROM audit_logs WHERE action_type = 'events.partition_dropped'
+              AND resource_id <> ${emptyName}`,
           )
         ).map((r) => ({
           resource_id: r.resource_id,
@@ -290,7 +320,6 @@ for (const driver of driversUnderTest()) {
         );
 
         // A page whose range reaches past the window says where the stored events stop; one inside it does not.
-        const token = await svc.adminToken();
         const page = async (query: string) => {
           const res = await svc.call('GET', `/v1/admin/observability/events?tool=retained&${query}`, {
             token,
@@ -328,6 +357,20 @@ for (const driver of driversUnderTest()) {
           (await filters(`from=${keptDay}T00:00:00Z&to=${keptDay}T23:00:00Z`)).archived_before,
           undefined,
         );
+        // A session whose earlier events were in the dropped day: its stored events, and the same notice.
+        const span = await session('sess-span');
+        assert.equal(span.session.calls, 1, 'the stored event only');
+        assert.equal(span.session.first_event_at.slice(0, 10), keptDay);
+        assert.equal(span.archived_before, past.archived_before);
+        assert.equal(span.archive_location, null, 'no archive configured: the older events were dropped');
+        // A session all of whose events were dropped: a 404 that says events before the cutoff are gone.
+        const gone = await svc.call('GET', '/v1/admin/observability/sessions/sess-gone', { token });
+        assert.equal(gone.status, 404, gone.text);
+        assert.ok(
+          gone.text.includes(`Events before ${past.archived_before} are no longer in the database`),
+          gone.text,
+        );
+        assert.match(gone.text, /no archive is configured/);
       });
 
       test('rollup rows past events.rollup_retention are deleted; newer ones stay', async () => {
