@@ -1651,7 +1651,7 @@ export interface components {
             };
             /** @description Top lists the 32 KiB bound cut below `top` entries (only with very long names) */
             top_truncated: ("tools" | "mcps" | "agents" | "actors" | "models" | "deny_codes" | "rules")[];
-            /** @description Every bucket of the range, in order, zero when empty */
+            /** @description Every bucket of the range, in order, zero (percentiles null) when empty; the percentiles of a bucket are those of its events, computed as the totals' are (minute buckets older than the events' retention that were stored before the series kept durations have null percentiles) */
             series: {
                 /**
                  * Format: date-time
@@ -1668,6 +1668,12 @@ export interface components {
                 tokens_in: number;
                 /** @description Sum of the tokens_out of the events */
                 tokens_out: number;
+                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                duration_p50_ms: number | null;
+                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                duration_p95_ms: number | null;
+                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                duration_p99_ms: number | null;
             }[];
         };
         SummaryTopTool: {

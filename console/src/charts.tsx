@@ -1,5 +1,6 @@
-// The Summary page's charts, drawn by uPlot on a canvas: calls over time stacked by result, and the duration
-// percentiles of the top tools. uPlot's cursor and legend give each bucket's (or tool's) numbers on hover. Its
+// The Summary page's charts, drawn by uPlot on a canvas: calls over time stacked by result, the duration percentiles
+// over time (one line each for p99, p95 and p50 of every bucket), and the duration percentiles of the top tools.
+// uPlot's cursor and legend give each bucket's (or tool's) numbers on hover. Its
 // stylesheet is bundled into console.css (no inline style: the CSP allows none).
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef } from 'preact/hooks';
@@ -72,22 +73,13 @@ export function CallsChart({ s }: { s: Summary }) {
     const own = { error: s.series.map((b) => b.errors), denied: s.series.map((b) => b.denied), allowed };
     const layer = (label: keyof typeof own) =>
       barLayer(label, (_u, _v, _i, idx) => (idx === null ? '—' : count(own[label][idx])));
+    const { bucket, ...time } = timeOptions(s);
     const options: Omit<uPlot.Options, 'width'> = {
+      ...time,
       height: HEIGHT,
-      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-      cursor: { drag: { x: false, y: false } },
       scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       axes: [{}, axisNumbers],
-      series: [
-        {
-          label: `${s.range.bucket} (UTC)`,
-          // No bucket under the cursor: uPlot passes null.
-          value: (_u, v: number | null) => (v === null ? '—' : formatTime(new Date(v * 1000).toISOString())),
-        },
-        layer('error'),
-        layer('denied'),
-        layer('allowed'),
-      ],
+      series: [bucket, layer('error'), layer('denied'), layer('allowed')],
     };
     const data: uPlot.AlignedData = [
       s.series.map((b) => Date.parse(b.bucket) / 1000),
@@ -105,6 +97,64 @@ export function CallsChart({ s }: { s: Summary }) {
   );
 }
 
+const msValue = (v: number | null | undefined) =>
+  v === null || v === undefined ? '—' : `${formatNumber(v)} ms`;
+const msAxis: uPlot.Axis = {
+  ...axisNumbers,
+  values: (_u, splits) => splits.map((v) => `${formatNumber(v)} ms`),
+  size: 80,
+};
+/** The time axis and the legend's first entry of a series chart: the bucket under the cursor, in UTC. */
+const timeOptions = (s: Summary) => ({
+  tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+  cursor: { drag: { x: false, y: false } },
+  bucket: {
+    label: `${s.range.bucket} (UTC)`,
+    // No bucket under the cursor: uPlot passes null.
+    value: (_u: uPlot, v: number | null) => (v === null ? '—' : formatTime(new Date(v * 1000).toISOString())),
+  } satisfies uPlot.Series,
+});
+
+/** Whether any bucket of the series has duration percentiles (a bucket without calls has none). */
+export const hasDurations = (s: Summary) => s.series.some((b) => b.duration_p50_ms !== null);
+
+/**
+ * p99, p95 and p50 of each bucket as three lines over time, with a point per bucket (a bucket between two empty ones
+ * is a point, not a line); empty buckets are gaps. The legend gives the three at the cursor.
+ */
+export function DurationSeriesChart({ s }: { s: Summary }) {
+  const { options, data } = useMemo(() => {
+    const { bucket, ...time } = timeOptions(s);
+    const line = (label: 'p50' | 'p95' | 'p99'): uPlot.Series => ({
+      label,
+      stroke: COLOR[label],
+      width: 2,
+      points: { show: true, size: 5, fill: COLOR[label] },
+      value: (_u, v: number | null) => msValue(v),
+    });
+    const options: Omit<uPlot.Options, 'width'> = {
+      ...time,
+      height: HEIGHT,
+      scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      axes: [{}, msAxis],
+      series: [bucket, line('p99'), line('p95'), line('p50')],
+    };
+    const data: uPlot.AlignedData = [
+      s.series.map((b) => Date.parse(b.bucket) / 1000),
+      s.series.map((b) => b.duration_p99_ms),
+      s.series.map((b) => b.duration_p95_ms),
+      s.series.map((b) => b.duration_p50_ms),
+    ];
+    return { options, data };
+  }, [s]);
+  return (
+    <Chart id="duration-series-chart" options={options} data={data}>
+      Duration percentiles per {s.range.bucket} (p99, p95, p50), {formatTime(s.range.from)} to{' '}
+      {formatTime(s.range.to)}; a bucket without calls is a gap. Hover a point for its numbers.
+    </Chart>
+  );
+}
+
 /** p99, p95 and p50 of each top tool as nested bars (p50 ≤ p95 ≤ p99), the legend giving the three at the cursor. */
 export function DurationsChart({ tools }: { tools: TopTool[] }) {
   const { options, data } = useMemo(() => {
@@ -113,8 +163,7 @@ export function DurationsChart({ tools }: { tools: TopTool[] }) {
       return t ? `${t.mcp_name} · ${t.tool}` : '';
     };
     const short = (text: string) => (text.length > 18 ? `${text.slice(0, 17)}…` : text);
-    const layer = (label: 'p50' | 'p95' | 'p99') =>
-      barLayer(label, (_u, v: number | null) => (v === null ? '—' : `${formatNumber(v)} ms`));
+    const layer = (label: 'p50' | 'p95' | 'p99') => barLayer(label, (_u, v: number | null) => msValue(v));
     const x = tools.map((_t, i) => i);
     const options: Omit<uPlot.Options, 'width'> = {
       height: HEIGHT,
@@ -127,7 +176,7 @@ export function DurationsChart({ tools }: { tools: TopTool[] }) {
       },
       axes: [
         { splits: () => x, values: (_u, splits) => splits.map((i) => short(name(i))), rotate: -20, size: 70 },
-        { ...axisNumbers, values: (_u, splits) => splits.map((v) => `${formatNumber(v)} ms`), size: 80 },
+        msAxis,
       ],
       series: [
         { label: 'tool', value: (_u, v: number | null) => (v === null ? '—' : name(v)) },

@@ -76,8 +76,9 @@ export const observabilityRollups = pgTable(
 );
 
 /**
- * Calls, denies, errors and tokens per minute, hour and day, keyed by event type and result: the summary's time
- * series. Maintained by the fold with observability_rollups.
+ * Calls, denies, errors, tokens, the longest duration and the duration histogram (h1..h64, as the call rollups) per
+ * minute, hour and day, keyed by event type and result: the summary's time series and its per-bucket percentiles.
+ * Maintained by the fold with observability_rollups (duration_max and h1..h64 since migration 0020).
  */
 export const observabilitySeries = pgTable(
   'observability_series',
@@ -91,6 +92,8 @@ export const observabilitySeries = pgTable(
     errors: bigint('errors', { mode: 'number' }).notNull().default(0),
     tokensIn: bigint('tokens_in', { mode: 'number' }).notNull().default(0),
     tokensOut: bigint('tokens_out', { mode: 'number' }).notNull().default(0),
+    durationMax: integer('duration_max').notNull().default(0),
+    ...histColumns,
   },
   (t) => [
     primaryKey({ name: 'observability_series_pkey', columns: [t.grain, t.bucket, t.eventType, t.result] }),

@@ -24,8 +24,9 @@
 //     created.
 //   - observability_rollups kind 'actor', daily and weekly, keyed by (actor, group). Not hourly and not crossed with
 //     the call key: actor x tool x hour rows would be as many as the events.
-//   - observability_series, per minute, hour and day, keyed by (event type, result): the time series. Minute rows
-//     exist only here (about 4 a minute, kept like the events).
+//   - observability_series, per minute, hour and day, keyed by (event type, result): the time series, with the
+//     longest duration and the same duration histogram as the call rows (per-bucket percentiles of the series).
+//     Minute rows exist only here (about 4 a minute, kept like the rollups).
 // * Who reads them: the summary (observability-summary.ts), the filter values (observability-filter-values.ts) and
 //   the fleet views (fleet.ts). The event browser reads the events (observability-events.ts).
 import { type SQL, sql } from 'drizzle-orm';
@@ -228,27 +229,46 @@ export function rollupUpsertSql(source: SQL): SQL {
 
 /** Grains of observability_series: minute rows serve bucket=minute, hour and day rows the unfiltered series. */
 export const SERIES_GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
-export const SERIES_COLUMNS =
-  'grain, bucket, event_type, result, calls, denied, errors, tokens_in, tokens_out';
+export const SERIES_COLUMNS = `grain, bucket, event_type, result, calls, denied, errors, tokens_in, tokens_out,
+  duration_max, ${HIST_COLUMNS.join(', ')}`;
 
-/** Series rows of `source`: per grain, bucket, event type and result, calls, denied, errors and tokens. */
+/**
+ * Series rows of `source`: per grain, bucket, event type and result, calls, denied, errors, tokens, the longest
+ * duration and the duration histogram h1..h64 (as the call rows: grouped by histogram bucket first, then pivoted).
+ */
 export function seriesSelectSql(source: SQL, grainList: readonly Grain[] = SERIES_GRAINS): SQL {
-  return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`s.event_time`)} AS bucket, s.event_type, s.result,
-      count(*)::bigint AS calls, count(*) FILTER (WHERE s.result = 'denied') AS denied,
-      count(*) FILTER (WHERE s.result = 'error') AS errors, sum(s.tokens_in)::bigint AS tokens_in,
-      sum(s.tokens_out)::bigint AS tokens_out
-    FROM ${source} AS s CROSS JOIN ${grains(grainList)}
-    GROUP BY 1, 2, 3, 4`;
+  return sql`SELECT x.grain, x.bucket, x.event_type, x.result, sum(x.n)::bigint AS calls,
+      (CASE WHEN x.result = 'denied' THEN sum(x.n) ELSE 0 END)::bigint AS denied,
+      (CASE WHEN x.result = 'error' THEN sum(x.n) ELSE 0 END)::bigint AS errors,
+      sum(x.ti)::bigint AS tokens_in, sum(x.tt)::bigint AS tokens_out, max(x.dm)::int AS duration_max, ${HIST_PIVOT}
+    FROM (SELECT g.grain, ${bucketOf(sql`g.grain`, sql`s.event_time`)} AS bucket, s.event_type, s.result,
+        obs_duration_bucket(s.duration_ms) AS b, count(*) AS n, sum(s.tokens_in) AS ti, sum(s.tokens_out) AS tt,
+        max(s.duration_ms) AS dm
+      FROM ${source} AS s CROSS JOIN ${grains(grainList)}
+      GROUP BY 1, 2, 3, 4, 5) AS x
+    GROUP BY x.grain, x.bucket, x.event_type, x.result`;
 }
 
 /** Series rows (SERIES_COLUMNS) of `source`, itself series rows, re-bucketed at each grain of `grainList`. */
 export function coarserSeriesSql(source: SQL, grainList: readonly Grain[]): SQL {
   return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, r.event_type, r.result,
       sum(r.calls)::bigint, sum(r.denied)::bigint, sum(r.errors)::bigint, sum(r.tokens_in)::bigint,
-      sum(r.tokens_out)::bigint
+      sum(r.tokens_out)::bigint, max(r.duration_max)::int, ${sql.raw(HIST_COLUMNS.map((h) => `sum(r.${h})::int`).join(', '))}
     FROM (${source}) AS r CROSS JOIN ${grains(grainList)}
     GROUP BY 1, 2, 3, 4`;
 }
+
+const SERIES_SUM_ON_CONFLICT = sql.raw(
+  [
+    ...['calls', 'denied', 'errors', 'tokens_in', 'tokens_out'].map(
+      (c) => `${c} = observability_series.${c} + EXCLUDED.${c}`,
+    ),
+    'duration_max = greatest(observability_series.duration_max, EXCLUDED.duration_max)',
+    ...HIST_COLUMNS.map(
+      (c) => `${c} = nullif(coalesce(observability_series.${c}, 0) + coalesce(EXCLUDED.${c}, 0), 0)`,
+    ),
+  ].join(', '),
+);
 
 /**
  * The upsert of the series rows of `source` (minute rows from the events, hour and day rows summed from them), in
@@ -258,11 +278,7 @@ export function seriesUpsertSql(source: SQL): SQL {
   return sql`INSERT INTO observability_series (${sql.raw(SERIES_COLUMNS)})
     SELECT * FROM (${coarserSeriesSql(seriesSelectSql(source, ['minute']), SERIES_GRAINS)}) AS x
     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (grain, bucket, event_type, result) DO UPDATE SET
-      calls = observability_series.calls + EXCLUDED.calls, denied = observability_series.denied + EXCLUDED.denied,
-      errors = observability_series.errors + EXCLUDED.errors,
-      tokens_in = observability_series.tokens_in + EXCLUDED.tokens_in,
-      tokens_out = observability_series.tokens_out + EXCLUDED.tokens_out
+    ON CONFLICT (grain, bucket, event_type, result) DO UPDATE SET ${SERIES_SUM_ON_CONFLICT}
     RETURNING 1`;
 }
 

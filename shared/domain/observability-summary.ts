@@ -9,7 +9,8 @@
 //   the rollups; filters on device, serial, session, actor, group, skill or free text read the events of the range
 //   (index range scans for device / serial / session / actor; the cost of the others grows with the range). The
 //   series stays on observability_series with no filter or only event type / result filters, on the call rollups
-//   with other call-key filters (not for minutes), else on the events. The actor section stays on rollups when only
+//   with other call-key filters (not for minutes), else on the events; each source has the duration histogram per
+//   bucket, so every point has its percentiles, read as the totals' are. The actor section stays on rollups when only
 //   actor / group filters are used; with any other filter it is aggregated from the events of the range.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
@@ -62,6 +63,13 @@ interface TopRow {
 const MEASURE_LIST = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'];
 const MEASURES = `${MEASURE_LIST.map((m) => `sum(${m})::bigint AS ${m}`).join(', ')}, max(duration_max) AS duration_max`;
 const HIST_SUMS = HIST_COLUMNS.map((c) => `coalesce(sum(${c}), 0)::bigint AS ${c}`).join(', ');
+/**
+ * The summed histogram of the grouped rows as a JSON object {bucket number: count} without the empty buckets: two
+ * jsonb_build_object of 32 pairs each (a function takes at most 100 arguments), joined, nulls stripped.
+ */
+const HIST_OBJECT = `jsonb_strip_nulls(${[HIST_COLUMNS.slice(0, 32), HIST_COLUMNS.slice(32)]
+  .map((half) => `jsonb_build_object(${half.map((c) => `'${c.slice(1)}', sum(${c})`).join(', ')})`)
+  .join(' || ')}) AS hist`;
 const KEY_COLUMNS = CALL_KEY.join(', ');
 const measureJson = (t: string) =>
   `'calls', ${t}.calls, 'denied', ${t}.denied, 'errors', ${t}.errors, 'tokens_in', ${t}.tokens_in,
@@ -138,7 +146,7 @@ const TOP_LISTS = ['tools', 'mcps', 'agents', 'actors', 'models', 'deny_codes', 
 /**
  * Totals by result and event type, deny rate, top N tools / MCPs / agents / models / deny codes / rules / actors,
  * tokens per tool / MCP / actor / agent, duration p50 / p95 / p99 per tool and overall, and a time series of calls,
- * denies, errors and tokens at `bucket`, over `from`..`to` (default the last 24 hours) with the event filters.
+ * denies, errors, tokens and duration p50 / p95 / p99 at `bucket`, over `from`..`to` (default the last 24 hours) with the event filters.
  * The range is widened to whole hours (whole days for bucket=day); the actor section to whole UTC days.
  */
 export async function observabilitySummary(db: Db, query: SummaryQuery, options: SummaryOptions = {}) {
@@ -192,18 +200,25 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const seriesMeasures = sql.raw(
     'sum(calls)::bigint AS calls, sum(denied)::bigint AS denied, sum(errors)::bigint AS errors, sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out',
   );
+  // Per bucket, the longest duration and the histogram as {bucket number: count} (empty buckets left out), from which
+  // seriesPoints reads the percentiles as the totals' are read (histPercentile).
+  const seriesDurations = sql.raw(`max(duration_max) AS dmax, ${HIST_OBJECT}`);
   const seriesRel =
     seriesSource === 'series'
-      ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures} FROM observability_series
+      ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_series
           WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${and(dimConditions(query, SERIES_KEYS))}
           GROUP BY 1`
       : seriesSource === 'rollups'
-        ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures} FROM observability_rollups
+        ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_rollups
             WHERE kind = 'call' AND grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${callDims} GROUP BY 1`
-        : sql`SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b, count(*)::bigint AS calls,
-              count(*) FILTER (WHERE e.result = 'denied') AS denied, count(*) FILTER (WHERE e.result = 'error') AS errors,
-              sum(e.tokens_in)::bigint AS tokens_in, sum(e.tokens_out)::bigint AS tokens_out
-            FROM ${events(range)} e GROUP BY 1`;
+        : sql`SELECT b, ${seriesMeasures}, max(duration_max) AS dmax, json_object_agg(hb, calls) AS hist
+            FROM (SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b,
+                obs_duration_bucket(e.duration_ms) AS hb, count(*)::bigint AS calls,
+                count(*) FILTER (WHERE e.result = 'denied') AS denied,
+                count(*) FILTER (WHERE e.result = 'error') AS errors, sum(e.tokens_in)::bigint AS tokens_in,
+                sum(e.tokens_out)::bigint AS tokens_out, max(e.duration_ms) AS duration_max
+              FROM ${events(range)} e GROUP BY 1, 2) x
+            GROUP BY 1`;
   // Actor rows, not yet summed (the top list sums them once).
   const actorRel = actorRollup
     ? sql`SELECT actor_email, calls, denied, errors, tokens_in, tokens_out, duration_sum, duration_max
@@ -246,7 +261,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       'rules', ${topSql(setRel(['result', 'rule_applied']), ['rule_applied'], n, `result = 'denied'`)},
       'actors', ${topSql('a', ['actor_email'], n)},
       'series', (SELECT json_agg(json_build_array(extract(epoch FROM s.b)::bigint, s.calls, s.denied, s.errors,
-          s.tokens_in, s.tokens_out) ORDER BY s.b) FROM sr s)) AS j`,
+          s.tokens_in, s.tokens_out, s.dmax, s.hist) ORDER BY s.b) FROM sr s)) AS j`,
   );
   const totals = (doc.totals ?? {}) as TopRow;
   const calls = num(totals.calls);
@@ -287,15 +302,30 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   };
 }
 
-/** A non-empty bucket as the database returns it: [start in epoch seconds, calls, denied, errors, tokens in, out]. */
-type SeriesRow = [number, number, number, number, number, number];
+/**
+ * A non-empty bucket as the database returns it: [start in epoch seconds, calls, denied, errors, tokens in, out,
+ * longest duration, histogram as {bucket number: count}].
+ */
+type SeriesRow = [number, number, number, number, number, number, number, Record<string, number> | null];
 
-/** Every bucket of the range, in order, zero where the database returned none (cheaper than 1,500 JSON objects). */
+/** The histogram of a series row as an array of HIST_COLUMNS.length counts. */
+function histArray(o: Record<string, number> | null | undefined): number[] {
+  const hist = new Array<number>(HIST_COLUMNS.length).fill(0);
+  for (const [b, n] of Object.entries(o ?? {})) hist[Number(b) - 1] = num(n);
+  return hist;
+}
+
+/**
+ * Every bucket of the range, in order, zero where the database returned none (cheaper than 1,500 JSON objects), with
+ * the duration percentiles of its events (null without calls), as the totals' are computed.
+ */
 function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date }, step: number) {
   const at = new Map((rows ?? []).map((r) => [Number(r[0]) * 1000, r]));
   const points = [];
   for (let b = range.from.getTime(); b < range.to.getTime(); b += step) {
     const r = at.get(b);
+    const hist = histArray(r?.[7]);
+    const max = num(r?.[6]);
     points.push({
       bucket: new Date(b).toISOString().replace('.000Z', 'Z'),
       calls: num(r?.[1]),
@@ -303,6 +333,9 @@ function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date },
       errors: num(r?.[3]),
       tokens_in: num(r?.[4]),
       tokens_out: num(r?.[5]),
+      duration_p50_ms: histPercentile(hist, 0.5, max),
+      duration_p95_ms: histPercentile(hist, 0.95, max),
+      duration_p99_ms: histPercentile(hist, 0.99, max),
     });
   }
   return points;

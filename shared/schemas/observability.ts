@@ -683,10 +683,22 @@ export const summaryResponse = envelope(
           z.object({
             bucket: ts('Start of the bucket'),
             ...callMeasures,
+            duration_p50_ms: nullableMs(
+              `${percentileText('50th percentile')} of the bucket; null without calls`,
+            ),
+            duration_p95_ms: nullableMs(
+              `${percentileText('95th percentile')} of the bucket; null without calls`,
+            ),
+            duration_p99_ms: nullableMs(
+              `${percentileText('99th percentile')} of the bucket; null without calls`,
+            ),
           }),
         )
         .min(1)
-        .meta({ description: 'Every bucket of the range, in order, zero when empty' }),
+        .meta({
+          description:
+            "Every bucket of the range, in order, zero (percentiles null) when empty; the percentiles of a bucket are those of its events, computed as the totals' are (minute buckets older than the events' retention that were stored before the series kept durations have null percentiles)",
+        }),
     })
     .meta({ id: 'ObservabilitySummary' }),
 );

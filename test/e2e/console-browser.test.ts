@@ -211,7 +211,14 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.waitForSelector('#summary-totals');
   await page.waitForSelector('#calls-chart canvas');
   await page.waitForSelector('#durations-chart canvas');
-  const summary = await api<{ totals: { calls: number }; series: Array<{ calls: number }> }>(
+  await page.waitForSelector('#duration-series-chart canvas');
+  type Point = {
+    calls: number;
+    duration_p50_ms: number | null;
+    duration_p95_ms: number | null;
+    duration_p99_ms: number | null;
+  };
+  const summary = await api<{ totals: { calls: number }; series: Point[] }>(
     '/v1/admin/observability/summary',
   );
   const shownCalls = await page.textContent('#summary-totals [data-total="calls"]');
@@ -234,6 +241,21 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
     counts.reduce((a, b) => a + b, 0),
     summary.series[busiest]!.calls,
   );
+  // The durations over time: the same bucket hovered shows its p99, p95 and p50 as the API gives them.
+  const overDurations = (await page.locator('#duration-series-chart .u-over').boundingBox())!;
+  await page.mouse.move(
+    overDurations.x + ((busiest + 0.5) / summary.series.length) * overDurations.width,
+    overDurations.y + overDurations.height / 2,
+  );
+  const durations = await page.locator('#duration-series-chart .u-legend .u-value').allTextContents();
+  assert.match(durations[0]!, /UTC/);
+  const point = summary.series[busiest]!;
+  assert.deepEqual(
+    durations.slice(1).map((v) => Number(v.replace(/,|\s*ms$/g, ''))),
+    [point.duration_p99_ms, point.duration_p95_ms, point.duration_p50_ms],
+    durations.join(' | '),
+  );
+  assert.ok(point.duration_p99_ms !== null);
   await assertAccessible(page, '4-summary');
 
   // Sign out clears everything.

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
+import { rng } from '#agent/simulate.ts';
 import { connectDatabase } from '#shared/db/connect.ts';
 import type { Database, Db } from '#shared/db/database.ts';
 import { migrate } from '#shared/db/migrate.ts';
@@ -219,6 +220,28 @@ function topList(
     }));
 }
 
+/**
+ * The duration percentiles of a series bucket, computed here without the code's histogram helpers: the exact
+ * nearest-rank value (sorted durations, rank ceil(p * n)), then the upper bound of the histogram bucket holding it
+ * (the smallest power of 1.25 at or above it; bucket 1 for 1 ms and less, bucket 64 at most), rounded, capped by the
+ * bucket's longest duration. null without events.
+ */
+function bucketPercentiles(durations: number[]) {
+  const sorted = [...durations].sort((a, b) => a - b);
+  const max = sorted.at(-1) ?? 0;
+  const at = (p: number) => {
+    if (sorted.length === 0) return null;
+    const exact = sorted[Math.max(1, Math.ceil(p * sorted.length)) - 1] as number;
+    let upper = 1;
+    for (let b = 1; b < 64 && upper < exact; b++) upper *= 1.25;
+    const value = Math.min(Math.round(upper), max);
+    // The value is the exact one at most 25 % above it (a test of this test's own arithmetic).
+    assert.ok(value >= exact && value <= exact * 1.25 + 1, `${p}: ${value} vs ${exact}`);
+    return value;
+  };
+  return { duration_p50_ms: at(0.5), duration_p95_ms: at(0.95), duration_p99_ms: at(0.99) };
+}
+
 function expectedSummary(stored: Stored[], query: Query, serials: string[], ids: string[]) {
   const to = query.to ? Date.parse(query.to) : NOW;
   const from = query.from ? Date.parse(query.from) : to - DAY;
@@ -246,6 +269,7 @@ function expectedSummary(stored: Stored[], query: Query, serials: string[], ids:
       errors: point.filter((e) => e.result === 'error').length,
       tokens_in: point.reduce((n, e) => n + e.tokens_in, 0),
       tokens_out: point.reduce((n, e) => n + e.tokens_out, 0),
+      ...bucketPercentiles(point.map((e) => e.duration_ms)),
     });
   }
   const denied = inRange.filter((e) => e.result === 'denied');
@@ -503,6 +527,53 @@ for (const driver of driversUnderTest()) {
       assert.deepEqual(await foldRollups(db, { maxEvents: bound }), { folded: 0, more: false });
       await assertRollupsEqualRecomputation();
       await assertSummariesEqualModel();
+    });
+
+    // The random batches spread a few events over three days, so most buckets hold one event (whose percentiles are
+    // its duration); here hundreds share a few minutes and an hour, with durations across the whole histogram.
+    test("dense buckets: each point's p50 / p95 / p99 = the model, minute and hour, series / rollups / events", async () => {
+      const r = rng(13);
+      const dense = fc.sample(eventArb, { seed: 12, numRuns: 600 }).map((e, i) =>
+        observabilityEvent.parse({
+          ...e,
+          // Minutes 4 to 7 before NOW, and an hour earlier.
+          event_time: new Date(
+            NOW - (i % 5 === 4 ? HOUR + 60_000 * (i % 30) : 60_000 * (4 + (i % 4))),
+          ).toISOString(),
+          duration_ms: Math.round(1.25 ** (r() * 48)) - 1,
+        }),
+      );
+      for (let i = 0; i < dense.length; i += 200) await ingest(i % 3, dense.slice(i, i + 200));
+      await assertRollupsEqualRecomputation();
+      await assertSummariesEqualModel();
+      const sources = new Set<string>();
+      let spread = 0;
+      for (const bucket of ['minute', 'hour'] as const) {
+        for (const f of [{}, { result: 'allowed' }, { mcp: 'github' }, { session_id: 's1' }] as Filters[]) {
+          const q = { ...f, from: new Date(NOW - 2 * HOUR).toISOString(), bucket };
+          const got = await observabilitySummary(db, summaryQuery.parse(q), { now: new Date(NOW) });
+          sources.add(`${bucket} ${got.source.series}`);
+          assert.deepEqual(got.series, expectedSummary(stored, q, serials, ids).series, JSON.stringify(q));
+          for (const p of got.series) {
+            if (p.calls === 0)
+              assert.deepEqual([p.duration_p50_ms, p.duration_p95_ms, p.duration_p99_ms], [null, null, null]);
+            else if (
+              p.calls >= 100 &&
+              (p.duration_p50_ms ?? 0) < (p.duration_p95_ms ?? 0) &&
+              (p.duration_p95_ms ?? 0) < (p.duration_p99_ms ?? 0)
+            )
+              spread++;
+          }
+        }
+      }
+      assert.deepEqual([...sources].sort(), [
+        'hour events',
+        'hour rollups',
+        'hour series',
+        'minute events',
+        'minute series',
+      ]);
+      assert.ok(spread >= 4, `buckets of 100+ calls with p50 < p95 < p99: ${spread}`);
     });
 
     // Last: the bulk-loaded rows are not in the JS model.

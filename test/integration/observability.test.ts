@@ -593,23 +593,37 @@ for (const driver of driversUnderTest()) {
       }
     });
 
-    test('the backfills of migrations 0002 and 0003 (rollups, 6-hour rollups, series) compute what ingest did', async () => {
+    test('the backfills of migrations 0002, 0003 and 0020 (rollups, 6-hour rollups, series, series histograms) compute what ingest did', async () => {
       const snapshot = (table: string, order: string) =>
         queryJson<unknown[]>(
           db(),
           sql`SELECT json_agg(x ORDER BY ${sql.raw(order)}) AS j FROM ${sql.raw(table)} x`,
         );
+      // The series: rows inserted by 0003 (no durations yet), then their durations filled by 0020 (hours and days
+      // from the call rollups, minutes from the folded events).
       const cases = [
-        [['0002_observability', '0003_observability_series'], 'observability_rollups', ROLLUP_KEY],
-        [['0003_observability_series'], 'observability_series', 'grain, bucket, event_type, result'],
+        [['0002_observability', '0003_observability_series'], 'observability_rollups', ROLLUP_KEY, 2],
+        [
+          ['0003_observability_series', '0020_series_histogram'],
+          'observability_series',
+          'grain, bucket, event_type, result',
+          4,
+        ],
       ] as const;
-      for (const [names, table, order] of cases) {
+      const series = await queryJson<{ n: number }>(
+        db(),
+        sql`SELECT json_build_object('n', count(*)) AS j FROM observability_series WHERE duration_max > 0 AND h20 IS NOT NULL`,
+      );
+      assert.ok(series.n > 0, 'series rows with a histogram');
+      for (const [names, table, order, statements] of cases) {
         const before = await snapshot(table, order);
         assert.ok(before.length > 10, table);
         const backfill = readMigrations()
           .filter((m) => (names as readonly string[]).includes(m.name))
-          .flatMap((m) => m.statements.filter((s) => s.includes(`INSERT INTO ${table}`)));
-        assert.equal(backfill.length, names.length + (table === 'observability_series' ? 1 : 0), table);
+          .flatMap((m) =>
+            m.statements.filter((s) => s.includes(`INSERT INTO ${table}`) || s.includes(`UPDATE ${table}`)),
+          );
+        assert.equal(backfill.length, statements, table);
         await db().transaction(async (tx) => {
           await tx.execute(sql.raw(`DELETE FROM ${table}`));
           for (const statement of backfill) await tx.execute(sql.raw(statement));
@@ -639,6 +653,17 @@ for (const driver of driversUnderTest()) {
         series.reduce((n, p) => n + Number(p.calls), 0),
         totals.calls,
       );
+      // Each point's percentiles: null when empty, else ordered and within the bucket's events' durations.
+      for (const p of series) {
+        const ps = [p.duration_p50_ms, p.duration_p95_ms, p.duration_p99_ms];
+        if (p.calls === 0) assert.deepEqual(ps, [null, null, null]);
+        else
+          assert.ok(
+            ps.every((v, i) => typeof v === 'number' && v >= Number(ps[i - 1] ?? 0)),
+            JSON.stringify(p),
+          );
+      }
+      assert.ok(series.some((p) => Number(p.calls) > 0));
       const minute = data(
         await get(
           `/v1/admin/observability/summary?bucket=minute&from=${new Date(Date.now() - HOUR).toISOString()}`,

@@ -1,7 +1,7 @@
-// Summary: calls over time stacked by result, deny rate, duration percentiles, top tools, MCP servers and actors,
-// over 24 h, 7 d or 30 d with minute, hourly or daily buckets (kept in the URL).
+// Summary: calls over time stacked by result, p50 / p95 / p99 durations over time, deny rate, duration percentiles,
+// top tools, MCP servers and actors, over 24 h, 7 d or 30 d with minute, hourly or daily buckets (kept in the URL).
 import type { components } from '../../../client/api.ts';
-import { CallsChart, DurationsChart } from '../charts.tsx';
+import { CallsChart, DurationSeriesChart, DurationsChart, hasDurations } from '../charts.tsx';
 import { Empty, formatNumber, formatPercent, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
@@ -92,6 +92,12 @@ function Report({ s }: { s: Summary }) {
       </dl>
       <h2>Calls over time</h2>
       <CallsChart s={s} />
+      <h2>Durations over time</h2>
+      {hasDurations(s) ? (
+        <DurationSeriesChart s={s} />
+      ) : (
+        <Empty>No call with a duration in this range.</Empty>
+      )}
       <h2>Durations of the top tools</h2>
       {s.top.tools.length === 0 ? (
         <Empty>No tool in this range.</Empty>
