@@ -9,6 +9,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { DEFAULT_VERSION } from '#shared/config/schema.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { contentHash } from './settings.ts';
 
@@ -29,7 +30,7 @@ export function writeOpenApiModule(entry: string, dir: string): string | undefin
     `let document;\n` +
     `export function buildOpenApi(config) {\n` +
     `  document ??= JSON.parse(gunzipSync(Buffer.from(GZIPPED, 'base64')).toString('utf8'));\n` +
-    `  return { ...document, info: { ...document.info, version: config?.version ?? '0.1.0' } };\n` +
+    `  return { ...document, info: { ...document.info, version: config?.version ?? ${JSON.stringify(DEFAULT_VERSION)} } };\n` +
     `}\n`;
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${contentHash(text)}.mjs`);

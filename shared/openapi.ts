@@ -3,7 +3,7 @@
 // Schemas that carry an id (`.meta({ id })`) become components/schemas and are referenced from there, so that the
 // document loads in standard tools (validators, client generators, gateways); an unnamed shared schema is an error.
 import * as z from 'zod';
-import type { Config } from './config/schema.ts';
+import { type Config, DEFAULT_VERSION } from './config/schema.ts';
 import { errorStatuses, type RouteSpec, successStatuses } from './http/route.ts';
 import { routeList } from './routes.ts';
 import { errorBody } from './schemas/common.ts';
@@ -244,7 +244,7 @@ export function buildOpenApi(config?: Pick<Config, 'version'> & Partial<Config>)
     openapi: '3.1.0',
     info: {
       title: 'Agent control plane',
-      version: config?.version ?? '0.1.0',
+      version: config?.version ?? DEFAULT_VERSION,
       description:
         'Device observability for AI agents and MCP servers, and data-access requests. Errors are {error, message}; ' +
         'the conventions (envelopes, pagination, idempotency, times) are in docs/api.md, the device wire contract in ' +

@@ -26,6 +26,9 @@ const absoluteUrl = z.string().refine(
   { message: 'must be an absolute http(s) URL with scheme and host, e.g. https://dashboard.example.com' },
 );
 
+/** The service version the OpenAPI document and /meta report when `version` is not configured. */
+export const DEFAULT_VERSION = '0.1.0';
+
 /**
  * The whole service configuration: every key of the spec's table with its reference value, plus the keys the
  * device protocol and the issues add. Durations are parsed into milliseconds here, once.
@@ -36,7 +39,7 @@ export const configSchema = z
     port: z.coerce.number().int().min(0).max(65535).default(8080),
     /** Interface the local server listens on (npm start); Lambda ignores it. */
     host: z.string().min(1).default('127.0.0.1'),
-    version: z.string().default('0.1.0'),
+    version: z.string().default(DEFAULT_VERSION),
     dashboard_url: absoluteUrl.optional(),
     db: z
       .object({

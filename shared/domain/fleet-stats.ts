@@ -29,8 +29,7 @@
 // folds the rest. fleet_stats_rebuild() recounts everything (the migration that introduced the counters, bulk loads).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { queryRows } from '../db/query.ts';
-import { type FoldResult, repeatFold } from './observability-rollups.ts';
+import { callFold, type FoldResult, repeatFold } from './observability-rollups.ts';
 
 /** Names of the SQL functions (generated into migrations, scripts/function-migrations.ts). */
 export const FLEET_FOLD_FUNCTION = 'fleet_stats_fold';
@@ -312,16 +311,17 @@ $rebuild$`;
  * table; with `wait`, after a fold in progress. Every reader of fleet_agent_stats or fleet_mcp_stats calls it first
  * with the defaults: a few milliseconds at most, never waiting.
  */
-export async function foldFleetStats(
-  db: Db,
-  { maxRows = READ_FOLD_MAX_ROWS, wait = false }: { maxRows?: number; wait?: boolean } = {},
-): Promise<FoldResult> {
-  const [row] = await queryRows<{ folded: number | string; more: boolean }>(
-    db,
-    sql`SELECT folded, more FROM ${sql.raw(FLEET_FOLD_FUNCTION)}(${maxRows}::integer, ${wait}::boolean)`,
-  );
-  return { folded: Number(row?.folded ?? 0), more: row?.more === true };
+export const foldFleetStats = (db: Db, options: FleetFoldOptions = {}): Promise<FoldResult> =>
+  callFold(db, fleetFoldCall(options));
+
+interface FleetFoldOptions {
+  maxRows?: number;
+  wait?: boolean;
 }
+
+/** The call of fleet_stats_fold (above) as a FROM item; with no options, a read's fold. */
+export const fleetFoldCall = ({ maxRows = READ_FOLD_MAX_ROWS, wait = false }: FleetFoldOptions = {}): SQL =>
+  sql`${sql.raw(FLEET_FOLD_FUNCTION)}(${maxRows}::integer, ${wait}::boolean)`;
 
 /** The scheduled fold: calls of SCHEDULED_FOLD_MAX_ROWS (repeatFold) for up to `budgetMs`. */
 export const foldFleetBacklog = (db: Db, budgetMs: number) =>

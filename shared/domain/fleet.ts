@@ -15,7 +15,7 @@ import type {
   ListDevicesQuery,
   ListMcpsQuery,
 } from '../schemas/observability.ts';
-import { deviceCountsSql, FLEET_FOLD_FUNCTION, READ_FOLD_MAX_ROWS, reportedSql } from './fleet-stats.ts';
+import { deviceCountsSql, fleetFoldCall, reportedSql } from './fleet-stats.ts';
 import {
   type Bounded,
   boundedArray,
@@ -38,16 +38,14 @@ import {
   UUID_RE,
 } from './observability-cursor.ts';
 import { rangeOf } from './observability-ranges.ts';
-import { FOLD_FUNCTION, READ_FOLD_MAX_EVENTS } from './observability-rollups.ts';
+import { rollupFoldCall } from './observability-rollups.ts';
 
 /**
  * Before a read of the rollups and the fleet counters: folds what is waiting into both (observability-rollups.ts,
  * fleet-stats.ts), each bounded and never waiting, in one round trip.
  */
 async function foldCounters(db: Db): Promise<void> {
-  await db.execute(sql`SELECT r.folded, f.folded
-    FROM ${sql.raw(FOLD_FUNCTION)}(${READ_FOLD_MAX_EVENTS}::bigint, false) r,
-      ${sql.raw(FLEET_FOLD_FUNCTION)}(${READ_FOLD_MAX_ROWS}::integer, false) f`);
+  await db.execute(sql`SELECT r.folded, f.folded FROM ${rollupFoldCall()} r, ${fleetFoldCall()} f`);
 }
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);

@@ -401,13 +401,25 @@ export interface FoldResult {
  * (whole transactions); with `wait`, after a fold in progress. Every reader of observability_rollups or
  * observability_series calls it first with the defaults: a few milliseconds at most, never waiting.
  */
-export async function foldRollups(
-  db: Db,
-  { maxEvents = READ_FOLD_MAX_EVENTS, wait = false }: { maxEvents?: number; wait?: boolean } = {},
-): Promise<FoldResult> {
+export const foldRollups = (db: Db, options: RollupFoldOptions = {}): Promise<FoldResult> =>
+  callFold(db, rollupFoldCall(options));
+
+interface RollupFoldOptions {
+  maxEvents?: number;
+  wait?: boolean;
+}
+
+/** The call of observability_fold (above) as a FROM item; with no options, a read's fold. */
+export const rollupFoldCall = ({
+  maxEvents = READ_FOLD_MAX_EVENTS,
+  wait = false,
+}: RollupFoldOptions = {}): SQL => sql`${sql.raw(FOLD_FUNCTION)}(${maxEvents}::bigint, ${wait}::boolean)`;
+
+/** Runs one call of a fold function (its FROM item, `call`), whose result is (folded, more). */
+export async function callFold(db: Db, call: SQL): Promise<FoldResult> {
   const [row] = await queryRows<{ folded: number | string; more: boolean }>(
     db,
-    sql`SELECT folded, more FROM ${sql.raw(FOLD_FUNCTION)}(${maxEvents}::bigint, ${wait}::boolean)`,
+    sql`SELECT folded, more FROM ${call}`,
   );
   return { folded: Number(row?.folded ?? 0), more: row?.more === true };
 }
