@@ -8,16 +8,30 @@ import type { components, operations, paths } from './openapi.d.ts';
 export type { components, operations, paths };
 export type ApiClient = Client<paths>;
 
-/** A client of the API at `baseUrl`, sending `token` as the bearer token when given. */
+/**
+ * A client of the API at `baseUrl`, sending `token` as the bearer token when given; a function is asked at each
+ * request (a token that is renewed while the client lives, as the console's).
+ */
 export function createApiClient(
   baseUrl: string,
-  options: { token?: string; fetch?: typeof fetch } = {},
+  options: { token?: string | (() => string | undefined); fetch?: typeof fetch } = {},
 ): ApiClient {
-  return createClient<paths>({
+  const { token } = options;
+  const client = createClient<paths>({
     baseUrl: baseUrl.replace(/\/+$/, ''),
-    headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+    headers: typeof token === 'string' && token ? { authorization: `Bearer ${token}` } : {},
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  if (typeof token === 'function') {
+    client.use({
+      onRequest({ request }) {
+        const value = token();
+        if (value) request.headers.set('authorization', `Bearer ${value}`);
+        return request;
+      },
+    });
+  }
+  return client;
 }
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;

@@ -1,7 +1,9 @@
 // The console's sign-in through the configured identity provider: OpenID Connect authorization code with PKCE (S256),
 // `state` and `nonce`, as a public client (no secret: anything in the browser is public). These are the steps without
 // the page (no location, no storage), so that tests run them in Node; session.ts keeps the pending sign-in in
-// sessionStorage and sends the browser on its way.
+// sessionStorage and sends the browser on its way. When the IdP gives a refresh token (Cognito always does in this
+// flow), session.ts trades it for new tokens before the bearer expires (refreshTokens), so a signed-in admin is not
+// sent back to the IdP every hour.
 
 /** What the console learns from its config.json when the API is in auth.provider = "idp" (console/settings.ts). */
 export interface IdpSettings {
@@ -39,7 +41,15 @@ export interface IdpTokens {
   expiresAt: number;
   /** For the IdP's end_session_endpoint (id_token_hint). */
   idToken: string;
+  /** For the next refresh, when the IdP gave one (the newest: IdPs that rotate them revoke the one used). */
+  refreshToken?: string;
 }
+
+/**
+ * What a token response must match: a sign-in's nonce (the code exchange), or the tokens of the sign-in being
+ * refreshed (a refresh may send no new ID token; one it sends must be the same person's).
+ */
+export type TokenExpectation = { nonce: string } | { previous: IdpTokens };
 
 const base64url = (bytes: Uint8Array): string =>
   btoa(String.fromCharCode(...bytes))
@@ -162,12 +172,18 @@ export function tokensFromResponse(
   body: Record<string, unknown>,
   metadata: ProviderMetadata,
   settings: IdpSettings,
-  pending: PendingSignIn,
+  expect: TokenExpectation,
 ): IdpTokens {
-  const idToken = typeof body.id_token === 'string' ? body.id_token : '';
+  const previous = 'previous' in expect ? expect.previous : undefined;
+  const idToken = typeof body.id_token === 'string' ? body.id_token : (previous?.idToken ?? '');
   const id = claimsOf(idToken);
   if (!id) throw new Error('The identity provider sent no ID token (is "openid" among auth.idp_scopes?).');
-  if (id.nonce !== pending.nonce) throw new Error('The ID token is not from this sign-in (nonce mismatch).');
+  if ('nonce' in expect && id.nonce !== expect.nonce) {
+    throw new Error('The ID token is not from this sign-in (nonce mismatch).');
+  }
+  if (previous && id.sub !== claimsOf(previous.idToken)?.sub) {
+    throw new Error('The refreshed ID token is for another person than the one signed in.');
+  }
   if (typeof id.iss !== 'string' || !sameIssuer(id.iss, metadata.issuer)) {
     throw new Error(`The ID token is from another issuer (${String(id.iss)}).`);
   }
@@ -188,7 +204,29 @@ export function tokensFromResponse(
     );
   }
   const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Date.now() + 5 * 60_000;
-  return { bearer, expiresAt: exp, idToken };
+  if (exp <= Date.now()) throw new Error('The identity provider sent no unexpired token for the API.');
+  const refreshToken = typeof body.refresh_token === 'string' ? body.refresh_token : previous?.refreshToken;
+  return { bearer, expiresAt: exp, idToken, ...(refreshToken ? { refreshToken } : {}) };
+}
+
+/** A request to the token endpoint (a public client: its ID, no secret); its JSON answer, or why it was refused. */
+async function tokenRequest(
+  metadata: ProviderMetadata,
+  params: Record<string, string>,
+  what: string,
+  fetcher: typeof fetch,
+): Promise<Record<string, unknown>> {
+  const res = await fetcher(metadata.token_endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams(params),
+  });
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    const reason = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
+    throw new Error(`The identity provider refused the ${what} (${reason}).`);
+  }
+  return body;
 }
 
 /** Trades the code for tokens at the token endpoint (the PKCE verifier proves this is the tab that asked). */
@@ -199,24 +237,39 @@ export async function exchangeCode(
   pending: PendingSignIn,
   fetcher: typeof fetch = fetch,
 ): Promise<IdpTokens> {
-  const res = await fetcher(metadata.token_endpoint, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: pending.redirectUri,
-      client_id: settings.client_id,
-      code_verifier: pending.verifier,
-    }),
-  });
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok) {
-    const reason = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
-    throw new Error(`The identity provider refused the code exchange (${reason}).`);
-  }
-  return tokensFromResponse(body, metadata, settings, pending);
+  const params = {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: pending.redirectUri,
+    client_id: settings.client_id,
+    code_verifier: pending.verifier,
+  };
+  const body = await tokenRequest(metadata, params, 'code exchange', fetcher);
+  return tokensFromResponse(body, metadata, settings, { nonce: pending.nonce });
 }
+
+/** Trades the refresh token of `previous` for new tokens (checked as a sign-in's, for the same person). */
+export async function refreshTokens(
+  previous: IdpTokens & { refreshToken: string },
+  metadata: ProviderMetadata,
+  settings: IdpSettings,
+  fetcher: typeof fetch = fetch,
+): Promise<IdpTokens> {
+  const params = {
+    grant_type: 'refresh_token',
+    refresh_token: previous.refreshToken,
+    client_id: settings.client_id,
+  };
+  const body = await tokenRequest(metadata, params, 'token refresh', fetcher);
+  return tokensFromResponse(body, metadata, settings, { previous });
+}
+
+/**
+ * When to refresh a token valid until `expiresAt`: two minutes before, or halfway for a shorter life, so that a
+ * background tab (whose timers the browser delays) still refreshes in time.
+ */
+export const refreshDelay = (expiresAt: number, now = Date.now()): number =>
+  Math.max(0, expiresAt - now - Math.min(120_000, (expiresAt - now) / 2));
 
 /** Where the browser goes to end its session at the IdP too, when the IdP advertises an end_session_endpoint. */
 export function endSessionUrl(

@@ -1,6 +1,7 @@
 // The signed-in person: kept in memory and in sessionStorage (it ends with the tab), never in localStorage. Signed in
 // with a local account (POST /v1/auth/login) or, when the API is in auth.provider = "idp", through the identity
-// provider (oidc.ts), whose token the API takes as it is.
+// provider (oidc.ts), whose token the API takes as it is. An IdP session with a refresh token is renewed before its
+// token expires (scheduleRefresh); every API call reads the newest token, so pages need not know.
 import { type ApiClient, type components, createApiClient } from '../../client/api.ts';
 import {
   authorizationUrl,
@@ -11,6 +12,8 @@ import {
   type IdpSettings,
   newPendingSignIn,
   type PendingSignIn,
+  refreshDelay,
+  refreshTokens,
 } from './oidc.ts';
 import { BASE } from './router.ts';
 
@@ -20,8 +23,8 @@ export interface Session {
   user: Pick<User, 'email' | 'name' | 'roles'>;
   /** Epoch milliseconds the token stops being valid. */
   expiresAt: number;
-  /** Signed in through the identity provider: what its sign-out needs. */
-  idp?: { idToken: string; endSession?: string };
+  /** Signed in through the identity provider: what its sign-out and the next refresh need. */
+  idp?: { idToken: string; endSession?: string; refreshToken?: string };
 }
 
 const KEY = 'acp.console.session';
@@ -38,6 +41,7 @@ export function readSession(): Session | undefined {
       return undefined;
     }
     current = parsed;
+    scheduleRefresh(current);
     return current;
   } catch {
     sessionStorage.removeItem(KEY);
@@ -73,9 +77,9 @@ export async function locateApi(): Promise<void> {
   }
 }
 
-/** The API, as the person signed in (or anonymous). */
+/** The API, as the person signed in (or anonymous): each call sends the newest token of that sign-in. */
 export function api(session?: Session): ApiClient {
-  return createApiClient(apiUrl, session ? { token: session.token } : {});
+  return createApiClient(apiUrl, session ? { token: () => current?.token ?? session.token } : {});
 }
 
 /** Signs in with a local account; the message of the refusal when it fails. */
@@ -95,7 +99,47 @@ export async function signIn(email: string, password: string): Promise<Session |
 function keep(session: Session): Session {
   current = session;
   sessionStorage.setItem(KEY, JSON.stringify(current));
+  scheduleRefresh(current);
   return current;
+}
+
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * Renews an IdP session before its token expires (oidc.ts refreshDelay), when the IdP gave a refresh token. A failed
+ * refresh is tried again in 15 s while the token lasts; after that the API's 401 ends the session as before.
+ */
+function scheduleRefresh(session: Session): void {
+  clearTimeout(refreshTimer);
+  const refreshToken = session.idp?.refreshToken;
+  if (!refreshToken) return;
+  refreshTimer = setTimeout(async () => {
+    if (current !== session || !idp) return;
+    try {
+      const metadata = await discover(idp.issuer);
+      const previous = {
+        bearer: session.token,
+        expiresAt: session.expiresAt,
+        idToken: session.idp?.idToken ?? '',
+      };
+      const tokens = await refreshTokens({ ...previous, refreshToken }, metadata, idp);
+      if (current !== session) return;
+      keep({
+        ...session,
+        token: tokens.bearer,
+        expiresAt: tokens.expiresAt,
+        idp: {
+          ...session.idp,
+          idToken: tokens.idToken,
+          ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+        },
+      });
+    } catch {
+      if (current === session && session.expiresAt - Date.now() > 15_000) {
+        refreshTimer = setTimeout(() => scheduleRefresh(session), 15_000);
+      }
+    }
+  }, refreshDelay(session.expiresAt));
 }
 
 const PENDING_KEY = 'acp.console.idp-pending';
@@ -149,6 +193,7 @@ export async function completeIdpSignIn(
     idp: {
       idToken: tokens.idToken,
       ...(metadata.end_session_endpoint ? { endSession: metadata.end_session_endpoint } : {}),
+      ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
     },
   });
   return { session, returnTo: consolePage(signIn.returnTo) };
@@ -161,6 +206,7 @@ export async function completeIdpSignIn(
 export function signOut(): string | undefined {
   const ended = current ?? readSession();
   current = undefined;
+  clearTimeout(refreshTimer);
   sessionStorage.clear();
   if (!ended?.idp?.endSession || !idp) return undefined;
   return endSessionUrl(ended.idp.endSession, ended.idp.idToken, idp.client_id, `${location.origin}${BASE}/`);

@@ -248,3 +248,40 @@ test("an answer at the callback that is not this tab's sign-in is refused, and n
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
+
+test('a session signed in through the provider is renewed with its refresh token before the token expires', {
+  timeout: 90_000,
+}, async () => {
+  const TTL = 20;
+  idp.setTokenTtl(TTL);
+  try {
+    const page = await newPage();
+    await page.goto(`${svc.url}/console/summary`);
+    await page.click('#idp-sign-in');
+    await signInAtProvider(page, 'alice-admin');
+    await page.waitForSelector('.who');
+    const first = await page.evaluate<{ token: string; expiresAt: number; refresh: boolean }>(
+      `(() => { const s = JSON.parse(sessionStorage.getItem('acp.console.session'));
+        return { token: s.token, expiresAt: s.expiresAt, refresh: typeof s.idp.refreshToken === 'string' }; })()`,
+    );
+    assert.equal(first.refresh, true, 'the provider gave a refresh token, kept with the session');
+    assert.ok(first.expiresAt - Date.now() <= TTL * 1000, 'the short-lived token of this test');
+    // Past the first token's expiry: the API refuses it, and the console holds a newer one it takes.
+    await new Promise((resolve) => setTimeout(resolve, first.expiresAt - Date.now() + 2_000));
+    assert.equal((await svc.call('GET', '/v1/me', { token: first.token })).status, 401);
+    const renewed = await sessionToken(page);
+    assert.notEqual(renewed, first.token);
+    const me = await svc.call('GET', '/v1/me', { token: renewed });
+    assert.equal(me.status, 200, me.text);
+    assert.equal((me.body.data as { subject: string }).subject, 'alice-admin');
+    // The pages already open go on with it: another page loads, no sign-in form, no "session ended".
+    await page.click('nav a[href="/console/audit-log"]');
+    await page.waitForSelector('#audit-logs tbody tr');
+    assert.equal(await page.locator('#session-notice').count(), 0);
+    assert.deepEqual(await storage(page), { session: 1, local: 0 });
+    await page.context().close();
+    assert.deepEqual(browserProblems, []);
+  } finally {
+    idp.setTokenTtl(3600);
+  }
+});

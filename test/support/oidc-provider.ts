@@ -29,6 +29,8 @@ export interface TestOidcProvider {
   clientId: string;
   /** The certificate, PEM. */
   certificate: string;
+  /** How long the access and ID tokens issued from now on last (an hour at first). */
+  setTokenTtl(seconds: number): void;
   stop(): Promise<void>;
 }
 
@@ -62,7 +64,8 @@ async function selfSignedCertificate(): Promise<{ cert: string; key: string }> {
 
 /**
  * Starts the provider with one public client (no secret, PKCE required): the console, whose redirect URI is
- * `${consoleUrl}/callback` and whose sign-out returns to `${consoleUrl}/`.
+ * `${consoleUrl}/callback` and whose sign-out returns to `${consoleUrl}/`. Like Cognito, it gives a refresh token
+ * with every code exchange (and a new one at each refresh, revoking the old).
  */
 export async function startOidcProvider(options: {
   port: number;
@@ -74,13 +77,14 @@ export async function startOidcProvider(options: {
   const issuer = `https://127.0.0.1:${options.port}/`;
   const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
   const redirectUri = `${options.consoleUrl}/callback`;
+  let tokenTtl = 3600;
   const provider = new Provider(issuer, {
     clients: [
       {
         client_id: options.clientId,
         client_name: 'Agent control plane console',
         token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code'],
+        grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         redirect_uris: [redirectUri],
         post_logout_redirect_uris: [`${options.consoleUrl}/`],
@@ -88,7 +92,16 @@ export async function startOidcProvider(options: {
     ],
     jwks: { keys: [{ ...signingKey, kid: 'test-signing-key', use: 'sig', alg: 'RS256' }] },
     cookies: { keys: [crypto.randomUUID()] },
-    ttl: { AccessToken: 3600, IdToken: 3600, Interaction: 600, Session: 3600, Grant: 3600 },
+    ttl: {
+      AccessToken: () => tokenTtl,
+      IdToken: () => tokenTtl,
+      RefreshToken: 86_400,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 86_400,
+    },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
     // The service reads the JWKS at `${issuer}.well-known/jwks.json` (shared/auth/idp-tokens.ts).
     routes: { jwks: '/.well-known/jwks.json' },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], roles: ['roles'] },
@@ -124,6 +137,9 @@ export async function startOidcProvider(options: {
     domain: `127.0.0.1:${port}`,
     clientId: options.clientId,
     certificate: cert,
+    setTokenTtl: (seconds) => {
+      tokenTtl = seconds;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

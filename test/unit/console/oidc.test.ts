@@ -14,6 +14,8 @@ import {
   type ProviderMetadata,
   pkceChallenge,
   randomToken,
+  refreshDelay,
+  refreshTokens,
   tokensFromResponse,
 } from '#console/src/oidc.ts';
 
@@ -123,6 +125,73 @@ test('the API gets the access token when it is a JWT for auth.idp_audience, else
     () => tokensFromResponse({ id_token: id, access_token: 'opaque' }, metadata, apiSettings, pending),
     /Neither the access token nor the ID token is for the API's audience/,
   );
+});
+
+test('a refresh is for the same person; it keeps the ID token and refresh token the IdP does not resend', async () => {
+  const signedIn = tokensFromResponse(
+    { id_token: jwt(idClaims), refresh_token: 'r1' },
+    metadata,
+    settings,
+    pending,
+  );
+  assert.equal(signedIn.refreshToken, 'r1');
+  const previous = { ...signedIn, refreshToken: 'r1' };
+  const sent: URLSearchParams[] = [];
+  const answering =
+    (body: Record<string, unknown>, status = 200): typeof fetch =>
+    async (_url, init) => {
+      sent.push(new URLSearchParams(String(init?.body)));
+      return new Response(JSON.stringify(body), { status });
+    };
+  // A new ID token (no nonce in it, as refreshed ones have) and a rotated refresh token.
+  const fresh = { ...idClaims, nonce: undefined, exp: 2_000_000_100 };
+  const rotated = await refreshTokens(
+    previous,
+    metadata,
+    settings,
+    answering({ id_token: jwt(fresh), refresh_token: 'r2' }),
+  );
+  assert.deepEqual(rotated, {
+    bearer: jwt(fresh),
+    expiresAt: 2_000_000_100_000,
+    idToken: jwt(fresh),
+    refreshToken: 'r2',
+  });
+  assert.deepEqual(Object.fromEntries(sent[0] ?? []), {
+    grant_type: 'refresh_token',
+    refresh_token: 'r1',
+    client_id: 'console',
+  });
+  // Only an access token for the API: the ID token and refresh token of the sign-in stay.
+  const apiSettings = { ...settings, audience: 'https://api.example.test' };
+  const access = jwt({ iss: metadata.issuer, aud: 'https://api.example.test', exp: 1_900_000_000 });
+  const kept = await refreshTokens(previous, metadata, apiSettings, answering({ access_token: access }));
+  assert.deepEqual(kept, {
+    bearer: access,
+    expiresAt: 1_900_000_000_000,
+    idToken: jwt(idClaims),
+    refreshToken: 'r1',
+  });
+  await assert.rejects(
+    refreshTokens(previous, metadata, settings, answering({ id_token: jwt({ ...fresh, sub: 'other' }) })),
+    /another person/,
+  );
+  await assert.rejects(
+    refreshTokens(previous, metadata, settings, answering({ error: 'invalid_grant' }, 400)),
+    /refused the token refresh \(invalid_grant\)/,
+  );
+  // Nothing new and the old token expired: no token for the API.
+  assert.throws(
+    () => tokensFromResponse({ id_token: jwt({ ...idClaims, exp: 1 }) }, metadata, settings, pending),
+    /no unexpired token/,
+  );
+});
+
+test('a token is refreshed two minutes before it expires, or halfway through a shorter life', () => {
+  const now = 1_000_000;
+  assert.equal(refreshDelay(now + 3_600_000, now), 3_480_000);
+  assert.equal(refreshDelay(now + 20_000, now), 10_000);
+  assert.equal(refreshDelay(now - 5_000, now), 0);
 });
 
 test('claims are read from any base64url payload, and nothing from what is not a JWT', () => {
