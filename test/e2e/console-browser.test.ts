@@ -1,13 +1,18 @@
 // The admin console (console/, served by the local server under /console/) in a real headless Chromium from npm:
 // sign in, the fleet's numbers against the API's, the denied events and one of them opened, the summary, sign out,
-// a data-access request approved and revoked (and its audit records), and the agent CLI's sign-in approved on the console's page. Every page is checked with axe-core (no serious or
-// critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
+// a data-access request approved and revoked (and its audit records), and the agent CLI's sign-in approved on the
+// console's page. The retention notice is shown exactly when the API gives archived_before, naming its cutoff and
+// archive location, before and after a service with an archive drops a day. Every page is checked with axe-core (no
+// serious or critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
 // Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
@@ -98,6 +103,51 @@ async function waitForEventRows(page: Page, n: number, result = '') {
   );
 }
 
+/** What a read of events says of the retention window (archived_before, archive_location). */
+interface Retention {
+  archived_before?: string;
+  archive_location?: string | null;
+}
+
+/** The console's way of writing a time (formatTime in console/src/load.tsx). */
+const consoleTime = (iso: string) =>
+  `${new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC`;
+
+/**
+ * The retention notice `selector` is shown exactly when the API's answer carries archived_before, and then names the
+ * cutoff and the archive's location as the API gives them (or says that no archive is configured). Call it once the
+ * answer is on the page (its rows or its empty state): the notice is drawn with them.
+ */
+async function assertRetentionNotice(page: Page, selector: string, read: Retention): Promise<string> {
+  const notice = page.locator(selector);
+  if (!read.archived_before) {
+    assert.equal(await notice.count(), 0, `${selector}: no notice when the API gives no archived_before`);
+    return '';
+  }
+  await notice.waitFor();
+  const text = (await notice.textContent()) ?? '';
+  assert.equal(await notice.locator('time').getAttribute('datetime'), read.archived_before);
+  assert.equal(await notice.locator('time').textContent(), consoleTime(read.archived_before));
+  assert.match(text, /past the event retention window/);
+  if (read.archive_location) {
+    assert.equal(await notice.locator('code.archive-location').textContent(), read.archive_location);
+    assert.ok(text.includes(`in the archive at ${read.archive_location} (`), text);
+    assert.doesNotMatch(text, /no archive/i);
+  } else {
+    assert.equal(read.archive_location, null);
+    assert.equal(await notice.locator('code').count(), 0);
+    assert.match(text, /No archive is configured, so retention deletes them\.$/);
+  }
+  return text;
+}
+
+async function signIn(page: Page, url: string) {
+  await page.goto(url);
+  await page.fill('#email', TEST_ADMIN.email);
+  await page.fill('#password', TEST_ADMIN.password);
+  await page.click('#sign-in-button');
+}
+
 test('the console is served under /console/ with a strict Content-Security-Policy and no inline script', async () => {
   assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval|\*/);
   assert.match(CONSOLE_CSP, /script-src 'self'/);
@@ -161,11 +211,18 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
 
   // Tool calls: the denied ones, filtered in the form; the filter lands in the URL.
   await page.click('nav a:has-text("Tool calls")');
-  await page.waitForSelector('#events tbody tr');
+  await waitForEventRows(page, 50);
+  // The first page of all events has a next page: its range does not reach the retention window, and no notice.
+  const firstPage = await api<Retention & { next_cursor: string | null }>(
+    '/v1/admin/observability/events?limit=50',
+  );
+  assert.ok(firstPage.next_cursor);
+  assert.equal(firstPage.archived_before, undefined);
+  await assertRetentionNotice(page, '#events-retention', firstPage);
   await page.selectOption('#filter-result', 'denied');
   await page.click('#apply-filters');
   await page.waitForURL(/\/console\/tool-calls\?result=denied$/);
-  const denied = await api<{ events: { id: string; deny_code: string; result: string }[] }>(
+  const denied = await api<{ events: { id: string; deny_code: string; result: string }[] } & Retention>(
     '/v1/admin/observability/events?result=denied&limit=50',
   );
   assert.ok(denied.events.length > 0, 'the simulator made denied events');
@@ -175,6 +232,8 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   const rows = page.locator('#events tbody tr');
   assert.equal(await rows.count(), denied.events.length);
   for (const text of await rows.locator('td:nth-child(2)').allTextContents()) assert.match(text, /^denied/);
+  // A notice exactly when the API gives archived_before (a list without `from` gives it on its last page).
+  await assertRetentionNotice(page, '#events-retention', denied);
   await rows.first().locator('a.event-link').click();
   const first = denied.events[0] as { id: string; deny_code: string };
   await page.waitForURL(new RegExp(`result=denied&event=${first.id}$`));
@@ -187,16 +246,24 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   assert.ok(sessionId, 'the simulator gives events a session');
   await page.click('#detail-session');
   await page.waitForURL(new RegExp(`/console/tool-calls\\?session_id=${sessionId}$`));
-  await page.waitForSelector('#session-summary p');
-  const sessionView = await api<{ session: { calls: number } }>(
+  await page.waitForSelector('#session-totals');
+  const sessionView = await api<{ session: { calls: number } } & Retention>(
     `/v1/admin/observability/sessions/${sessionId}?limit=1`,
   );
   assert.match(
-    (await page.textContent('#session-summary p')) ?? '',
+    (await page.textContent('#session-totals')) ?? '',
     new RegExp(`^${sessionView.session.calls} calls`),
   );
   await waitForEventRows(page, Math.min(50, sessionView.session.calls));
   assert.equal(await page.locator('#events tbody tr').count(), Math.min(50, sessionView.session.calls));
+  // Retention has dropped nothing: the session says nothing of it.
+  assert.equal(sessionView.archived_before, undefined);
+  await assertRetentionNotice(page, '#session-retention', sessionView);
+  const sessionEvents = await api<Retention & { next_cursor: string | null }>(
+    `/v1/admin/observability/events?session_id=${sessionId}&limit=50`,
+  );
+  assert.equal(!!sessionEvents.archived_before, sessionEvents.next_cursor === null);
+  await assertRetentionNotice(page, '#events-retention', sessionEvents);
   await assertAccessible(page, '3b-session');
 
   // A shared link shows the same page: the filters come from the URL.
@@ -205,6 +272,25 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await shared.waitForSelector('#sign-in');
   assert.equal(await shared.evaluate<number>('sessionStorage.length'), 0, 'a new tab is not signed in');
   await shared.context().close();
+
+  // A range that begins before the retention window: the events still stored, then where the older ones went. This
+  // service has no archive, so the notice says that retention deletes them.
+  const longAgo = new Date(Date.now() - 100 * 86_400_000).toISOString().slice(0, 10);
+  await page.fill('#filter-session_id', '');
+  await page.fill('#filter-from', `${longAgo}T00:00:00Z`);
+  await page.click('#apply-filters');
+  await page.waitForURL(new RegExp(`/console/tool-calls\\?from=${longAgo}T00%3A00%3A00Z$`));
+  await waitForEventRows(page, 50);
+  const sinceLongAgo = await api<Retention>(
+    `/v1/admin/observability/events?from=${longAgo}T00:00:00Z&limit=50`,
+  );
+  assert.ok(sinceLongAgo.archived_before, 'a range from before the cutoff');
+  assert.equal(sinceLongAgo.archive_location, null, 'no archive configured');
+  assert.match(
+    await assertRetentionNotice(page, '#events-retention', sinceLongAgo),
+    /^Events before .* are past the event retention window and no longer stored in the database\. No archive/,
+  );
+  await assertAccessible(page, '3c-tool-calls-past-retention');
 
   // Summary: the API's totals.
   await page.click('nav a:has-text("Summary")');
@@ -425,4 +511,121 @@ test('the catalog: listed as the API lists it, an entry edited, a new one create
   );
   await page.context().close();
   assert.deepEqual(browserProblems, []);
+});
+
+test('past the retention window: pages name the cutoff and the archive as the API does; none before a drop', {
+  timeout: 120_000,
+}, async () => {
+  const DAY = 86_400_000;
+  const dir = mkdtempSync(join(tmpdir(), 'console-archive-'));
+  const archived = await startTestService('pglite', {
+    events: { archive: { target: 'dir', dir, prefix: 'console' } },
+  });
+  try {
+    const db = archived.runtime.database.db;
+    const adminToken = await archived.adminToken();
+    const read = async <T>(path: string): Promise<T> => {
+      const res = await archived.call('GET', path, { token: adminToken });
+      assert.equal(res.status, 200, res.text);
+      return res.body.data as T;
+    };
+    // A day past the 90-day window with events of two sessions: one that goes on to now, one wholly in that day.
+    const oldDay = new Date(Date.now() - 95 * DAY).toISOString().slice(0, 10);
+    await db.execute(sql`SELECT observability_events_add_partition(${oldDay}::date)`);
+    const device = randomUUID();
+    await db.execute(sql`INSERT INTO devices (id, serial_number, brand, model, owner_subject,
+        certificate_fingerprint, certificate_pem, key_type, cert_not_before, cert_not_after)
+      VALUES (${device}::uuid, 'SER-RETAINED', 'b', 'm', 'o', ${device}, 'pem', 'p256', now(), now())`);
+    const recent = new Date(Date.now() - 3 * 3_600_000).toISOString();
+    const events = [
+      [`${oldDay}T01:00:00Z`, 'sess-span'],
+      [`${oldDay}T12:00:00Z`, 'sess-gone'],
+      [recent, 'sess-span'],
+      [new Date(Date.now() - 2 * 3_600_000).toISOString(), 'sess-span'],
+    ];
+    await db.execute(sql`INSERT INTO observability_events (event_id, device_id, serial_number, event_time,
+        agent_type, mcp_name, tool, event_type, result, tokens_in, tokens_out, duration_ms, skills, metadata,
+        ingest_xid, session_id)
+      SELECT gen_random_uuid(), ${device}::uuid, 'SER-RETAINED', (t.e->>0)::timestamptz, 'claude-code', 'github',
+        'search', 'invocation', 'allowed', 10, 2, 100, '[]'::jsonb, '{}'::jsonb, pg_current_xact_id(), t.e->>1
+      FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS t(e)`);
+    await archived.runSchedule('rollupFold');
+
+    const page = await newPage();
+    // Before retention drops anything: the session's read has no notice, and neither has a range inside the window.
+    await signIn(page, `${archived.url}/console/tool-calls?session_id=sess-span`);
+    await page.waitForSelector('#session-totals');
+    await waitForEventRows(page, 3);
+    const whole = await read<{ session: { calls: number } } & Retention>(
+      '/v1/admin/observability/sessions/sess-span?limit=1',
+    );
+    assert.equal(whole.session.calls, 3);
+    assert.equal(whole.archived_before, undefined, 'nothing dropped: the session says nothing');
+    await assertRetentionNotice(page, '#session-retention', whole);
+    const insideQuery = `from=${encodeURIComponent(recent)}`;
+    const inside = await read<Retention>(`/v1/admin/observability/events?${insideQuery}&limit=50`);
+    assert.equal(inside.archived_before, undefined);
+    await page.goto(`${archived.url}/console/tool-calls?${insideQuery}`);
+    await waitForEventRows(page, 2);
+    await assertRetentionNotice(page, '#events-retention', inside);
+
+    // The archive takes the old day's hours, then retention drops the day (it held events: an audit record says so).
+    for (let i = 0; i < 10; i++) {
+      const run = (await archived.runSchedule('eventArchive')) as { hours: number };
+      if (run.hours === 0) break;
+    }
+    const maintained = (await archived.runSchedule('eventPartitions')) as { dropped: number };
+    assert.equal(maintained.dropped, 1, 'the old day is dropped once archived');
+
+    // The session: its stored events, and where the earlier ones may be.
+    await page.goto(`${archived.url}/console/tool-calls?session_id=sess-span`);
+    await page.waitForSelector('#session-retention');
+    const span = await read<{ session: { calls: number } } & Retention>(
+      '/v1/admin/observability/sessions/sess-span?limit=1',
+    );
+    assert.equal(span.session.calls, 2);
+    assert.equal(span.archive_location, `${join(dir, 'console', 'events')}/`);
+    assert.match(
+      await assertRetentionNotice(page, '#session-retention', span),
+      /^Earlier events of this session may have been before/,
+    );
+    await waitForEventRows(page, 2);
+
+    // A range wholly past the window: an empty page that says why, and where those events are.
+    const pastQuery = `from=${oldDay}T00:00:00Z&to=${oldDay}T23:59:59Z`;
+    const past = await read<{ events: unknown[] } & Retention>(
+      `/v1/admin/observability/events?${pastQuery}&limit=50`,
+    );
+    assert.deepEqual(past.events, []);
+    assert.equal(past.archived_before, span.archived_before);
+    assert.equal(past.archive_location, span.archive_location);
+    await page.goto(`${archived.url}/console/tool-calls?${pastQuery}`);
+    await page.waitForSelector('#events-retention');
+    const empty = (await page.textContent('p.state.empty')) ?? '';
+    assert.ok(
+      empty.includes(
+        `The range reaches before ${consoleTime(past.archived_before!)}, past the retention window`,
+      ),
+      empty,
+    );
+    assert.doesNotMatch(empty, /^No tool-call event matches/);
+    assert.match(
+      await assertRetentionNotice(page, '#events-retention', past),
+      /^Events before .* are past the event retention window and no longer stored in the database\. They are in the archive at /,
+    );
+    assert.equal(await page.locator('#events').count(), 0);
+    await assertAccessible(page, '11-retention-empty-page');
+
+    // A session none of whose events is stored: the API's refusal, in words, names the cutoff and the archive.
+    await page.goto(`${archived.url}/console/tool-calls?session_id=sess-gone`);
+    await page.waitForSelector('#session-summary [role="alert"]');
+    const refusal = (await page.textContent('#session-summary [role="alert"]')) ?? '';
+    assert.ok(refusal.includes(`Events before ${span.archived_before}`), refusal);
+    assert.ok(refusal.includes(`archived in ${span.archive_location}`), refusal);
+    await page.context().close();
+    assert.deepEqual(browserProblems, []);
+  } finally {
+    await archived.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

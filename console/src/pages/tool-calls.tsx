@@ -2,6 +2,7 @@
 // keyset cursor and the open event, so a link shows the same page; a detail panel for one event.
 import type { operations } from '../../../client/api.ts';
 import { Empty, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
+import { RetentionNotice } from '../retention.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -104,11 +105,20 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
           <Show loaded={events} what="tool-call events">
             {({ data }) => (
               <>
-                {data.events.length === 0 ? (
+                {data.events.length === 0 && (
                   <Empty>
-                    {cursor ? 'No more events on this page.' : 'No tool-call event matches these filters.'}
+                    {data.archived_before
+                      ? `No tool-call event stored in the database matches these filters${cursor ? ' on this page' : ''}. The range reaches before ${formatTime(data.archived_before)}, past the retention window: events before then are no longer in the database (see below).`
+                      : cursor
+                        ? 'No more events on this page.'
+                        : 'No tool-call event matches these filters.'}
                   </Empty>
-                ) : (
+                )}
+                {filters.from && (
+                  // A range that begins before the cutoff: said before its events.
+                  <RetentionNotice retention={data} id="events-retention" />
+                )}
+                {data.events.length > 0 && (
                   <table id="events">
                     <caption>Newest first{cursor ? ' (a later page)' : ''}</caption>
                     <thead>
@@ -150,6 +160,10 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                       ))}
                     </tbody>
                   </table>
+                )}
+                {!filters.from && (
+                  // The end of a walk without `from`: newest first, the events before the cutoff would come next.
+                  <RetentionNotice retention={data} id="events-retention" />
                 )}
                 <nav class="pager" aria-label="Pages">
                   {cursor && (
@@ -195,17 +209,23 @@ function SessionSummary({ session, id }: { session: Session; id: string }) {
     <section aria-labelledby="session-title" class="card" id="session-summary">
       <h2 id="session-title">Session {id}</h2>
       <Show loaded={loaded} what="the session">
-        {({ data: { session: s } }) => (
-          <p>
-            {formatNumber(s.calls)} calls from {formatTime(s.first_event_at)} to {formatTime(s.last_event_at)}
-            : {formatNumber(s.allowed)} allowed, {formatNumber(s.denied)} denied, {formatNumber(s.errors)}{' '}
-            errors; tokens {formatNumber(s.tokens_in)} in, {formatNumber(s.tokens_out)} out;{' '}
-            {formatNumber(s.duration_ms)} ms in all. Devices:{' '}
-            {s.devices.map((d) => d.serial_number).join(', ')}
-            {s.devices_total > s.devices.length ? ` and ${s.devices_total - s.devices.length} more` : ''}.
-            Agents: {s.agent_types.join(', ')}. Actors: {s.actors.join(', ') || 'none'}.
-          </p>
-        )}
+        {({ data }) => {
+          const s = data.session;
+          return (
+            <>
+              <p id="session-totals">
+                {formatNumber(s.calls)} calls from {formatTime(s.first_event_at)} to{' '}
+                {formatTime(s.last_event_at)}: {formatNumber(s.allowed)} allowed, {formatNumber(s.denied)}{' '}
+                denied, {formatNumber(s.errors)} errors; tokens {formatNumber(s.tokens_in)} in,{' '}
+                {formatNumber(s.tokens_out)} out; {formatNumber(s.duration_ms)} ms in all. Devices:{' '}
+                {s.devices.map((d) => d.serial_number).join(', ')}
+                {s.devices_total > s.devices.length ? ` and ${s.devices_total - s.devices.length} more` : ''}.
+                Agents: {s.agent_types.join(', ')}. Actors: {s.actors.join(', ') || 'none'}.
+              </p>
+              <RetentionNotice retention={data} id="session-retention" kind="session" />
+            </>
+          );
+        }}
       </Show>
     </section>
   );
