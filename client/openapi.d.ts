@@ -1828,7 +1828,7 @@ export interface components {
             sampled_events: number;
             /**
              * Format: date-time
-             * @description Present when the range reaches before this instant (`from` before it; the session, skill, device and serial values then leave out the older events): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+             * @description Present when retention has removed events of the range (`from` before it; the session, skill, device and serial values then leave out the older events): a dropped day that held events overlaps it. The instant is the retention cutoff: events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
              */
             archived_before?: string;
             /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
@@ -4600,7 +4600,7 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when retention has removed events of the range (`from` before it, or no `from` and this is the last page): a dropped day that held events overlaps it. The instant is the retention cutoff: events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
                             /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
@@ -4705,7 +4705,7 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (`from` before it, or no `from` and this is the last page): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when retention has removed events of the range (`from` before it, or no `from` and this is the last page): a dropped day that held events overlaps it. The instant is the retention cutoff: events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
                             /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
@@ -4960,7 +4960,7 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when retention has removed events of the range (the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only): a dropped day that held events overlaps it. The instant is the retention cutoff: events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
                             /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */
@@ -5060,7 +5060,7 @@ export interface operations {
                             limit: number;
                             /**
                              * Format: date-time
-                             * @description Present when the range reaches before this instant (the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only): events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
+                             * @description Present when retention has removed events of the range (the session's: retention has dropped a day that held events and began before its first stored event, so older events of the session may have been in it; on every page, and the totals count stored events only): a dropped day that held events overlaps it. The instant is the retention cutoff: events older than `events.retention` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for `events.rollup_retention`
                              */
                             archived_before?: string;
                             /** @description With archived_before: where those events are, Parquet partitioned by dt=YYYY-MM-DD/hour=HH (`s3://<bucket>/<prefix>/events/`, the location of the Glue table `agent_control_plane_archive.events` that Athena queries, or a directory with `events.archive.target = "dir"`); null when no archive is configured and they were dropped */

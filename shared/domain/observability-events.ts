@@ -38,7 +38,7 @@ import {
   isoUs,
   TS_RE,
 } from './observability-cursor.ts';
-import { retentionNotice } from './observability-ranges.ts';
+import { droppedWithin, retentionNotice } from './observability-ranges.ts';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 
@@ -106,9 +106,13 @@ export async function listEvents(db: Db, config: Pick<Config, 'auth' | 'events'>
     where.push(sql`e.id <= ${snap}::bigint`);
     snapshot = sql`${snap}::bigint`;
   }
-  const doc = await queryDoc<{ snap: string; page: Bounded<EventRow> }>(
+  const doc = await queryDoc<{ snap: string; dropped: boolean; page: Bounded<EventRow> }>(
     db,
     sql`SELECT json_build_object('snap', ${snapshot}::text,
+      'dropped', ${droppedWithin(
+        query.from ? sql`${query.from}::timestamptz` : null,
+        query.to ? sql`${query.to}::timestamptz` : null,
+      )},
       'page', ${eventPage(
         sql`SELECT * FROM observability_events e WHERE ${and(where)}
           ORDER BY e.event_time DESC NULLS LAST, e.id DESC NULLS LAST LIMIT ${query.limit + 1}`,
@@ -119,15 +123,13 @@ export async function listEvents(db: Db, config: Pick<Config, 'auth' | 'events'>
   const last = items[items.length - 1];
   const next_cursor =
     more && last ? encodeCursor(cursorKey(config), 'events', [last.k, last.id, doc.snap], fh) : null;
-  // Never a silent end: a walk that reaches past the retention window says where the stored events stop, and where
-  // the older ones are.
+  // Never a silent end: when retention removed events of the range, a walk says where the stored events stop and where
+  // the older ones are: on every page with `from`, else on its last.
   return {
     events: items.map((r) => r.e),
     next_cursor,
     limit: query.limit,
-    ...retentionNotice(config, (cutoff) =>
-      query.from ? Date.parse(query.from) < cutoff.getTime() : next_cursor === null,
-    ),
+    ...retentionNotice(config, doc.dropped === true && (query.from !== undefined || next_cursor === null)),
   };
 }
 
@@ -143,15 +145,6 @@ export async function getEvent(db: Db, id: string) {
 
 /** Distinct values listed in a session's header; `<name>_total` says how many there are. */
 const SESSION_LIST_MAX = 20;
-
-/**
- * Whether retention has dropped a day that held events (its `events.partition_dropped` audit record counts rows) and
- * began before `firstEvent` (a SQL instant; NULL: any such day): events of the session could have been in it. The
- * audit log is append-only, so this is what retention really removed, not what the configuration implies.
- */
-const droppedBefore = (firstEvent: SQL): SQL => sql`EXISTS (SELECT 1 FROM audit_logs a
-  WHERE a.action_type = 'events.partition_dropped' AND (a.metadata->>'rows')::bigint > 0
-    AND (a.metadata->>'from')::timestamptz < coalesce(${firstEvent}, 'infinity'::timestamptz))`;
 
 /**
  * A session's calls in order (oldest first, keyset-paginated) and its totals, with at most 20 devices, agent types,
@@ -188,7 +181,11 @@ export async function getSession(
   }>(
     db,
     sql`SELECT json_build_object(
-      'dropped', ${droppedBefore(sql`(SELECT min(event_time) FROM observability_events WHERE session_id = ${sessionId})`)},
+      'dropped', ${droppedWithin(
+        null,
+        sql`coalesce((SELECT min(event_time) FROM observability_events WHERE session_id = ${sessionId}),
+          'infinity'::timestamptz)`,
+      )},
       'session', (SELECT json_build_object('session_id', ${sessionId}::text, 'calls', count(*)::int,
           'first_event_at', ${iso(sql`min(e.event_time)`)}, 'last_event_at', ${iso(sql`max(e.event_time)`)},
           'allowed', (count(*) FILTER (WHERE e.result = 'allowed'))::int,
@@ -211,7 +208,7 @@ export async function getSession(
         'ASC',
       )}) AS j`,
   );
-  const notice = retentionNotice(config, () => doc.dropped === true);
+  const notice = retentionNotice(config, doc.dropped === true);
   if (!doc.session || Number(doc.session.calls) === 0) {
     if (!notice.archived_before) throw notFound('No event carries this session id.');
     throw notFound(

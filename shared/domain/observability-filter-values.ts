@@ -6,7 +6,7 @@ import type { Db } from '../db/database.ts';
 import { tsParam } from '../db/sql-values.ts';
 import type { FiltersQuery } from '../schemas/observability.ts';
 import { boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
-import { align, DAY, rangeOf, retentionNotice } from './observability-ranges.ts';
+import { align, DAY, droppedWithin, rangeOf, retentionNotice } from './observability-ranges.ts';
 import { foldRollups } from './observability-rollups.ts';
 
 /** Latest events of the range sampled for the session and skill values (no rollup holds them). */
@@ -46,7 +46,10 @@ export async function observabilityFilters(
       `(SELECT count(DISTINCT ${col})::int FROM ${rel} WHERE ${col} <> '')`,
     );
   await foldRollups(db);
-  const doc = await queryDoc<Record<string, { values: unknown[]; available: number; total: number | null }>>(
+  const doc = await queryDoc<{
+    dropped: boolean;
+    lists: Record<string, { values: unknown[]; available: number; total: number | null }>;
+  }>(
     db,
     sql`WITH f AS MATERIALIZED (SELECT agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
           calls FROM observability_rollups WHERE kind = 'call' AND ${range.rollupWhere}),
@@ -59,7 +62,7 @@ export async function observabilityFilters(
       sample AS MATERIALIZED (SELECT e.session_id, e.skills, e.event_time FROM observability_events e
         WHERE e.event_time >= ${F} AND e.event_time < ${T}
         ORDER BY e.event_time DESC NULLS LAST, e.id DESC NULLS LAST LIMIT ${FILTER_SAMPLE_EVENTS})
-    SELECT json_build_object(
+    SELECT json_build_object('dropped', ${droppedWithin(F, T)}, 'lists', json_build_object(
       'agent_type', ${counted('f', 'agent_type')}, 'mcp', ${counted('f', 'mcp_name')},
       'tool', ${counted('f', 'tool')}, 'event_type', ${counted('f', 'event_type')},
       'result', ${counted('f', 'result')}, 'deny_code', ${counted('f', 'deny_code')},
@@ -89,10 +92,10 @@ export async function observabilityFilters(
           FROM (SELECT x.v, count(*) AS n FROM sample, jsonb_array_elements_text(sample.skills) AS x(v)
             GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${lim + 1}) s`,
         'NULL::int',
-      )}) AS j`,
+      )})) AS j`,
   );
   const values = Object.fromEntries(
-    Object.entries(doc).map(([name, list]) => [
+    Object.entries(doc.lists).map(([name, list]) => [
       name,
       {
         values: list.values.slice(0, lim),
@@ -108,6 +111,6 @@ export async function observabilityFilters(
     sampled_events: FILTER_SAMPLE_EVENTS,
     values,
     // The sampled values (session, skill, device, serial) come from stored events: say where they stop.
-    ...retentionNotice(config, (cutoff) => from < cutoff),
+    ...retentionNotice(config, doc.dropped === true),
   };
 }

@@ -97,15 +97,29 @@ export const eventRetentionCutoff = (config: Pick<Config, 'events'>, now: Date =
   new Date(Math.floor((now.getTime() - config.events.retention) / DAY) * DAY);
 
 /**
- * What a read of events says when its range reaches before the retention cutoff (`reaches(cutoff)`): where the
- * stored events stop (archived_before) and where the older ones are (archive_location: the archive's, or null when
- * none is configured and they were dropped). Nothing when it does not reach so far: never a silent empty page.
+ * Whether retention has removed stored events from the range [from, to) (null: unbounded on that side): a dropped
+ * day that held events (its `events.partition_dropped` audit record counts rows) and overlaps the range. The audit
+ * log is append-only, so this is what retention really removed, not what the configuration implies: a new
+ * deployment, or a range that never held events, says nothing.
+ */
+export const droppedWithin = (from: SQL | null, to: SQL | null): SQL => sql`EXISTS (SELECT 1 FROM audit_logs a
+  WHERE a.action_type = 'events.partition_dropped' AND (a.metadata->>'rows')::bigint > 0
+    AND ${from ? sql`(a.metadata->>'to')::timestamptz > ${from}` : sql`TRUE`}
+    AND ${to ? sql`(a.metadata->>'from')::timestamptz < ${to}` : sql`TRUE`})`;
+
+/**
+ * What a read of events says when retention has removed events it would have returned (`reaches`, from
+ * droppedWithin): where the stored events stop (archived_before, the retention cutoff) and where the older ones are
+ * (archive_location: the archive's, or null when none is configured and they were deleted). Never a silent empty
+ * page.
  */
 export function retentionNotice(
   config: Pick<Config, 'events'>,
-  reaches: (cutoff: Date) => boolean,
+  reaches: boolean,
 ): { archived_before?: string; archive_location?: string | null } {
-  const cutoff = eventRetentionCutoff(config);
-  if (!reaches(cutoff)) return {};
-  return { archived_before: cutoff.toISOString(), archive_location: archiveLocation(config.events.archive) };
+  if (!reaches) return {};
+  return {
+    archived_before: eventRetentionCutoff(config).toISOString(),
+    archive_location: archiveLocation(config.events.archive),
+  };
 }

@@ -515,7 +515,7 @@ export const eventDetail = z
  */
 const retentionNotice = (when: string) => ({
   archived_before: isoTimestamp.optional().meta({
-    description: `Present when the range reaches before this instant (${when}): events older than \`events.retention\` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for \`events.rollup_retention\``,
+    description: `Present when retention has removed events of the range (${when}): a dropped day that held events overlaps it. The instant is the retention cutoff: events older than \`events.retention\` are no longer in the database (their daily partitions were dropped). The summary still counts them from the rollups, kept for \`events.rollup_retention\``,
   }),
   archive_location: z.string().nullable().optional().meta({
     description:

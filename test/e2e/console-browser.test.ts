@@ -26,6 +26,7 @@ const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.
 const DEVICES = 6;
 const EVENTS = 600;
 
+const DAY = 86_400_000;
 let svc: TestService;
 let browser: Browser;
 let token: string;
@@ -262,7 +263,7 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   const sessionEvents = await api<Retention & { next_cursor: string | null }>(
     `/v1/admin/observability/events?session_id=${sessionId}&limit=50`,
   );
-  assert.equal(!!sessionEvents.archived_before, sessionEvents.next_cursor === null);
+  assert.equal(sessionEvents.archived_before, undefined, 'retention has dropped nothing yet');
   await assertRetentionNotice(page, '#events-retention', sessionEvents);
   await assertAccessible(page, '3b-session');
 
@@ -273,8 +274,19 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   assert.equal(await shared.evaluate<number>('sessionStorage.length'), 0, 'a new tab is not signed in');
   await shared.context().close();
 
-  // A range that begins before the retention window: the events still stored, then where the older ones went. This
-  // service has no archive, so the notice says that retention deletes them.
+  // A range that begins before the retention window, once retention has dropped a day that held an event: the events
+  // still stored, then where the older ones went. This service has no archive, so the notice says that retention
+  // deletes them.
+  const oldDay = new Date(Date.now() - 95 * DAY).toISOString().slice(0, 10);
+  const db = svc.runtime.database.db;
+  await db.execute(sql`SELECT observability_events_add_partition(${oldDay}::date)`);
+  await db.execute(sql`INSERT INTO observability_events (event_id, device_id, serial_number, event_time, agent_type,
+      mcp_name, tool, event_type, result, tokens_in, tokens_out, duration_ms, skills, metadata, ingest_xid)
+    SELECT gen_random_uuid(), id, serial_number, ${`${oldDay}T06:00:00Z`}::timestamptz, 'claude-code', 'github',
+      'search', 'invocation', 'allowed', 1, 1, 10, '[]'::jsonb, '{}'::jsonb, pg_current_xact_id()
+    FROM devices LIMIT 1`);
+  await svc.runSchedule('rollupFold');
+  assert.equal(((await svc.runSchedule('eventPartitions')) as { dropped: number }).dropped, 1);
   const longAgo = new Date(Date.now() - 100 * 86_400_000).toISOString().slice(0, 10);
   await page.fill('#filter-session_id', '');
   await page.fill('#filter-from', `${longAgo}T00:00:00Z`);
@@ -516,7 +528,6 @@ test('the catalog: listed as the API lists it, an entry edited, a new one create
 test('past the retention window: pages name the cutoff and the archive as the API does; none before a drop', {
   timeout: 120_000,
 }, async () => {
-  const DAY = 86_400_000;
   const dir = mkdtempSync(join(tmpdir(), 'console-archive-'));
   const archived = await startTestService('pglite', {
     events: { archive: { target: 'dir', dir, prefix: 'console' } },

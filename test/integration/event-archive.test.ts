@@ -19,7 +19,7 @@ import type { Database, Db } from '#shared/db/database.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { archiveClosedHours, readArchivedHour } from '#shared/domain/event-archive.ts';
-import type { ArchiveStore } from '#shared/domain/event-archive-store.ts';
+import { type ArchiveStore, archiveLocation } from '#shared/domain/event-archive-store.ts';
 import { archiveWatermark } from '#shared/domain/event-archive-watermark.ts';
 import { getSession, listEvents } from '#shared/domain/observability-events.ts';
 import { observabilityFilters } from '#shared/domain/observability-filter-values.ts';
@@ -248,11 +248,15 @@ for (const driver of driversUnderTest()) {
           manifest.objects[0].key,
           `acp/events/dt=${hours[0]!.slice(0, 10)}/hour=05/part-0000.parquet`,
         );
-        // A page that reaches past the retention window says where the archive is: the objects are under it.
-        const page = await listEvents(db, config, listEventsQuery.parse({ from: '2000-01-01T00:00:00Z' }));
-        assert.equal(page.archive_location, `s3://${s3.bucket}/acp/events/`);
-        const key = `${page.archive_location!.slice(`s3://${s3.bucket}/`.length)}dt=${hours[0]!.slice(0, 10)}/hour=05/_manifest.json`;
+        // Where pages say the archive is (archive_location, once retention has dropped a day): the objects are under it.
+        const location = archiveLocation(config.events.archive);
+        assert.equal(location, `s3://${s3.bucket}/acp/events/`);
+        const key = `${location!.slice(`s3://${s3.bucket}/`.length)}dt=${hours[0]!.slice(0, 10)}/hour=05/_manifest.json`;
         assert.ok(await store.get(key), 'the manifest is under archive_location');
+        // Retention has dropped nothing: a page reaching back to 2000 has lost nothing, and says nothing.
+        const page = await listEvents(db, config, listEventsQuery.parse({ from: '2000-01-01T00:00:00Z' }));
+        assert.equal(page.archived_before, undefined);
+        assert.equal(page.archive_location, undefined);
       } finally {
         store.close();
       }
@@ -275,18 +279,10 @@ for (const driver of driversUnderTest()) {
       const config = dirConfig('rerun');
       const store = new DirectoryArchiveStore(config.events.archive.dir);
       await runToEnd(store, config);
-      // The filters of a range past the retention window say where the archive is: the hours are in it.
-      const filters = await observabilityFilters(
-        db,
-        config,
-        filtersQuery.parse({ from: '2000-01-01T00:00:00Z' }),
-      );
-      assert.equal(filters.archive_location, `${join(dir, 'rerun', 'p', 'events')}/`);
-      assert.ok(
-        existsSync(
-          join(filters.archive_location!, `dt=${hours[0]!.slice(0, 10)}`, 'hour=05', '_manifest.json'),
-        ),
-      );
+      // Where pages say the archive is: the hours are in it.
+      const location = archiveLocation(config.events.archive);
+      assert.equal(location, `${join(dir, 'rerun', 'p', 'events')}/`);
+      assert.ok(existsSync(join(location!, `dt=${hours[0]!.slice(0, 10)}`, 'hour=05', '_manifest.json')));
       const manifests = async () =>
         Promise.all(
           hours.map(async (h) => {
@@ -482,6 +478,22 @@ for (const driver of driversUnderTest()) {
           sessionsInArchive.push(row.session_id);
       }
       assert.deepEqual(sessionsInArchive, ['sess-archived', 'sess-archived', 'sess-archived']);
+      // The event list and the filters of a range over the dropped day say the same; of a range after it, nothing.
+      const dayRange = { from: `${oldDay}T00:00:00Z`, to: `${oldDay}T23:00:00Z` };
+      const pastPage = await listEvents(db, config, listEventsQuery.parse(dayRange));
+      assert.deepEqual(pastPage.events, []);
+      assert.deepEqual(
+        [pastPage.archived_before, pastPage.archive_location],
+        [kept.archived_before, kept.archive_location],
+      );
+      const pastFilters = await observabilityFilters(db, config, filtersQuery.parse(dayRange));
+      assert.deepEqual(
+        [pastFilters.archived_before, pastFilters.archive_location],
+        [kept.archived_before, kept.archive_location],
+      );
+      const dayAfter = new Date(dayStart + DAY).toISOString();
+      const later = await listEvents(db, config, listEventsQuery.parse({ from: dayAfter }));
+      assert.equal(later.archived_before, undefined, 'a range after the dropped day has lost nothing');
 
       // Without an archive, retention drops a day past the window whatever the archive holds.
       const other = utcDay(new Date(now.getTime() - 93 * DAY));
