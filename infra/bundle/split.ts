@@ -42,6 +42,33 @@ export function versionOnlyPlugin(pattern: string): Plugin {
 }
 
 /**
+ * In the modules whose path matches `pattern` (SDK_SCHEMA_MODULES), object keys written `[_name]:` where the module
+ * declares `const _name = "…";` become that string literal, which lets esbuild drop the objects no one references.
+ * A computed key naming anything else stays as it is.
+ */
+export function literalSchemaKeys(text: string): string {
+  const strings = new Map(
+    [...text.matchAll(/^const (_\w+) = ("(?:[^"\\\n]|\\.)*");$/gm)].map((m) => [m[1]!, m[2]!]),
+  );
+  return text.replace(/\[(_\w+)\]:/g, (key, name: string) => {
+    const value = strings.get(name);
+    return value === undefined ? key : `${value}:`;
+  });
+}
+
+export function literalSchemaKeysPlugin(pattern: string): Plugin {
+  return {
+    name: 'literal-schema-keys',
+    setup(esbuild) {
+      esbuild.onLoad({ filter: new RegExp(pattern) }, (args) => ({
+        contents: literalSchemaKeys(readFileSync(args.path, 'utf8')),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
  * Writes the output files, the banner (ESM_REQUIRE_BANNER, one line) at the top of those whose code may read the
  * global `require` (READS_REQUIRE) and nowhere else, as esbuild's own `banner` would: followed by a newline, and the
  * source map shifted by that line.
@@ -67,7 +94,14 @@ export function writeOutputs(files: readonly OutputFile[], banner: string | unde
 
 /** Builds a function into `outdir` as the stack does (`extra`: e.g. a metafile, for the analyses of the tests). */
 export async function buildSplit(split: SplitBuild, outdir: string, extra?: BuildOptions) {
-  const { entry, absWorkingDir, options, stubs, versionOnlyPackageJson } = split;
+  const {
+    entry,
+    absWorkingDir,
+    options,
+    stubs,
+    versionOnlyPackageJson,
+    literalSchemaKeys: schemaModules,
+  } = split;
   // The banner goes only where it is read (writeOutputs): in every file it would cost ~120 bytes each.
   const { banner, ...rest } = options as BuildOptions;
   const result = await build({
@@ -75,7 +109,11 @@ export async function buildSplit(split: SplitBuild, outdir: string, extra?: Buil
     entryPoints: { index: entry },
     absWorkingDir,
     outdir,
-    plugins: [internalStubsPlugin(stubs, absWorkingDir), versionOnlyPlugin(versionOnlyPackageJson)],
+    plugins: [
+      internalStubsPlugin(stubs, absWorkingDir),
+      versionOnlyPlugin(versionOnlyPackageJson),
+      literalSchemaKeysPlugin(schemaModules),
+    ],
     ...extra,
     write: false,
   });

@@ -68,6 +68,12 @@ const pieces: Piece[] = [
       split.versionOnlyPackageJson = '^$';
     },
   },
+  {
+    name: 'SDK schema keys as string literals',
+    without: (split) => {
+      split.literalSchemaKeys = '^$';
+    },
+  },
   { name: 'per-function route table (infra/route-tables.ts)', without: () => {}, wholeRouteTable: true },
 ];
 
