@@ -353,6 +353,30 @@ export const VERSION_ONLY_PACKAGE_JSON = String.raw`/node_modules/@aws-sdk/clien
 export const SDK_SCHEMA_MODULES = String.raw`/node_modules/@aws-sdk/client-[^/]+/dist-es/schemas/schemas_\d+\.js$`;
 
 /**
+ * Text replaced in a package's file as esbuild loads it (a plugin of infra/bundle/split.ts; paths relative to the
+ * project root), where the package's code defeats tree-shaking and the replacement is the same code. Each `from`
+ * must occur in the file: test/infra/bundle-stubs.test.ts fails when an update moves it.
+ * - zod's classic schemas read one helper as `core.util.constantCatch`, through the namespace that core/index.js
+ *   re-exports, and import `util` by name from there: esbuild then builds util.js's namespace object, with every one
+ *   of its ~75 exports. Reading util.js's namespace directly lets esbuild keep the helpers zod calls: 4.7 KB less in
+ *   every function.
+ */
+export interface SourceRewrite {
+  file: string;
+  replace: ReadonlyArray<readonly [from: string, to: string]>;
+}
+
+export const SOURCE_REWRITES: readonly SourceRewrite[] = [
+  {
+    file: 'node_modules/zod/v4/classic/schemas.js',
+    replace: [
+      ['import { util } from "../core/index.js";', 'import * as util from "../core/util.js";'],
+      ['core.util.constantCatch(', 'util.constantCatch('],
+    ],
+  },
+];
+
+/**
  * What infra/bundle/split.ts gives esbuild (JSON: esbuild's BuildOptions, without the output directory; and what
  * its plugins do: the internal stubs, the package.json files reduced to their version).
  */
@@ -364,6 +388,8 @@ export interface SplitBuild {
   versionOnlyPackageJson: string;
   /** See SDK_SCHEMA_MODULES ('^$': none). */
   literalSchemaKeys: string;
+  /** See SOURCE_REWRITES. */
+  rewrites: readonly SourceRewrite[];
 }
 
 /**
@@ -415,6 +441,7 @@ export function esbuildOptions(choices: BundlingChoices, projectRoot: string): S
     stubs: internalStubsFor(choices.entry, projectRoot, choices.deployment),
     versionOnlyPackageJson: VERSION_ONLY_PACKAGE_JSON,
     literalSchemaKeys: SDK_SCHEMA_MODULES,
+    rewrites: SOURCE_REWRITES,
   };
 }
 

@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type BuildOptions, build, type OutputFile, type Plugin } from 'esbuild';
-import { type InternalStub, READS_REQUIRE, type SplitBuild } from '../bundling.ts';
+import { type InternalStub, READS_REQUIRE, type SourceRewrite, type SplitBuild } from '../bundling.ts';
 
 /**
  * Loads each stub's file where its importer imports its module (a relative import inside a package, which esbuild's
@@ -68,6 +68,27 @@ export function literalSchemaKeysPlugin(pattern: string): Plugin {
   };
 }
 
+/** Applies each rewrite's replacements to its file as esbuild loads it (see SOURCE_REWRITES). */
+export function sourceRewritesPlugin(rewrites: readonly SourceRewrite[], root: string): Plugin {
+  const byPath = new Map(rewrites.map((rewrite) => [join(root, rewrite.file), rewrite]));
+  return {
+    name: 'source-rewrites',
+    setup(esbuild) {
+      if (byPath.size === 0) return;
+      const names = [...new Set(rewrites.map((r) => basename(r.file)))].map((n) =>
+        n.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'),
+      );
+      esbuild.onLoad({ filter: new RegExp(`/(?:${names.join('|')})$`) }, (args) => {
+        const rewrite = byPath.get(args.path);
+        if (!rewrite) return undefined;
+        let text = readFileSync(args.path, 'utf8');
+        for (const [from, to] of rewrite.replace) text = text.replaceAll(from, to);
+        return { contents: text, loader: 'js' };
+      });
+    },
+  };
+}
+
 /**
  * Writes the output files, the banner (ESM_REQUIRE_BANNER, one line) at the top of those whose code may read the
  * global `require` (READS_REQUIRE) and nowhere else, as esbuild's own `banner` would: followed by a newline, and the
@@ -101,6 +122,7 @@ export async function buildSplit(split: SplitBuild, outdir: string, extra?: Buil
     stubs,
     versionOnlyPackageJson,
     literalSchemaKeys: schemaModules,
+    rewrites,
   } = split;
   // The banner goes only where it is read (writeOutputs): in every file it would cost ~120 bytes each.
   const { banner, ...rest } = options as BuildOptions;
@@ -113,6 +135,7 @@ export async function buildSplit(split: SplitBuild, outdir: string, extra?: Buil
       internalStubsPlugin(stubs, absWorkingDir),
       versionOnlyPlugin(versionOnlyPackageJson),
       literalSchemaKeysPlugin(schemaModules),
+      sourceRewritesPlugin(rewrites, absWorkingDir),
     ],
     ...extra,
     write: false,

@@ -69,6 +69,12 @@ const pieces: Piece[] = [
     },
   },
   {
+    name: 'source rewrites (zod util namespace)',
+    without: (split) => {
+      split.rewrites = [];
+    },
+  },
+  {
     name: 'SDK schema keys as string literals',
     without: (split) => {
       split.literalSchemaKeys = '^$';

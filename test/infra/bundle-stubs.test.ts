@@ -29,6 +29,7 @@ import {
   RUNTIME_ASSETS,
   S3_CUSTOMIZATIONS_STUB,
   SDK_SCHEMA_MODULES,
+  SOURCE_REWRITES,
   type SplitBuild,
   TOKEN_AUTHENTICATOR_STUB,
 } from '../../infra/bundling.ts';
@@ -394,4 +395,40 @@ test('an S3 client bundles the shapes of the commands it sends, and puts, gets a
   } finally {
     await s3.close();
   }
+});
+
+test('each source rewrite replaces text its file has (a package update that changes it fails here)', () => {
+  for (const rewrite of SOURCE_REWRITES) {
+    const text = readFileSync(join(PROJECT_ROOT, rewrite.file), 'utf8');
+    for (const [from] of rewrite.replace) assert.ok(text.includes(from), `${rewrite.file}: ${from}`);
+  }
+});
+
+test("zod as bundled: util.js's helpers tree-shaken one by one, and schemas parse as zod's own do", async () => {
+  type Bundled = { results: () => unknown[] };
+  const source = [
+    "import * as z from 'zod';",
+    'const schema = z.object({',
+    "  name: z.string().min(2).catch('anonymous'),",
+    '  port: z.coerce.number().int().positive().default(8080),',
+    "  mode: z.enum(['a', 'b']).optional(),",
+    '  tags: z.array(z.string()).catch(() => []),',
+    '});',
+    'export const results = () =>',
+    "  [{ name: 'x', port: '80', mode: 'b', tags: [1] }, { name: 'long', port: -1, mode: 'c' }, {}].map((input) => {",
+    '    const r = schema.safeParse(input);',
+    '    return r.success ? r.data : r.error.issues.map((i) => [i.path.join("."), i.code, i.message]);',
+    '  });',
+    '',
+  ].join('\n');
+  const rewritten = await bundled<Bundled>('zod-rewritten', source);
+  const whole = await bundled<Bundled>('zod-whole', source, undefined, { rewrites: [] });
+  const util = 'node_modules/zod/v4/core/util.js';
+  assert.ok(
+    whole.kept(util) - rewritten.kept(util) > 3000,
+    `${whole.kept(util)} → ${rewritten.kept(util)} bytes`,
+  );
+  const expected = await (await whole.load()).results();
+  assert.deepEqual(expected[0], { name: 'anonymous', port: 80, mode: 'b', tags: [] });
+  assert.deepEqual(await (await rewritten.load()).results(), expected);
 });
