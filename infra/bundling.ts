@@ -348,7 +348,7 @@ export const VERSION_ONLY_PACKAGE_JSON = String.raw`/node_modules/@aws-sdk/clien
  * same objects), esbuild keeps the shapes of the commands a function imports and the service's error shapes (every
  * error is registered at load): in the event archive (PutObject, GetObject) @aws-sdk/client-s3's schemas went from
  * 64.1 KB to 10.3 KB
- * (observability/archive: 568.9 → 514.7 KB in all); the Data API's and Secrets Manager's shrink in every function.
+ * (observability/archive: 570.0 → 514.7 KB in all); the Data API's and Secrets Manager's shrink in every function.
  */
 export const SDK_SCHEMA_MODULES = String.raw`/node_modules/@aws-sdk/client-[^/]+/dist-es/schemas/schemas_\d+\.js$`;
 

@@ -120,7 +120,7 @@ export function parquetInput(rows: readonly ArchivedEventRow[]) {
  * The rows as one Parquet file (Snappy-compressed, one row group): the same rows give the same bytes, since the
  * writer stamps no time and the rows come in a fixed order. Written with hyparquet-writer's ParquetWriter, which its
  * `parquetWriteBuffer` wraps: that wrapper also infers schemas and encodes VARIANT columns (code the archive's
- * bundle would carry for nothing, 6.3 KB); the bytes are the same (test/unit/event-archive-parquet.test.ts).
+ * bundle would carry for nothing, 6.2 KB); the bytes are the same (test/unit/event-archive-parquet.test.ts).
  */
 export function encodeEventsParquet(rows: readonly ArchivedEventRow[]): Uint8Array {
   const { columnData, schema, rowGroupSize, createdBy } = parquetInput(rows);
