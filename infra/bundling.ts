@@ -340,6 +340,43 @@ export interface BundlingChoices {
 export const VERSION_ONLY_PACKAGE_JSON = String.raw`/node_modules/@aws-sdk/client-[^/]+/package\.json$`;
 
 /**
+ * The SDK clients' schema modules (a regular expression on the path), whose object keys are rewritten from
+ * `[_name]:` to the string that `const _name = "…"` holds. Each client's schemas_0.js declares every shape of its
+ * service as a top-level array, with traits as objects under computed keys (`{ [_hH]: _xacsa }`); esbuild keeps any
+ * object literal with a computed key that is not a literal (evaluating the key could run code), and with it every
+ * shape that one references, so the whole module was bundled whatever the function sends. With string keys (the
+ * same objects), esbuild keeps the shapes of the commands a function imports and the service's error shapes (every
+ * error is registered at load): in the event archive (PutObject, GetObject) @aws-sdk/client-s3's schemas went from
+ * 64.1 KB to 10.3 KB
+ * (observability/archive: 570.0 → 514.7 KB in all); the Data API's and Secrets Manager's shrink in every function.
+ */
+export const SDK_SCHEMA_MODULES = String.raw`/node_modules/@aws-sdk/client-[^/]+/dist-es/schemas/schemas_\d+\.js$`;
+
+/**
+ * Text replaced in a package's file as esbuild loads it (a plugin of infra/bundle/split.ts; paths relative to the
+ * project root), where the package's code defeats tree-shaking and the replacement is the same code. Each `from`
+ * must occur in the file: test/infra/bundle-stubs.test.ts fails when an update moves it.
+ * - zod's classic schemas read one helper as `core.util.constantCatch`, through the namespace that core/index.js
+ *   re-exports, and import `util` by name from there: esbuild then builds util.js's namespace object, with every one
+ *   of its ~75 exports. Reading util.js's namespace directly lets esbuild keep the helpers zod calls: 4.7 KB less in
+ *   every function.
+ */
+export interface SourceRewrite {
+  file: string;
+  replace: ReadonlyArray<readonly [from: string, to: string]>;
+}
+
+export const SOURCE_REWRITES: readonly SourceRewrite[] = [
+  {
+    file: 'node_modules/zod/v4/classic/schemas.js',
+    replace: [
+      ['import { util } from "../core/index.js";', 'import * as util from "../core/util.js";'],
+      ['core.util.constantCatch(', 'util.constantCatch('],
+    ],
+  },
+];
+
+/**
  * What infra/bundle/split.ts gives esbuild (JSON: esbuild's BuildOptions, without the output directory; and what
  * its plugins do: the internal stubs, the package.json files reduced to their version).
  */
@@ -349,6 +386,10 @@ export interface SplitBuild {
   options: Record<string, unknown>;
   stubs: readonly InternalStub[];
   versionOnlyPackageJson: string;
+  /** See SDK_SCHEMA_MODULES ('^$': none). */
+  literalSchemaKeys: string;
+  /** See SOURCE_REWRITES. */
+  rewrites: readonly SourceRewrite[];
 }
 
 /**
@@ -399,6 +440,8 @@ export function esbuildOptions(choices: BundlingChoices, projectRoot: string): S
     },
     stubs: internalStubsFor(choices.entry, projectRoot, choices.deployment),
     versionOnlyPackageJson: VERSION_ONLY_PACKAGE_JSON,
+    literalSchemaKeys: SDK_SCHEMA_MODULES,
+    rewrites: SOURCE_REWRITES,
   };
 }
 

@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type BuildOptions, build, type OutputFile, type Plugin } from 'esbuild';
-import { type InternalStub, READS_REQUIRE, type SplitBuild } from '../bundling.ts';
+import { type InternalStub, READS_REQUIRE, type SourceRewrite, type SplitBuild } from '../bundling.ts';
 
 /**
  * Loads each stub's file where its importer imports its module (a relative import inside a package, which esbuild's
@@ -42,6 +42,54 @@ export function versionOnlyPlugin(pattern: string): Plugin {
 }
 
 /**
+ * In the modules whose path matches `pattern` (SDK_SCHEMA_MODULES), object keys written `[_name]:` where the module
+ * declares `const _name = "…";` become that string literal, which lets esbuild drop the objects no one references.
+ * A computed key naming anything else stays as it is.
+ */
+export function literalSchemaKeys(text: string): string {
+  const strings = new Map(
+    [...text.matchAll(/^const (_\w+) = ("(?:[^"\\\n]|\\.)*");$/gm)].map((m) => [m[1]!, m[2]!]),
+  );
+  return text.replace(/\[(_\w+)\]:/g, (key, name: string) => {
+    const value = strings.get(name);
+    return value === undefined ? key : `${value}:`;
+  });
+}
+
+export function literalSchemaKeysPlugin(pattern: string): Plugin {
+  return {
+    name: 'literal-schema-keys',
+    setup(esbuild) {
+      esbuild.onLoad({ filter: new RegExp(pattern) }, (args) => ({
+        contents: literalSchemaKeys(readFileSync(args.path, 'utf8')),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/** Applies each rewrite's replacements to its file as esbuild loads it (see SOURCE_REWRITES). */
+export function sourceRewritesPlugin(rewrites: readonly SourceRewrite[], root: string): Plugin {
+  const byPath = new Map(rewrites.map((rewrite) => [join(root, rewrite.file), rewrite]));
+  return {
+    name: 'source-rewrites',
+    setup(esbuild) {
+      if (byPath.size === 0) return;
+      const names = [...new Set(rewrites.map((r) => basename(r.file)))].map((n) =>
+        n.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'),
+      );
+      esbuild.onLoad({ filter: new RegExp(`/(?:${names.join('|')})$`) }, (args) => {
+        const rewrite = byPath.get(args.path);
+        if (!rewrite) return undefined;
+        let text = readFileSync(args.path, 'utf8');
+        for (const [from, to] of rewrite.replace) text = text.replaceAll(from, to);
+        return { contents: text, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
  * Writes the output files, the banner (ESM_REQUIRE_BANNER, one line) at the top of those whose code may read the
  * global `require` (READS_REQUIRE) and nowhere else, as esbuild's own `banner` would: followed by a newline, and the
  * source map shifted by that line.
@@ -67,7 +115,15 @@ export function writeOutputs(files: readonly OutputFile[], banner: string | unde
 
 /** Builds a function into `outdir` as the stack does (`extra`: e.g. a metafile, for the analyses of the tests). */
 export async function buildSplit(split: SplitBuild, outdir: string, extra?: BuildOptions) {
-  const { entry, absWorkingDir, options, stubs, versionOnlyPackageJson } = split;
+  const {
+    entry,
+    absWorkingDir,
+    options,
+    stubs,
+    versionOnlyPackageJson,
+    literalSchemaKeys: schemaModules,
+    rewrites,
+  } = split;
   // The banner goes only where it is read (writeOutputs): in every file it would cost ~120 bytes each.
   const { banner, ...rest } = options as BuildOptions;
   const result = await build({
@@ -75,7 +131,12 @@ export async function buildSplit(split: SplitBuild, outdir: string, extra?: Buil
     entryPoints: { index: entry },
     absWorkingDir,
     outdir,
-    plugins: [internalStubsPlugin(stubs, absWorkingDir), versionOnlyPlugin(versionOnlyPackageJson)],
+    plugins: [
+      internalStubsPlugin(stubs, absWorkingDir),
+      versionOnlyPlugin(versionOnlyPackageJson),
+      literalSchemaKeysPlugin(schemaModules),
+      sourceRewritesPlugin(rewrites, absWorkingDir),
+    ],
     ...extra,
     write: false,
   });

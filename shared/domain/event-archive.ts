@@ -28,7 +28,7 @@ import {
 } from './event-archive-parquet.ts';
 import { type ArchiveStore, type HourManifest, hourDirectory, MANIFEST_NAME } from './event-archive-store.ts';
 import { epochMs, fromMs, HOUR_MS, lateArchiveHours } from './event-archive-watermark.ts';
-import { listEventPartitions } from './observability-partitions.ts';
+import { listEventPartitions } from './event-partitions.ts';
 import { eventRetentionCutoff } from './observability-ranges.ts';
 
 /**

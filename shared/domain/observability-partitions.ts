@@ -11,6 +11,7 @@ import { queryRows } from '../db/query.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
 import { isArchived } from './event-archive-watermark.ts';
+import { type EventPartition, listEventPartitions } from './event-partitions.ts';
 import { eventRetentionCutoff } from './observability-ranges.ts';
 
 const DAY_MS = 86_400_000;
@@ -48,35 +49,6 @@ export async function maintainEventPartitions(
   return { created: Number(row?.created ?? 0), stray: Number(row?.stray ?? 0) };
 }
 
-export interface EventPartition {
-  name: string;
-  /** First instant of its range, or null for the default partition. */
-  from: string | null;
-  /** End of its range (exclusive), or null for the default partition. */
-  to: string | null;
-}
-
-/** The partitions of the events table from the catalog, oldest first (the default last); reads no row. */
-export async function listEventPartitions(db: Db): Promise<EventPartition[]> {
-  const rows = await queryRows<{ name: string; bound: string }>(
-    db,
-    sql`SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = 'observability_events'::regclass`,
-  );
-  return rows
-    .map((r) => {
-      const from = /FROM \('([^']+)'\)/.exec(r.bound)?.[1];
-      const to = /TO \('([^']+)'\)/.exec(r.bound)?.[1];
-      return {
-        name: r.name,
-        from: from ? new Date(from).toISOString() : null,
-        to: to ? new Date(to).toISOString() : null,
-      };
-    })
-    .sort((a, b) => (a.from === null ? 1 : b.from === null ? -1 : a.from.localeCompare(b.from)));
-}
-
 /** listEventPartitions with each one's row count: a count(*) of every partition, for tests and benchmarks. */
 export async function countEventPartitions(db: Db): Promise<Array<EventPartition & { rows: number }>> {
   const counted: Array<EventPartition & { rows: number }> = [];
@@ -97,7 +69,7 @@ function quotedPartition(name: string): string {
   return `"${name}"`;
 }
 
-export { eventRetentionCutoff };
+export { type EventPartition, eventRetentionCutoff, listEventPartitions };
 
 export interface DroppedPartition {
   name: string;

@@ -68,6 +68,18 @@ const pieces: Piece[] = [
       split.versionOnlyPackageJson = '^$';
     },
   },
+  {
+    name: 'source rewrites (zod util namespace)',
+    without: (split) => {
+      split.rewrites = [];
+    },
+  },
+  {
+    name: 'SDK schema keys as string literals',
+    without: (split) => {
+      split.literalSchemaKeys = '^$';
+    },
+  },
   { name: 'per-function route table (infra/route-tables.ts)', without: () => {}, wholeRouteTable: true },
 ];
 

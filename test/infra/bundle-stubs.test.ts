@@ -17,7 +17,7 @@ import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import * as zod from 'zod';
-import { buildSplit } from '../../infra/bundle/split.ts';
+import { buildSplit, literalSchemaKeys } from '../../infra/bundle/split.ts';
 import {
   BUILTIN_ENVIRONMENTS_STUB,
   BUNDLE_ALIASES,
@@ -27,9 +27,13 @@ import {
   INTERNAL_STUBS,
   type InternalStub,
   RUNTIME_ASSETS,
+  S3_CUSTOMIZATIONS_STUB,
+  SDK_SCHEMA_MODULES,
+  SOURCE_REWRITES,
   type SplitBuild,
   TOKEN_AUTHENTICATOR_STUB,
 } from '../../infra/bundling.ts';
+import { startS3Server } from '../support/s3-server.ts';
 import { PROJECT_ROOT } from './synth.ts';
 import { samples } from './zod-json-schema-samples.ts';
 
@@ -68,7 +72,11 @@ async function bundled<T>(
   });
   for (const asset of RUNTIME_ASSETS) copyFileSync(join(PROJECT_ROOT, asset.from), join(dir, asset.name));
   const load = async () => (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as T;
-  return { load, warnings: result.warnings.map((w) => w.text), inputs: (result.metafile as Metafile).inputs };
+  const metafile = result.metafile as Metafile;
+  /** Bytes each input left in the output files. */
+  const kept = (input: string) =>
+    Object.values(metafile.outputs).reduce((n, output) => n + (output.inputs[input]?.bytesInOutput ?? 0), 0);
+  return { load, warnings: result.warnings.map((w) => w.text), inputs: metafile.inputs, kept };
 }
 
 const sourceFiles = (dir: string) =>
@@ -325,4 +333,102 @@ test('the code imports zod as a namespace, whose members the bundles tree-shake 
     }
   }
   assert.ok(imports > 5);
+});
+
+test("every computed key of the bundled SDK clients' schemas becomes a string literal", () => {
+  const clients = readdirSync(join(PROJECT_ROOT, 'node_modules/@aws-sdk')).filter((name) =>
+    name.startsWith('client-'),
+  );
+  assert.ok(clients.length >= 3, clients.join());
+  const pattern = new RegExp(SDK_SCHEMA_MODULES);
+  for (const client of clients) {
+    const file = join(PROJECT_ROOT, 'node_modules/@aws-sdk', client, 'dist-es/schemas/schemas_0.js');
+    assert.match(file, pattern);
+    const text = readFileSync(file, 'utf8');
+    assert.match(text, /\[_\w+\]:/, `${client}: computed keys to rewrite`);
+    // A key the module does not declare as a string would stay computed (and keep its shapes in every bundle).
+    assert.doesNotMatch(literalSchemaKeys(text), /\[[^\]\n]*\]:/, client);
+  }
+  assert.equal(
+    literalSchemaKeys('const _a = "x";\nconst b = { [_a]: 1, [_z]: 2 };'),
+    'const _a = "x";\nconst b = { "x": 1, [_z]: 2 };',
+  );
+});
+
+test('an S3 client bundles the shapes of the commands it sends, and puts, gets and misses objects as the whole one', async () => {
+  type Bundled = { roundTrip: (endpoint: string, bucket: string) => Promise<unknown> };
+  const source = [
+    "import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';",
+    'export async function roundTrip(endpoint: string, bucket: string) {',
+    "  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true });",
+    '  try {',
+    "    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'a/b.bin', Body: new Uint8Array([1, 2, 3]), ContentType: 'application/octet-stream' }));",
+    "    const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'a/b.bin' }));",
+    '    const bytes = [...(await got.Body!.transformToByteArray())];',
+    "    const missing = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'none' })).then(",
+    "      () => 'found',",
+    '      (err: unknown) => [err instanceof NoSuchKey, (err as Error).name, (err as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode].join(" "),',
+    '    );',
+    '    return { bytes, contentType: got.ContentType, missing };',
+    '  } finally {',
+    '    client.destroy();',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+  // As the event archive is bundled: with @smithy/core's S3 endpoint customizations.
+  const stubs = INTERNAL_STUBS.filter((stub) => stub !== S3_CUSTOMIZATIONS_STUB);
+  const literal = await bundled<Bundled>('s3-literal-keys', source, stubs);
+  const computed = await bundled<Bundled>('s3-computed-keys', source, stubs, { literalSchemaKeys: '^$' });
+  const schemas = 'node_modules/@aws-sdk/client-s3/dist-es/schemas/schemas_0.js';
+  assert.ok(computed.kept(schemas) > 50_000, `${computed.kept(schemas)} bytes with computed keys`);
+  assert.ok(literal.kept(schemas) < 15_000, `${literal.kept(schemas)} bytes with literal keys`);
+  const s3 = await startS3Server('bundle-schemas');
+  try {
+    const expected = {
+      bytes: [1, 2, 3],
+      contentType: 'application/octet-stream',
+      missing: 'true NoSuchKey 404',
+    };
+    assert.deepEqual(await (await computed.load()).roundTrip(s3.endpoint, s3.bucket), expected);
+    assert.deepEqual(await (await literal.load()).roundTrip(s3.endpoint, s3.bucket), expected);
+  } finally {
+    await s3.close();
+  }
+});
+
+test('each source rewrite replaces text its file has (a package update that changes it fails here)', () => {
+  for (const rewrite of SOURCE_REWRITES) {
+    const text = readFileSync(join(PROJECT_ROOT, rewrite.file), 'utf8');
+    for (const [from] of rewrite.replace) assert.ok(text.includes(from), `${rewrite.file}: ${from}`);
+  }
+});
+
+test("zod as bundled: util.js's helpers tree-shaken one by one, and schemas parse as zod's own do", async () => {
+  type Bundled = { results: () => unknown[] };
+  const source = [
+    "import * as z from 'zod';",
+    'const schema = z.object({',
+    "  name: z.string().min(2).catch('anonymous'),",
+    '  port: z.coerce.number().int().positive().default(8080),',
+    "  mode: z.enum(['a', 'b']).optional(),",
+    '  tags: z.array(z.string()).catch(() => []),',
+    '});',
+    'export const results = () =>',
+    "  [{ name: 'x', port: '80', mode: 'b', tags: [1] }, { name: 'long', port: -1, mode: 'c' }, {}].map((input) => {",
+    '    const r = schema.safeParse(input);',
+    '    return r.success ? r.data : r.error.issues.map((i) => [i.path.join("."), i.code, i.message]);',
+    '  });',
+    '',
+  ].join('\n');
+  const rewritten = await bundled<Bundled>('zod-rewritten', source);
+  const whole = await bundled<Bundled>('zod-whole', source, undefined, { rewrites: [] });
+  const util = 'node_modules/zod/v4/core/util.js';
+  assert.ok(
+    whole.kept(util) - rewritten.kept(util) > 3000,
+    `${whole.kept(util)} → ${rewritten.kept(util)} bytes`,
+  );
+  const expected = await (await whole.load()).results();
+  assert.deepEqual(expected[0], { name: 'anonymous', port: 80, mode: 'b', tags: [] });
+  assert.deepEqual(await (await rewritten.load()).results(), expected);
 });
