@@ -49,7 +49,10 @@ export interface IdpTokens {
  * What a token response must match: a sign-in's nonce (the code exchange), or the tokens of the sign-in being
  * refreshed (a refresh may send no new ID token; one it sends must be the same person's).
  */
-export type TokenExpectation = { nonce: string } | { previous: IdpTokens };
+export type TokenExpectation = { nonce: string } | { previous: SignedInTokens };
+
+/** What a refresh needs of the sign-in it renews: the ID token (whose person a new one must match) and the refresh token. */
+export type SignedInTokens = Pick<IdpTokens, 'idToken' | 'refreshToken'>;
 
 const base64url = (bytes: Uint8Array): string =>
   btoa(String.fromCharCode(...bytes))
@@ -250,7 +253,7 @@ export async function exchangeCode(
 
 /** Trades the refresh token of `previous` for new tokens (checked as a sign-in's, for the same person). */
 export async function refreshTokens(
-  previous: IdpTokens & { refreshToken: string },
+  previous: SignedInTokens & { refreshToken: string },
   metadata: ProviderMetadata,
   settings: IdpSettings,
   fetcher: typeof fetch = fetch,

@@ -117,12 +117,11 @@ function scheduleRefresh(session: Session): void {
     if (current !== session || !idp) return;
     try {
       const metadata = await discover(idp.issuer);
-      const previous = {
-        bearer: session.token,
-        expiresAt: session.expiresAt,
-        idToken: session.idp?.idToken ?? '',
-      };
-      const tokens = await refreshTokens({ ...previous, refreshToken }, metadata, idp);
+      const tokens = await refreshTokens(
+        { idToken: session.idp?.idToken ?? '', refreshToken },
+        metadata,
+        idp,
+      );
       if (current !== session) return;
       keep({
         ...session,
