@@ -806,6 +806,67 @@ for (const driver of driversUnderTest()) {
       assert.equal(otherFilters.status, 400);
     });
 
+    test("event pages read the newest day first: walks across that window's bound give the whole order", async () => {
+      // Events on, just before and just after a day before the newest possible event of a page (`to`, the cursor or
+      // now; the bound of its first window) and other whole days, days apart and later than now, on one probe tool.
+      const H = 3_600_000;
+      const D = 24 * H;
+      const to = Date.now() - 3 * H;
+      const offsets = [
+        ...[D, 8 * D, 9 * D, 16 * D].flatMap((b) => [b - 1, b, b + 1]),
+        0.5 * H,
+        2 * D,
+        5 * D,
+        8 * D + 2 * H,
+        20 * D,
+        40 * D,
+      ];
+      const times = [...offsets.map((o) => to - o), to, to + 2 * H, Date.now() + 2 * H];
+      // Two events at one time: the tie-break by id holds across windows too.
+      times.push(to - D);
+      const body = await ingest(
+        devices[1]!.identity,
+        times.map((t) => ev({ tool: 'window_probe', event_time: new Date(t).toISOString() })),
+      );
+      assert.equal(body.accepted, times.length);
+      const stored = await queryRows<{ id: string; t: string }>(
+        db(),
+        sql`SELECT id::text AS id, (extract(epoch FROM event_time) * 1000)::bigint::text AS t
+          FROM observability_events WHERE tool = 'window_probe'`,
+      );
+      const order = (rows: typeof stored) =>
+        [...rows].sort((x, y) => Number(y.t) - Number(x.t) || Number(y.id) - Number(x.id)).map((r) => r.id);
+      const walk = async (query: string, limit: number) => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page = data(
+            await get(
+              `/v1/admin/observability/events?tool=window_probe&${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+            ),
+          );
+          seen.push(...(page.events as Json[]).map((e) => String(e.id)));
+          cursor = page.next_cursor as string | null;
+        } while (cursor);
+        return seen;
+      };
+      const before = new Date(to).toISOString();
+      const since = new Date(to - 12 * D).toISOString();
+      for (const limit of [1, 2, 3, 5, 50]) {
+        assert.deepEqual(await walk('', limit), order(stored), `all, limit ${limit}`);
+        assert.deepEqual(
+          await walk(`to=${before}`, limit),
+          order(stored.filter((r) => Number(r.t) < to)),
+          `to, limit ${limit}`,
+        );
+        assert.deepEqual(
+          await walk(`from=${since}&to=${before}`, limit),
+          order(stored.filter((r) => Number(r.t) < to && Number(r.t) >= to - 12 * D)),
+          `from and to, limit ${limit}`,
+        );
+      }
+    });
+
     test('tie-break: events with the same event_time are paged by id, none repeated or skipped', async () => {
       const t = new Date(Date.now() - 2 * 86_400_000).toISOString();
       const body = await ingest(
