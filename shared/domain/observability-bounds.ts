@@ -16,20 +16,37 @@ export const TEXT_PREVIEW_CHARS = 200;
 export const SKILL_PREVIEW_CHARS = 100;
 export const SKILLS_PREVIEW = 10;
 
-// 16,000 characters are at most 64,000 bytes of UTF-8: under the Data API's 64 KB per row.
-const CHUNK_CHARS = 16_000;
+// A chunk is at most 60,003 bytes (60,000 and the rest of a character cut there): under the Data API's 64 KB per row.
+const CHUNK_BYTES = 60_000;
 
 /**
- * Runs `query` (one row, one json column `j`) and returns the parsed document, read as text in chunks of at most
- * 64 KB so that no result row passes the Data API's row limit. null when there is no row or `j` is NULL.
+ * Where chunk `j` (an SQL expression) starts in the document's UTF-8 bytes `d.b`: j * CHUNK_BYTES, moved past the
+ * continuation bytes (10xxxxxx, at most 3) of a character cut there, so that every chunk is whole characters.
+ */
+const chunkStart = (j: string): string => {
+  const at = `${j} * ${CHUNK_BYTES}`;
+  const continues = (k: number) =>
+    `(${at} + ${k} < octet_length(d.b) AND get_byte(d.b, ${at} + ${k}) & 192 = 128)`;
+  return `(${at} + CASE WHEN ${continues(0)} THEN CASE WHEN ${continues(1)} THEN CASE WHEN ${continues(2)} THEN 3
+    ELSE 2 END ELSE 1 END ELSE 0 END)`;
+};
+
+/**
+ * Runs `query` (one row, one json column `j`) and returns the parsed document, read in chunks of at most 64 KB so that
+ * no result row passes the Data API's row limit. null when there is no row or `j` is NULL.
+ *
+ * The chunks are cut from the document's UTF-8 bytes, at character boundaries. Cut from the text, they would cost
+ * more as documents grow: substr() of UTF-8 text counts the characters before its start, so n chunks read the
+ * document n/2 times (a 270 KB document: 38 ms to chunk as text, 17 ms as bytes, 21 ms unchunked, in psql).
  */
 export async function queryDoc<T>(db: Db, query: SQL): Promise<T> {
   const rows = await queryRows<{ c: string | null }>(
     db,
-    // MATERIALIZED: the document is computed once (a subquery would be inlined into both uses of d.t).
-    sql`WITH d AS MATERIALIZED (SELECT (q.j)::text AS t FROM (${query}) AS q)
-      SELECT substr(d.t, i * ${sql.raw(String(CHUNK_CHARS))} + 1, ${sql.raw(String(CHUNK_CHARS))}) AS c
-      FROM d, generate_series(0, greatest(0, (length(d.t) - 1) / ${sql.raw(String(CHUNK_CHARS))})) AS i
+    // MATERIALIZED: the document is computed once (a subquery would be inlined into every use of d.b).
+    sql`WITH d AS MATERIALIZED (SELECT convert_to((q.j)::text, 'UTF8') AS b FROM (${query}) AS q)
+      SELECT convert_from(substr(d.b, ${sql.raw(chunkStart('i'))} + 1,
+          ${sql.raw(chunkStart('(i + 1)'))} - ${sql.raw(chunkStart('i'))}), 'UTF8') AS c
+      FROM d, generate_series(0, greatest(0, (octet_length(d.b) - 1) / ${sql.raw(String(CHUNK_BYTES))})) AS i
       ORDER BY i`,
   );
   if (rows.length === 0 || rows[0]?.c === null || rows[0]?.c === undefined) return null as T;
