@@ -79,9 +79,12 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
     const p = likePattern(query.q);
     where.push(sql`(d.serial_number ILIKE ${p} OR d.model ILIKE ${p})`);
   }
-  if (query.status === 'never_reported') where.push(sql`NOT ${reportedSql('d')}`);
-  // On the last-seen sort key (a device never seen sorts as the epoch), so that with that sort a status is a range of
-  // its index (devices_last_seen_sort_idx).
+  // A status is tested on the last-seen sort key (a device never seen sorts as the epoch) and on reportedSql as
+  // written, which every sort order's index holds after its key (shared/db/schema.ts): with the last-seen sort a
+  // status is a range of its index, with the others the index entries are filtered before any row is read.
+  // `IS FALSE` rather than NOT (the same, as reportedSql is never NULL): the planner rewrites NOT (a OR b) to
+  // (NOT a AND NOT b), which no index column matches.
+  if (query.status === 'never_reported') where.push(sql`${reportedSql('d')} IS FALSE`);
   const lastSeenKey = sql`coalesce(d.last_seen_at, 'epoch'::timestamptz)`;
   if (query.status === 'online') {
     where.push(sql`${reportedSql('d')} AND ${lastSeenKey} >= ${tsParam(t.since)}`);

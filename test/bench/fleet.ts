@@ -3,7 +3,7 @@
 // rollups, on PostgreSQL (a fresh database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run).
 // Measured (BENCH_RUNS each, default 30, after 2 warm-ups): the device list's first page and its 20th page (by cursor)
 // in every sort order the API offers, alone and with status=online / offline; the agents and MCPs views; the fleet
-// summary. Goal: p95 <= 20 ms each.
+// summary. Goal: p95 <= 20 ms each. BENCH_KEEP=1 keeps the PostgreSQL database (its name is printed).
 import { sql } from 'drizzle-orm';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate } from '#shared/db/migrate.ts';
@@ -179,5 +179,6 @@ try {
   );
 } finally {
   await database.close();
-  await pg.drop();
+  if (process.env.BENCH_KEEP) console.log(`kept database ${pg.name}`);
+  else await pg.drop();
 }
