@@ -205,9 +205,11 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const seriesDurations = sql.raw(`max(duration_max) AS dmax, ${histArraySql((c) => `sum(${c})`)}`);
   const seriesRel =
     seriesSource === 'series'
-      ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_series
+      ? // Grouped by the bucket as stored, so that the minute series is a walk of its index in bucket order
+        // (observability_series_minute_idx) rather than a sort.
+        sql`SELECT bucket AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_series
           WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${and(dimConditions(query, SERIES_KEYS))}
-          GROUP BY 1`
+          GROUP BY bucket`
       : seriesSource === 'rollups'
         ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_rollups
             WHERE kind = 'call' AND grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${callDims} GROUP BY 1`
