@@ -200,8 +200,8 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const seriesMeasures = sql.raw(
     'sum(calls)::bigint AS calls, sum(denied)::bigint AS denied, sum(errors)::bigint AS errors, sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out',
   );
-  // Per bucket, the longest duration and the histogram as {bucket number: count} (empty buckets left out), from which
-  // seriesPoints reads the percentiles as the totals' are read (histPercentile).
+  // Per bucket, the longest duration and the histogram (an array of HIST_COLUMNS.length counts, histArraySql), from
+  // which seriesPoints reads the percentiles as the totals' are read (histPercentile).
   const seriesDurations = sql.raw(`max(duration_max) AS dmax, ${histArraySql((c) => `sum(${c})`)}`);
   const seriesRel =
     seriesSource === 'series'
