@@ -15,7 +15,12 @@ import {
   fleetFoldFunctionSql,
   fleetRebuildFunctionSql,
 } from '../shared/domain/fleet-stats.ts';
-import { FOLD_FUNCTION, foldFunctionSql } from '../shared/domain/observability-rollups.ts';
+import {
+  FOLD_FUNCTION,
+  foldFunctionSql,
+  PERCENTILE_FUNCTION,
+  percentileFunctionSql,
+} from '../shared/domain/observability-rollups.ts';
 
 export interface GeneratedFunction {
   name: string;
@@ -29,6 +34,11 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     name: INGEST_FUNCTION,
     source: 'shared/domain/events.ts (ingestFunctionSql)',
     definition: ingestFunctionSql,
+  },
+  {
+    name: PERCENTILE_FUNCTION,
+    source: 'shared/domain/observability-rollups.ts (percentileFunctionSql)',
+    definition: percentileFunctionSql,
   },
   {
     name: FOLD_FUNCTION,

@@ -159,8 +159,9 @@ export async function applyEventRetention(
   const [deleted] = await queryRows<{ n: string }>(
     db,
     sql`WITH r AS (DELETE FROM observability_rollups WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1),
-        s AS (DELETE FROM observability_series WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1)
-      SELECT ((SELECT count(*) FROM r) + (SELECT count(*) FROM s))::text AS n`,
+        s AS (DELETE FROM observability_series WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1),
+        t AS (DELETE FROM observability_series_totals WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1)
+      SELECT ((SELECT count(*) FROM r) + (SELECT count(*) FROM s) + (SELECT count(*) FROM t))::text AS n`,
   );
   return { dropped, rollupRowsDeleted: Number(deleted?.n ?? 0) };
 }

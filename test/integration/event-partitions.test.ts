@@ -383,11 +383,20 @@ for (const driver of driversUnderTest()) {
         assert.deepEqual(await send1([ancient]), { accepted: 1, duplicates: 0 });
         await foldRollups(db);
         const rows = sql`SELECT count(*)::int AS n FROM observability_rollups WHERE tool = 'ancient_rollup'`;
+        // The ancient event's series and totals rows (minute, hour and day): nothing else is that old.
+        const series = (table: string) =>
+          sql`SELECT count(*)::int AS n FROM ${sql.raw(table)} WHERE bucket < ${new Date(Date.now() - 410 * DAY).toISOString()}::timestamptz`;
         const [before] = await queryRows<{ n: number }>(db, rows);
         assert.ok(Number(before?.n) > 0);
+        for (const table of ['observability_series', 'observability_series_totals']) {
+          assert.deepEqual(await queryRows(db, series(table)), [{ n: 3 }], table);
+        }
         const run = await applyEventRetention(db, config);
-        assert.ok(run.rollupRowsDeleted >= Number(before?.n));
+        assert.ok(run.rollupRowsDeleted >= Number(before?.n) + 6);
         assert.deepEqual(await queryRows(db, rows), [{ n: 0 }]);
+        for (const table of ['observability_series', 'observability_series_totals']) {
+          assert.deepEqual(await queryRows(db, series(table)), [{ n: 0 }], table);
+        }
         const [kept] = await queryRows<{ n: number }>(
           db,
           sql`SELECT count(*)::int AS n FROM observability_rollups WHERE tool = 'retained'`,
