@@ -19,9 +19,10 @@ import { rng, simulatedEvents, simulatedInventory } from './simulate.ts';
 const USAGE = `usage: npm run agent -- <command> [options]
 
 commands:
-  login                        sign in through the browser (RFC 8252 + PKCE): prints the sign-in URL, opens it
-                               when a browser can be opened (the program named by BROWSER, else the system's),
-                               and waits for the redirect on a loopback port
+  login                        sign in through the browser (RFC 8252 + PKCE, client_id acp-agent-cli): prints the
+                               sign-in URL, opens it when a browser can be opened (the program named by BROWSER,
+                               else the system's), and waits for the redirect on a loopback port; exits 1 at once
+                               if the person refuses the sign-in
   register [--key p256|ed25519]
                                create the device key and certificate (once) and enroll this device
   inventory --file agents.json report the installed agents and their MCP servers

@@ -11,8 +11,16 @@ export interface LoginResult {
   expires_in: number;
 }
 
+/**
+ * What this agent calls itself at authorize (RFC 6749 section 4.1.1 `client_id`): the service shows it to the person
+ * who approves or refuses the sign-in.
+ */
+export const CLIENT_ID = 'acp-agent-cli';
+
 export interface LoginOptions {
   baseUrl: string;
+  /** The client_id sent at authorize (default CLIENT_ID). */
+  clientId?: string;
   /** Opens the URL in a browser; returns false when it could not. The URL is printed either way. */
   openBrowser?: (url: string) => Promise<boolean>;
   print?: (line: string) => void;
@@ -45,6 +53,10 @@ export function openInSystemBrowser(url: string, browser = process.env.BROWSER):
     }
   });
 }
+
+/** An error_description for a terminal line: printable ASCII only (RFC 6749 section 4.1.2.1), bounded. */
+const errorDescription = (text: string | null) =>
+  text ? ` (${text.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)})` : '';
 
 const PAGE = (title: string, text: string) =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3rem"><h1>${title}</h1><p>${text}</p></body>`;
@@ -84,6 +96,26 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
       return;
     }
     const code = url.searchParams.get('code');
+    const error = url.searchParams.get('error');
+    if (url.searchParams.get('state') === state && error) {
+      // RFC 6749 section 4.1.2.1: the authorization server (here, the person on the dashboard) said no.
+      const refused = error === 'access_denied';
+      const reason = refused
+        ? 'sign-in refused in the browser'
+        : `sign-in failed in the browser: ${error}${errorDescription(url.searchParams.get('error_description'))}`;
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          PAGE(
+            refused ? 'Sign-in refused' : 'Sign-in failed',
+            refused
+              ? 'The sign-in was refused; the agent got no token. You can close this tab.'
+              : 'The sign-in did not complete. Run login again.',
+          ),
+        );
+      settle?.reject(new Error(reason));
+      return;
+    }
     if (url.searchParams.get('state') !== state || !code) {
       res
         .writeHead(400, { 'content-type': 'text/html' })
@@ -100,6 +132,7 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
   const authorize = new URL('/v1/auth/cli/authorize', options.baseUrl);
   authorize.search = new URLSearchParams({
+    client_id: options.clientId ?? CLIENT_ID,
     redirect_uri: redirectUri,
     state,
     code_challenge: challenge,

@@ -259,8 +259,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page */
+        /**
+         * Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page
+         * @description Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}).
+         */
         get: operations["cliAuthorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/cli/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sign-in as the person deciding on it reads it: the client, its loopback address, when it was asked, its status
+         * @description The id is the `request` of the dashboard login URL. 404 not_found once it is unknown or past its 10 minutes.
+         */
+        get: operations["getCliRequest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -278,8 +301,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser */
+        /**
+         * The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser
+         * @description redirect_to is the loopback redirect with code and state. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.
+         */
         post: operations["cliApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/cli/refuse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The signed-in person refuses a pending sign-in; returns the loopback redirect with error=access_denied
+         * @description redirect_to is the loopback redirect with error=access_denied and state (RFC 6749 section 4.1.2.1), so the agent stops waiting. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.
+         */
+        post: operations["cliRefuse"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1115,6 +1161,29 @@ export interface components {
             duplicates: number;
             /** Format: date-time */
             receivedAt: string;
+        };
+        CliSignin: {
+            /** Format: uuid */
+            id: string;
+            /** @description What the agent calls itself (not verified: there is no registration) */
+            client_id: string;
+            /** @description Where the browser goes back to the agent */
+            redirect_uri: string;
+            /** @description host:port of redirect_uri, the agent's loopback listener (e.g. 127.0.0.1:53682) */
+            loopback_address: string;
+            /**
+             * @description pending: waiting for a decision; approved: the code was handed out; refused: a person refused it; used: the agent has exchanged its code
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "refused" | "used";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Address of the browser that opened authorize (the agent opens it on its own computer); null when not recorded */
+            source_ip: string | null;
+            /** @description User-Agent of that browser (at most 256 characters); null when it sent none */
+            user_agent: string | null;
         };
         FleetDevice: {
             /** Format: uuid */
@@ -3294,6 +3363,7 @@ export interface operations {
     cliAuthorize: {
         parameters: {
             query: {
+                client_id: string;
                 redirect_uri: string;
                 state: string;
                 code_challenge: string;
@@ -3354,7 +3424,169 @@ export interface operations {
             };
         };
     };
+    getCliRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CliSignin"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     cliApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    request: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            redirect_to: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cliRefuse: {
         parameters: {
             query?: never;
             header?: never;

@@ -3,6 +3,8 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { redirect } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
-export const handler = httpHandler(routes.cliAuthorize, async ({ query }, { config, db }) =>
-  redirect(await startCliSignin(config, db, query)),
+export const handler = httpHandler(
+  routes.cliAuthorize,
+  async ({ query }, { config, db, sourceIp, headers }) =>
+    redirect(await startCliSignin(config, db, query, { sourceIp, userAgent: headers['user-agent'] })),
 );

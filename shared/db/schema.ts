@@ -476,7 +476,11 @@ export const auditLogs = pgTable(
   ],
 );
 
-/** Pending browser-brokered CLI sign-ins (RFC 8252 + PKCE). Codes are stored hashed. */
+/**
+ * Browser-brokered CLI sign-ins (RFC 8252 + PKCE), pending until a person approves or refuses them. Codes are stored
+ * hashed. Who asked (client_id, the loopback redirect) and from where (the browser's address and user agent at
+ * authorize) are shown to the person deciding.
+ */
 export const cliSignins = pgTable(
   'cli_signins',
   {
@@ -484,6 +488,9 @@ export const cliSignins = pgTable(
     redirectUri: text('redirect_uri').notNull(),
     state: text('state').notNull(),
     codeChallenge: text('code_challenge').notNull(),
+    clientId: text('client_id').notNull(),
+    sourceIp: text('source_ip'),
+    userAgent: text('user_agent'),
     status: text('status').notNull().default('pending'),
     userSubject: text('user_subject'),
     userEmail: text('user_email'),
@@ -495,7 +502,7 @@ export const cliSignins = pgTable(
   (t) => [
     uniqueIndex('cli_signins_code_hash_key').on(t.codeHash),
     index('cli_signins_expires_idx').on(t.expiresAt),
-    check('cli_signins_status_check', sql`${t.status} in ('pending', 'approved', 'used')`),
+    check('cli_signins_status_check', sql`${t.status} in ('pending', 'approved', 'refused', 'used')`),
   ],
 );
 

@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { cliSignins } from '../db/schema.ts';
 import { conflict, invalid, notFound, ServiceError } from '../errors.ts';
+import type { CLI_SIGNIN_STATUSES } from '../schemas/cli-signin.ts';
 import { recordAudit } from './audit.ts';
 import {
   cliExchangeKeys,
@@ -16,6 +17,8 @@ import {
 } from './signin-lockouts.ts';
 
 // Browser-brokered sign-in of the endpoint agent: OAuth 2.0 for native apps (RFC 8252) with PKCE S256 (RFC 7636).
+// A sign-in records who asks; a signed-in person reads it, then approves it (a one-time code for the agent) or
+// refuses it (error=access_denied for the agent, RFC 6749 section 4.1.2.1). The first decision stands.
 export const SIGNIN_TTL_MS = 10 * 60_000;
 export const CODE_TTL_MS = 60_000;
 
@@ -40,19 +43,45 @@ export function checkLoopbackRedirect(uri: string): URL {
   return url;
 }
 
+/** host:port of a loopback redirect, the port always written (a person compares it with what the agent printed). */
+export function loopbackAddress(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return `${url.hostname}:${url.port || '80'}`;
+}
+
+/** The longest User-Agent kept: enough to name a browser and its platform, bounded for the page that shows it. */
+export const USER_AGENT_MAX = 256;
+
+/**
+ * Who asked, as the authorize request shows it: the agent opens authorize in the person's browser, so these are
+ * that browser's address and user agent (not the agent's). A person who sees another address or another program
+ * than their own browser was sent a link that someone else started.
+ */
+export interface SigninAsker {
+  sourceIp: string;
+  userAgent: string | undefined;
+}
+
 export async function startCliSignin(
   config: Config,
   db: Db,
-  input: { redirect_uri: string; state: string; code_challenge: string },
+  input: { client_id: string; redirect_uri: string; state: string; code_challenge: string },
+  asker: SigninAsker,
 ): Promise<string> {
   checkLoopbackRedirect(input.redirect_uri);
+  // One clock for both, so that the page shows a sign-in that lives exactly 10 minutes.
+  const now = Date.now();
   const [row] = await db
     .insert(cliSignins)
     .values({
       redirectUri: input.redirect_uri,
       state: input.state,
       codeChallenge: input.code_challenge,
-      expiresAt: new Date(Date.now() + SIGNIN_TTL_MS),
+      clientId: input.client_id,
+      sourceIp: asker.sourceIp || null,
+      userAgent: asker.userAgent ? asker.userAgent.slice(0, USER_AGENT_MAX) : null,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + SIGNIN_TTL_MS),
     })
     .returning({ id: cliSignins.id });
   const login = new URL('cli/login', `${(config.dashboard_url as string).replace(/\/+$/, '')}/`);
@@ -60,43 +89,107 @@ export async function startCliSignin(
   return login.toString();
 }
 
-/** The dashboard, with the signed-in person's token, approves a pending sign-in and gets the redirect back. */
-export async function approveCliSignin(db: Db, requestId: string, person: Principal, sourceIp: string) {
-  const code = randomBytes(32).toString('base64url');
+const NO_SIGNIN =
+  "No sign-in request with this id (it may have expired after 10 minutes); run the agent's login again.";
+
+/** A sign-in as the person deciding on it reads it: who asks, where the browser goes back to, and when. */
+export async function readCliSignin(db: Db, requestId: string) {
+  const [row] = await db
+    .select()
+    .from(cliSignins)
+    .where(and(eq(cliSignins.id, requestId), gt(cliSignins.expiresAt, new Date())))
+    .limit(1);
+  if (!row) throw notFound(NO_SIGNIN);
+  return {
+    id: row.id,
+    client_id: row.clientId,
+    redirect_uri: row.redirectUri,
+    loopback_address: loopbackAddress(row.redirectUri),
+    status: row.status as (typeof CLI_SIGNIN_STATUSES)[number],
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+    source_ip: row.sourceIp,
+    user_agent: row.userAgent,
+  };
+}
+
+type SigninRow = typeof cliSignins.$inferSelect;
+
+/**
+ * Moves a pending, unexpired sign-in to `decision` (with `changes`) and writes its audit record, in one transaction.
+ * A sign-in already decided is 409 (its code says how it was decided); an unknown or expired one is 404.
+ */
+async function decideCliSignin(
+  db: Db,
+  requestId: string,
+  decision: 'approved' | 'refused',
+  person: Principal,
+  sourceIp: string,
+  changes: Partial<typeof cliSignins.$inferInsert> = {},
+): Promise<SigninRow> {
   const now = new Date();
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(cliSignins)
-      .set({
-        status: 'approved',
-        userSubject: person.subject,
-        userEmail: person.email,
-        codeHash: codeHash(code),
-        codeExpiresAt: new Date(now.getTime() + CODE_TTL_MS),
-      })
+      .set({ ...changes, status: decision, userSubject: person.subject, userEmail: person.email })
       .where(
         and(eq(cliSignins.id, requestId), eq(cliSignins.status, 'pending'), gt(cliSignins.expiresAt, now)),
       )
       .returning();
     if (!row) {
       const [existing] = await tx.select().from(cliSignins).where(eq(cliSignins.id, requestId)).limit(1);
-      if (existing && existing.status !== 'pending' && existing.expiresAt > now) {
-        throw conflict('signin_already_approved', 'This sign-in request was already approved.');
+      if (existing && existing.expiresAt > now) {
+        if (existing.status === 'refused') {
+          throw conflict(
+            'signin_already_refused',
+            decision === 'approved'
+              ? "This sign-in request was refused, so it cannot be approved; run the agent's login again to ask anew."
+              : 'This sign-in request was already refused.',
+          );
+        }
+        throw conflict(
+          'signin_already_approved',
+          decision === 'approved'
+            ? 'This sign-in request was already approved.'
+            : 'This sign-in request was already approved, so it can no longer be refused; the agent has its code.',
+        );
       }
-      throw notFound('No pending sign-in with this id (it may have expired after 10 minutes); start again.');
+      throw notFound(NO_SIGNIN);
     }
     await recordAudit(tx, {
-      actionType: 'cli_signin.approved',
+      actionType: `cli_signin.${decision}`,
       actor: { id: person.subject, email: person.email, ipAddress: sourceIp },
       resourceType: 'cli_signin',
       resourceId: row.id,
-      metadata: { redirect_host: new URL(row.redirectUri).host },
+      metadata: { client_id: row.clientId, loopback_address: loopbackAddress(row.redirectUri) },
     });
-    const redirect = new URL(row.redirectUri);
-    redirect.searchParams.set('code', code);
-    redirect.searchParams.set('state', row.state);
-    return { redirect_to: redirect.toString() };
+    return row;
   });
+}
+
+/** The dashboard, with the signed-in person's token, approves a pending sign-in and gets the redirect back. */
+export async function approveCliSignin(db: Db, requestId: string, person: Principal, sourceIp: string) {
+  const code = randomBytes(32).toString('base64url');
+  const row = await decideCliSignin(db, requestId, 'approved', person, sourceIp, {
+    codeHash: codeHash(code),
+    codeExpiresAt: new Date(Date.now() + CODE_TTL_MS),
+  });
+  const redirect = new URL(row.redirectUri);
+  redirect.searchParams.set('code', code);
+  redirect.searchParams.set('state', row.state);
+  return { redirect_to: redirect.toString() };
+}
+
+/**
+ * The person refuses a pending sign-in: it can no longer be approved, and the browser goes back to the agent with
+ * error=access_denied (RFC 6749 section 4.1.2.1), so that the agent stops waiting at once.
+ */
+export async function refuseCliSignin(db: Db, requestId: string, person: Principal, sourceIp: string) {
+  const row = await decideCliSignin(db, requestId, 'refused', person, sourceIp);
+  const redirect = new URL(row.redirectUri);
+  redirect.searchParams.set('error', 'access_denied');
+  redirect.searchParams.set('state', row.state);
+  return { redirect_to: redirect.toString() };
 }
 
 const invalidGrant = (message: string) => invalid('invalid_grant', message);

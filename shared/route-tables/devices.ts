@@ -7,8 +7,14 @@
 import type { Config } from '../config/schema.ts';
 import type { RouteSpec } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
-import { cliApproveBody, cliApproveView, cliAuthorizeQuery, cliTokenBody } from '../schemas/cli-signin.ts';
-import { envelope } from '../schemas/common.ts';
+import {
+  cliAuthorizeQuery,
+  cliDecisionBody,
+  cliDecisionView,
+  cliSigninResponse,
+  cliTokenBody,
+} from '../schemas/cli-signin.ts';
+import { envelope, uuidParam } from '../schemas/common.ts';
 import {
   eventsBody,
   eventsResponse,
@@ -90,8 +96,25 @@ export const cliAuthorize = /* @__PURE__ */ defineRoute({
   auth: 'public',
   tags: ['auth'],
   summary: 'Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page',
+  description:
+    'Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}).',
   query: cliAuthorizeQuery,
   successStatuses: [302],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const getCliRequest = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/auth/cli/requests/{id}',
+  handler: 'auth/cli-request',
+  auth: 'user',
+  tags: ['auth'],
+  summary:
+    'A sign-in as the person deciding on it reads it: the client, its loopback address, when it was asked, its status',
+  description:
+    'The id is the `request` of the dashboard login URL. 404 not_found once it is unknown or past its 10 minutes.',
+  params: uuidParam,
+  response: cliSigninResponse,
   mountedWhen: cliSigninEnabled,
 });
 
@@ -104,8 +127,27 @@ export const cliApprove = /* @__PURE__ */ defineRoute({
   tags: ['auth'],
   summary:
     'The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser',
-  body: cliApproveBody,
-  response: /* @__PURE__ */ envelope(cliApproveView),
+  description:
+    'redirect_to is the loopback redirect with code and state. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.',
+  body: cliDecisionBody,
+  response: /* @__PURE__ */ envelope(cliDecisionView),
+  errors: [404, 409],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const cliRefuse = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/auth/cli/refuse',
+  handler: 'auth/cli-refuse',
+  auth: 'user',
+  kind: 'write',
+  tags: ['auth'],
+  summary:
+    'The signed-in person refuses a pending sign-in; returns the loopback redirect with error=access_denied',
+  description:
+    'redirect_to is the loopback redirect with error=access_denied and state (RFC 6749 section 4.1.2.1), so the agent stops waiting. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.',
+  body: cliDecisionBody,
+  response: /* @__PURE__ */ envelope(cliDecisionView),
   errors: [404, 409],
   mountedWhen: cliSigninEnabled,
 });
@@ -133,6 +175,8 @@ export const deviceRoutes = {
   reportInventoryAlias,
   ingestEvents,
   cliAuthorize,
+  getCliRequest,
   cliApprove,
+  cliRefuse,
   cliToken,
 } satisfies Record<string, RouteSpec>;

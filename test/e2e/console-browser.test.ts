@@ -1,7 +1,8 @@
 // The admin console (console/, served by the local server under /console/) in a real headless Chromium from npm:
 // sign in, the fleet's numbers against the API's, the denied events and one of them opened, the summary, sign out,
 // a data-access request approved and revoked (and its audit records), and the agent CLI's sign-in approved on the
-// console's page. The retention notice is shown exactly when the API gives archived_before, naming its cutoff and
+// console's page, and another refused (the page shows the client and loopback address the agent sent; the refused
+// agent exits at once). The retention notice is shown exactly when the API gives archived_before, naming its cutoff and
 // archive location, before and after a service with an archive drops a day. Every page is checked with axe-core (no
 // serious or critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
 // Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
@@ -16,8 +17,13 @@ import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
-import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
-import { finishAgentLoginAndRegister, runAgentCli, startAgentLogin } from '#test/support/child.ts';
+import { assertAccessibleConsole, assertCliSigninShown, launchChromium } from '#test/support/browser.ts';
+import {
+  assertAgentLoginRefused,
+  finishAgentLoginAndRegister,
+  runAgentCli,
+  startAgentLogin,
+} from '#test/support/child.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
@@ -367,23 +373,60 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   assert.deepEqual(browserProblems, []);
 });
 
-test('the agent CLI signs in through the console page that dashboard_url points to', {
-  timeout: 90_000,
-}, async () => {
-  const { login, url, state } = await startAgentLogin(svc.url);
+/**
+ * The agent CLI's login, opened in a new page: the console's approval page, signed in, showing the client and the
+ * loopback address the agent sent, and when it asked (as the API gives it). What the agent is, and the page.
+ */
+async function openCliApproval(screenshots: { before: string; after: string }) {
+  const agent = await startAgentLogin(svc.url);
   const page = await newPage();
-  await page.goto(url);
-  assert.match(page.url(), /\/console\/cli\/login\?request=[0-9a-f-]{36}$/);
+  await page.goto(agent.url);
+  const match = /\/console\/cli\/login\?request=([0-9a-f-]{36})$/.exec(page.url());
+  assert.ok(match, page.url());
   await page.waitForSelector('#sign-in');
-  await assertAccessible(page, '5-cli-sign-in');
+  await assertAccessible(page, screenshots.before);
   await page.fill('#email', TEST_ADMIN.email);
   await page.fill('#password', TEST_ADMIN.password);
   await page.click('#sign-in-button');
   await page.waitForSelector('#approve-cli');
-  await assertAccessible(page, '6-cli-approve');
+  await assertCliSigninShown(page, agent.asked);
+  const asked = await api<{ created_at: string; expires_at: string }>(`/v1/auth/cli/requests/${match[1]}`);
+  assert.equal(await page.getAttribute('#cli-asked', 'datetime'), asked.created_at);
+  assert.equal(await page.textContent('#cli-asked'), consoleTime(asked.created_at));
+  assert.equal(await page.textContent('#cli-expires'), consoleTime(asked.expires_at));
+  await assertAccessible(page, screenshots.after);
+  return { ...agent, page, approvalUrl: page.url() };
+}
+
+test('the agent CLI signs in through the console page that dashboard_url points to', {
+  timeout: 90_000,
+}, async () => {
+  const { login, state, page } = await openCliApproval({ before: '5-cli-sign-in', after: '6-cli-approve' });
   await page.click('#approve-cli');
-  await page.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
+  await page.waitForURL(/127\.0\.0\.1:\d+\/callback\?code=/);
   await finishAgentLoginAndRegister(login, svc.url, state);
+  await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('refused on the console page, the agent CLI stops at once and the sign-in stays refused', {
+  timeout: 90_000,
+}, async () => {
+  const { login, state, page, asked, approvalUrl } = await openCliApproval({
+    before: '6b-cli-sign-in',
+    after: '6c-cli-refuse',
+  });
+  await page.click('#refuse-cli');
+  await page.waitForURL(new RegExp(`^http://${asked.loopback}/callback\\?error=access_denied&state=`));
+  assert.match((await page.textContent('body')) ?? '', /Sign-in refused/);
+  await assertAgentLoginRefused(login, state);
+  // Opened again (still signed in, in this tab): the refusal stands, and nothing is left to decide.
+  await page.goto(approvalUrl);
+  await page.waitForSelector('#cli-outcome');
+  assert.match((await page.textContent('#cli-outcome')) ?? '', /was refused/);
+  assert.equal(await page.locator('#approve-cli, #refuse-cli').count(), 0);
+  await assertCliSigninShown(page, asked);
+  await assertAccessible(page, '6d-cli-refused');
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { consoleCsp } from '#console/build.ts';
-import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
+import { assertAccessibleConsole, assertCliSigninShown, launchChromium } from '#test/support/browser.ts';
 import { finishAgentLoginAndRegister, startAgentLogin } from '#test/support/child.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { startOidcProvider, type TestOidcProvider } from '#test/support/oidc-provider.ts';
@@ -120,7 +120,7 @@ test("the console's settings name the provider, and its policy lets it call the 
 test('the agent CLI is signed in by a person who signs in to the console through the provider', {
   timeout: 90_000,
 }, async () => {
-  const { login, url, state } = await startAgentLogin(svc.url);
+  const { login, url, state, asked } = await startAgentLogin(svc.url);
   const page = await newPage();
   await page.goto(url);
   const approvalPage = page.url();
@@ -131,6 +131,8 @@ test('the agent CLI is signed in by a person who signs in to the console through
   await page.waitForSelector('#approve-cli');
   assert.equal(page.url(), approvalPage);
   assert.match((await page.textContent('#cli-login, main')) ?? '', /alice-admin@idp\.example\.test/);
+  // Read with the provider's token: what the agent asked for.
+  await assertCliSigninShown(page, asked);
   await page.click('#approve-cli');
   await page.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
   await finishAgentLoginAndRegister(login, svc.url, state);

@@ -81,6 +81,7 @@ test('npm start -- --port P: the console sign-in page of config/local.toml follo
       redirect_uri: 'http://127.0.0.1:53682/callback',
       state: 'xyz',
       code_challenge: challenge,
+      client_id: 'acp-agent-cli',
       code_challenge_method: 'S256',
     })}`,
     { redirect: 'manual' },

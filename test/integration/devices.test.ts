@@ -587,6 +587,7 @@ for (const driver of driversUnderTest()) {
         redirect_uri: redirect,
         state: 'st-1',
         code_challenge: challenge,
+        client_id: 'acp-agent-cli',
         code_challenge_method: 'S256',
       };
       for (const uri of ['https://evil.test/cb', 'http://evil.test:8080/cb', 'http://10.0.0.1:80/cb']) {
@@ -645,6 +646,8 @@ for (const driver of driversUnderTest()) {
         ['GET', '/v1/admin/users'],
         ['GET', '/v1/me'],
         ['POST', '/v1/auth/cli/approve'],
+        ['POST', '/v1/auth/cli/refuse'],
+        ['GET', `/v1/auth/cli/requests/${id2}`],
       ] as const) {
         const body = method === 'POST' ? { request: id2 } : undefined;
         const res = await svc.call(method, path, { token: cliToken, body });
@@ -698,6 +701,7 @@ for (const driver of driversUnderTest()) {
             redirect_uri: redirectUri,
             state: 'st',
             code_challenge: challenge,
+            client_id: 'acp-agent-cli',
             code_challenge_method: 'S256',
           })}`,
           { redirect: 'manual' },
@@ -785,6 +789,204 @@ for (const driver of driversUnderTest()) {
         const expired = await exchange(code, redirect);
         assert.deepEqual([expired.status, expired.body.error], [400, 'invalid_grant']);
       });
+
+      /** authorize with these query parameters (over a valid base) and headers; the id of the login URL, or the answer. */
+      const ask = async (params: Record<string, string>, headers: Record<string, string> = {}) => {
+        const res = await fetch(
+          `${svc.url}/v1/auth/cli/authorize?${new URLSearchParams({
+            client_id: 'acp-agent-cli',
+            redirect_uri: 'http://127.0.0.1:5006/callback',
+            state: 'st-consent',
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+            ...params,
+          })}`,
+          { redirect: 'manual', headers },
+        );
+        const location = res.headers.get('location');
+        return {
+          res,
+          id: location ? (new URL(location).searchParams.get('request') as string) : undefined,
+        };
+      };
+      const read = (id: string, as = token) => svc.call('GET', `/v1/auth/cli/requests/${id}`, { token: as });
+      const refuse = (id: string) =>
+        svc.call('POST', '/v1/auth/cli/refuse', { token, body: { request: id } });
+      const auditOf = async (action: string, id: string) => {
+        const res = await svc.call('GET', `/v1/admin/audit-logs?action_type=${action}&resource_id=${id}`, {
+          token,
+        });
+        assert.equal(res.status, 200, res.text);
+        return (res.body.data as { logs: Array<Record<string, unknown>> }).logs;
+      };
+
+      test('authorize records who asks: client_id (required, 1-64 printable ASCII), the loopback address, the browser', async () => {
+        const before = await count('cli_signins');
+        for (const [clientId, why] of [
+          [undefined, 'missing'],
+          ['', 'empty'],
+          ['x'.repeat(65), '65 characters'],
+          ['tab\there', 'a control character'],
+          [' leading-space', 'a leading space'],
+          ['trailing-space ', 'a trailing space'],
+          ['caf\u00e9', 'not ASCII'],
+        ] as const) {
+          const params = new URLSearchParams({
+            redirect_uri: 'http://127.0.0.1:5006/callback',
+            state: 's',
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+          });
+          if (clientId !== undefined) params.set('client_id', clientId);
+          const res = await fetch(`${svc.url}/v1/auth/cli/authorize?${params}`, { redirect: 'manual' });
+          const body = (await res.json()) as { error: string; message: string };
+          assert.deepEqual([res.status, body.error], [400, 'validation_failed'], why);
+          assert.match(body.message, /client_id/, why);
+        }
+        assert.equal(await count('cli_signins'), before, 'a refused authorize stores nothing');
+
+        const longest = `${'A'.repeat(32)} agent/1.0 (x) ${'z'.repeat(17)}`;
+        assert.equal(longest.length, 64);
+        const browser = `Mozilla/5.0 (X11; Linux x86_64) ${'b'.repeat(400)}`;
+        const { res, id } = await ask(
+          { client_id: longest, redirect_uri: 'http://[::1]:5007/cb?x=1' },
+          { 'user-agent': browser },
+        );
+        assert.equal(res.status, 302);
+        const shown = await read(id as string);
+        assert.equal(shown.status, 200, shown.text);
+        const view = shown.body.data as Record<string, string | null>;
+        assert.equal(view.id, id);
+        assert.equal(view.client_id, longest);
+        assert.equal(view.redirect_uri, 'http://[::1]:5007/cb?x=1');
+        assert.equal(view.loopback_address, '[::1]:5007');
+        assert.equal(view.status, 'pending');
+        assert.equal(view.source_ip, '127.0.0.1');
+        assert.equal(view.user_agent, browser.slice(0, 256));
+        const asked = Date.parse(view.created_at as string);
+        assert.ok(Math.abs(asked - Date.now()) < 60_000, `created_at ${view.created_at}`);
+        assert.equal(Date.parse(view.expires_at as string) - asked, 600_000);
+        // localhost without a port: the address says port 80, where the browser will go.
+        const bare = await ask({ redirect_uri: 'http://localhost/callback' }, {});
+        assert.equal(
+          ((await read(bare.id as string)).body.data as { loopback_address: string }).loopback_address,
+          'localhost:80',
+        );
+      });
+
+      test('reading a sign-in: only a signed-in person; unknown, expired or not a UUID is refused', async () => {
+        const { id } = await ask({});
+        const anonymous = await svc.call('GET', `/v1/auth/cli/requests/${id}`);
+        assert.deepEqual([anonymous.status, anonymous.body.error], [401, 'unauthorized']);
+        const unknown = await read(randomUUID());
+        assert.deepEqual([unknown.status, unknown.body.error], [404, 'not_found']);
+        assert.match(String(unknown.body.message), /expired after 10 minutes/);
+        const malformed = await svc.call('GET', '/v1/auth/cli/requests/not-a-uuid', { token });
+        assert.deepEqual([malformed.status, malformed.body.error], [400, 'validation_failed']);
+        assert.match(String(malformed.body.message), /\bid\b/);
+        await svc.runtime.database.db.execute(
+          sql`UPDATE cli_signins SET expires_at = now() - interval '1 second' WHERE id = ${id as string}::uuid`,
+        );
+        const expired = await read(id as string);
+        assert.deepEqual([expired.status, expired.body.error], [404, 'not_found']);
+        const late = await refuse(id as string);
+        assert.deepEqual([late.status, late.body.error], [404, 'not_found']);
+      });
+
+      test('refuse: the loopback redirect with error=access_denied and state, audited; a decided sign-in is 409', async () => {
+        const { id } = await ask({ client_id: 'refused-agent' });
+        const refused = await refuse(id as string);
+        assert.equal(refused.status, 200, refused.text);
+        const back = new URL((refused.body.data as { redirect_to: string }).redirect_to);
+        assert.equal(`${back.origin}${back.pathname}`, 'http://127.0.0.1:5006/callback');
+        assert.deepEqual([...back.searchParams].sort(), [
+          ['error', 'access_denied'],
+          ['state', 'st-consent'],
+        ]);
+        assert.equal(((await read(id as string)).body.data as { status: string }).status, 'refused');
+        const [record, ...more] = await auditOf('cli_signin.refused', id as string);
+        assert.equal(more.length, 0);
+        const me = (await svc.call('GET', '/v1/me', { token })).body.data as {
+          subject: string;
+          email: string;
+        };
+        assert.equal(record?.actor_id, me.subject);
+        assert.equal(record?.actor_email, me.email);
+        assert.equal(record?.resource_type, 'cli_signin');
+        assert.deepEqual(record?.metadata, {
+          client_id: 'refused-agent',
+          loopback_address: '127.0.0.1:5006',
+        });
+
+        const audits = await count('audit_logs');
+        const approveRefused = await svc.call('POST', '/v1/auth/cli/approve', {
+          token,
+          body: { request: id },
+        });
+        assert.deepEqual([approveRefused.status, approveRefused.body.error], [409, 'signin_already_refused']);
+        assert.match(String(approveRefused.body.message), /was refused/);
+        const twice = await refuse(id as string);
+        assert.deepEqual([twice.status, twice.body.error], [409, 'signin_already_refused']);
+        assert.equal(await count('audit_logs'), audits, 'a 409 writes no audit record');
+        assert.equal(((await read(id as string)).body.data as { status: string }).status, 'refused');
+
+        // Approved, then refused: 409, and the approval stands; its code still works once, and then it is used.
+        const second = await ask({ client_id: 'approved-agent' });
+        const code = (await approve(second.id as string)).searchParams.get('code') as string;
+        const [approval] = await auditOf('cli_signin.approved', second.id as string);
+        assert.deepEqual(approval?.metadata, {
+          client_id: 'approved-agent',
+          loopback_address: '127.0.0.1:5006',
+        });
+        const refuseApproved = await refuse(second.id as string);
+        assert.deepEqual(
+          [refuseApproved.status, refuseApproved.body.error],
+          [409, 'signin_already_approved'],
+        );
+        assert.match(String(refuseApproved.body.message), /can no longer be refused/);
+        assert.equal(((await read(second.id as string)).body.data as { status: string }).status, 'approved');
+        assert.equal((await exchange(code, 'http://127.0.0.1:5006/callback')).status, 200);
+        assert.equal(((await read(second.id as string)).body.data as { status: string }).status, 'used');
+        const refuseUsed = await refuse(second.id as string);
+        assert.deepEqual([refuseUsed.status, refuseUsed.body.error], [409, 'signin_already_approved']);
+        assert.equal((await auditOf('cli_signin.refused', second.id as string)).length, 0);
+      });
+
+      test('agent login: a refusal in the browser ends it at once with "sign-in refused in the browser"', async () => {
+        let opened = '';
+        const started = Date.now();
+        const done = login({
+          baseUrl: svc.url,
+          print: () => {},
+          openBrowser: async (url) => {
+            opened = url;
+            return true;
+          },
+          timeoutMs: 60_000,
+        });
+        const outcome = done.then(
+          () => 'signed in',
+          (err: Error) => err.message,
+        );
+        while (!opened) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(new URL(opened).searchParams.get('client_id'), 'acp-agent-cli');
+        const start = await fetch(opened, { redirect: 'manual' });
+        const requestId = new URL(start.headers.get('location') as string).searchParams.get(
+          'request',
+        ) as string;
+        const shown = (await read(requestId)).body.data as { client_id: string; loopback_address: string };
+        assert.equal(shown.client_id, 'acp-agent-cli');
+        assert.equal(
+          shown.loopback_address,
+          new URL(new URL(opened).searchParams.get('redirect_uri') as string).host,
+        );
+        const refused = await refuse(requestId);
+        const callback = await fetch((refused.body.data as { redirect_to: string }).redirect_to);
+        assert.equal(callback.status, 200);
+        assert.match(await callback.text(), /Sign-in refused/);
+        assert.equal(await outcome, 'sign-in refused in the browser');
+        assert.ok(Date.now() - started < 30_000, 'it did not wait for its timeout');
+      });
     });
 
     test('pruning: the probe deletes replay records past their window and expired sign-ins, and nothing else', async () => {
@@ -807,6 +1009,7 @@ for (const driver of driversUnderTest()) {
             redirect_uri: 'http://127.0.0.1:5004/callback',
             state: 's',
             code_challenge: 'x'.repeat(43),
+            client_id: 'acp-agent-cli',
             code_challenge_method: 'S256',
           })}`,
           { redirect: 'manual' },
@@ -907,6 +1110,7 @@ for (const driver of driversUnderTest()) {
             redirect_uri: 'http://127.0.0.1:5005/callback',
             state: 's',
             code_challenge: 'x'.repeat(43),
+            client_id: 'acp-agent-cli',
             code_challenge_method: 'S256',
           })}`,
           { redirect: 'manual' },

@@ -328,6 +328,7 @@ for (const driver of driversUnderTest()) {
           redirect_uri: redirect,
           state: 'st',
           code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+          client_id: 'acp-agent-cli',
           code_challenge_method: 'S256',
         })}`,
         { redirect: 'manual' },

@@ -63,3 +63,17 @@ export async function assertAccessibleConsole(page: Page, screenshot: string): P
   assert.deepEqual(serious, [], `${screenshot}: axe found serious or critical violations`);
   await page.screenshot({ path: screenshot, fullPage: true });
 }
+
+/**
+ * The console's CLI sign-in page, once signed in, shows what the agent asked for before anyone decides: the
+ * client_id it sent and the loopback host:port it listens on (test/support/child.ts startAgentLogin reads both from
+ * the URL the agent printed).
+ */
+export async function assertCliSigninShown(
+  page: Page,
+  asked: { clientId: string; loopback: string },
+): Promise<void> {
+  await page.waitForSelector('#cli-request');
+  assert.equal(await page.textContent('#cli-client'), asked.clientId);
+  assert.equal(await page.textContent('#cli-loopback'), asked.loopback);
+}

@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadState } from '#agent/identity.ts';
 
 export interface ChildOutcome {
   code: number | null;
@@ -106,17 +107,38 @@ export function runAgentCli(args: readonly string[]): AgentCliRun {
   return { child, exited, waitFor, output: () => output };
 }
 
+/** What an agent asked for at authorize, as the approval page should show it: its client_id and loopback host:port. */
+export interface AgentAsked {
+  clientId: string;
+  loopback: string;
+}
+
 /**
  * `agent login --no-browser` with a fresh state directory, up to the moment it prints the address a person opens
- * (the service's /v1/auth/cli/authorize, which sends the browser to the dashboard's approval page).
+ * (the service's /v1/auth/cli/authorize, which sends the browser to the dashboard's approval page); and what that
+ * address asks for, read from it.
  */
 export async function startAgentLogin(
   apiUrl: string,
-): Promise<{ login: AgentCliRun; url: string; state: string }> {
+): Promise<{ login: AgentCliRun; url: string; state: string; asked: AgentAsked }> {
   const state = mkdtempSync(join(tmpdir(), 'acp-agent-'));
   const login = runAgentCli(['login', '--url', apiUrl, '--state', state, '--no-browser']);
   const [, url] = await login.waitFor(/(http:\/\/127\.0\.0\.1:\d+\/v1\/auth\/cli\/authorize\?\S+)/);
-  return { login, url: url as string, state };
+  const authorize = new URL(url as string);
+  const redirect = new URL(authorize.searchParams.get('redirect_uri') ?? '');
+  assert.match(redirect.host, /^127\.0\.0\.1:\d+$/, 'the agent listens on a loopback port');
+  const asked = { clientId: authorize.searchParams.get('client_id') ?? '', loopback: redirect.host };
+  assert.ok(asked.clientId, `the agent sends a client_id: ${url}`);
+  return { login, url: url as string, state, asked };
+}
+
+/** Once the person refused: the login ends at once, non-zero, saying so, and keeps no token. */
+export async function assertAgentLoginRefused(login: AgentCliRun, state: string): Promise<void> {
+  await login.waitFor(/sign-in refused in the browser/);
+  assert.equal(await login.exited, 1, login.output());
+  assert.match(login.output(), /^error: sign-in refused in the browser$/m);
+  assert.doesNotMatch(login.output(), /Signed in/);
+  assert.equal(loadState(state).accessToken, undefined, 'no token is kept');
 }
 
 /** Once the person approved: the login ends signed in, and `agent register` enrolls with its token; the device ID. */

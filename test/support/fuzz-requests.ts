@@ -1131,7 +1131,8 @@ const LOOPBACK = 'http://127.0.0.1:53682/callback';
 
 /**
  * Fills a fresh service with what the cases refer to: the demo datasource and its catalog, a user, an enrolled
- * device with inventory and events in a session, a pending and an active data-access request, a pending CLI sign-in.
+ * device with inventory and events in a session, a pending and an active data-access request, a pending CLI sign-in
+ * (read, approved and refused by the cases of those operations: the first decision stands, the others are 409).
  */
 export async function prepareWorld(svc: TestService): Promise<FuzzWorld> {
   const ok = <T>(res: { status: number; body: Record<string, unknown>; text: string }, what: string): T => {
@@ -1212,7 +1213,7 @@ export async function prepareWorld(svc: TestService): Promise<FuzzWorld> {
   ).entries.map((e) => e.id);
   const authorize = await sendWire(svc.url, {
     method: 'GET',
-    path: `/v1/auth/cli/authorize?${new URLSearchParams({ redirect_uri: LOOPBACK, state: 'fuzz', code_challenge: 'A'.repeat(43), code_challenge_method: 'S256' })}`,
+    path: `/v1/auth/cli/authorize?${new URLSearchParams({ client_id: 'fuzz-agent', redirect_uri: LOOPBACK, state: 'fuzz', code_challenge: 'A'.repeat(43), code_challenge_method: 'S256' })}`,
     headers: {},
   });
   svc.contract.take(authorize.requestId);
@@ -1231,6 +1232,7 @@ export async function prepareWorld(svc: TestService): Promise<FuzzWorld> {
     denyRequest: [toDecide],
     revokeRequest: [toRevoke],
     retryProvisioning: [toDecide, toRevoke],
+    getCliRequest: [signin],
   };
   const now = Date.now();
   world.known = {
@@ -1246,6 +1248,7 @@ export async function prepareWorld(svc: TestService): Promise<FuzzWorld> {
     tool: ['search_code'],
     datasource_name: ['demo'],
     redirect_uri: [LOOPBACK],
+    client_id: ['acp-agent-cli'],
     request: [signin],
     sql: ['SELECT count(*) FROM eu', 'SELECT id FROM eu ORDER BY id LIMIT 3'],
     email: [USER.email],
