@@ -8,12 +8,14 @@
 // or its empty state in words), median and slowest. For the Summary over 30 days of hourly buckets (720 bars): the
 // time from the summary response's last byte to the chart drawn (JSON, Preact, uPlot) and the longest main-thread
 // task while the page loaded (what "freezing" would be). Every page must show data: an empty state counts as a
-// failure (each page has data in this data set). Target (issue 19): first data within 1 s on every page.
+// failure (each page has data in this data set). Target (issue 19): first data within 1 s on every page; the script
+// exits non-zero when a page misses it (bench:console sets the same for its size goal, and a failure there stays).
 import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { startLocalService } from '#local-server/service.ts';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate } from '#shared/db/migrate.ts';
+import { rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
 import { rebuildRollups } from '#shared/domain/observability-rollups.ts';
 import { setLogLevel } from '#shared/logger.ts';
 import { launchChromium } from '#test/support/browser.ts';
@@ -37,6 +39,7 @@ const PAGES = [
   ['Tool calls', '/console/tool-calls', '#events tbody tr'],
   ['Tool calls, denied by cursor', '/console/tool-calls?agent_type=cursor&result=denied', '#events tbody tr'],
   ['Summary, 24 h hourly', '/console/summary', '#calls-chart canvas'],
+  ['Summary, 24 h by minute', '/console/summary?range=24h&bucket=minute', '#calls-chart canvas'],
   ['Summary, 7 d daily', '/console/summary?range=7d&bucket=day', '#calls-chart canvas'],
   ['Summary, 30 d hourly', '/console/summary?range=30d&bucket=hour', '#calls-chart canvas'],
   ['Requests', '/console/requests', '#requests tbody tr'],
@@ -96,6 +99,9 @@ const database = await connectDatabase(config);
 await migrate(database.db);
 await seedObservability(database.db, events, now);
 await rebuildRollups(database.db);
+// The inventory was bulk loaded: its fleet counters are recounted, as after any bulk load (fleet-stats.ts). Without
+// it the first Fleet reads fold 2,000 rows each and may answer with no agent at all (an empty state on the page).
+await rebuildFleetStats(database.db);
 const accessStart = performance.now();
 const access = await seedAccess(database.db, config, { entries: CATALOG_ENTRIES, count: requestCount });
 console.log(
@@ -182,6 +188,7 @@ try {
   await service.stop();
   if (!process.env.BENCH_KEEP) await pg.drop();
 }
+// Only ever set to 1: the size goal's failure, set by bench:console before these pages ran, stands.
 if (failures.length) process.exitCode = 1;
 console.log(
   `\n${PAGES.length - failures.length} passed, ${failures.length} failed${failures.length ? ` (${failures.join(', ')})` : ''}`,

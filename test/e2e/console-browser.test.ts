@@ -1,11 +1,15 @@
 // The admin console (console/, served by the local server under /console/) in a real headless Chromium from npm:
-// sign in, the fleet's numbers against the API's, the denied events and one of them opened, the summary, sign out,
-// a data-access request approved and revoked (and its audit records), and the agent CLI's sign-in approved on the
-// console's page, and another refused (the page shows the client and loopback address the agent sent; the refused
-// agent exits at once). The retention notice is shown exactly when the API gives archived_before, naming its cutoff and
-// archive location, before and after a service with an archive drops a day. Every page is checked with axe-core (no
-// serious or critical violation) and photographed into test-artifacts/console/ (not compared). The console's strict
-// Content-Security-Policy is checked on the wire, and in the browser: no page may log a CSP refusal.
+// sign in; a section's loading state while its answer is held back; the fleet's numbers, devices, agents and MCP
+// servers (their "new" marks, the ones never called) against the API's; the denied events, paged by keyset, one of
+// them opened, a shared filtered link opened in a new context; an error event opened; the summary; sign out. A
+// data-access request denied with a reason, another's scope and usage shown, approved and revoked with a reason (and
+// their audit records), and the agent CLI's sign-in approved on the console's page, and another refused (the page
+// shows the client and loopback address the agent sent; the refused agent exits at once). What a page shows is
+// compared with what the API answers to the same query. The retention notice is shown exactly when the API gives
+// archived_before, naming its cutoff and archive location, before and after a service with an archive drops a day.
+// Every page is checked with axe-core (no serious or critical violation) and photographed into test-artifacts/console/
+// (not compared). The console's strict Content-Security-Policy is checked on the wire, and in the browser: no page
+// may log a CSP refusal.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +21,7 @@ import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
 import { assertAccessibleConsole, assertCliSigninShown, launchChromium } from '#test/support/browser.ts';
 import {
   assertAgentLoginRefused,
@@ -25,7 +30,7 @@ import {
   startAgentLogin,
 } from '#test/support/child.ts';
 import { freePort } from '#test/support/free-port.ts';
-import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
+import { demoJoinedScope, demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
@@ -59,7 +64,17 @@ before(
     ]);
     assert.equal(await simulate.exited, 0, simulate.output());
     token = await svc.adminToken();
-    await seedDemoDatasource(svc.runtime.database.db);
+    const db = svc.runtime.database.db;
+    await seedDemoDatasource(db);
+    // A device, an agent type and an MCP server first seen a month ago: the fleet's tables then have rows on both
+    // sides of the "new in the last 7 days" mark.
+    await db.execute(sql`UPDATE devices SET created_at = now() - interval '30 days'
+      WHERE id = (SELECT id FROM devices ORDER BY serial_number LIMIT 1)`);
+    await db.execute(sql`UPDATE inventory_agents SET first_seen_at = now() - interval '30 days'
+      WHERE agent_type = (SELECT min(agent_type) FROM inventory_agents)`);
+    await db.execute(sql`UPDATE inventory_mcps SET first_seen_at = now() - interval '30 days'
+      WHERE name = (SELECT min(name) FROM inventory_mcps)`);
+    await rebuildFleetStats(db);
     browser = await launchChromium();
   },
   { timeout: 120_000 },
@@ -109,6 +124,63 @@ async function waitForEventRows(page: Page, n: number, result = '') {
     [n, result] as const,
   );
 }
+
+/** The ids of the events the table shows, in order (each row's link carries its event's id). Runs in the page. */
+const eventIdsOnPage = () => {
+  type Link = { getAttribute(name: string): string | null };
+  const { document } = globalThis as unknown as {
+    document: { querySelectorAll(s: string): ArrayLike<Link> };
+  };
+  return Array.from(document.querySelectorAll('#events tbody tr a.event-link'), (a) =>
+    new URLSearchParams((a.getAttribute('href') ?? '').split('?')[1]).get('event'),
+  );
+};
+
+/** Waits until the event table shows exactly the events `ids`, in that order (the API's page), else fails. */
+async function waitForEventIds(page: Page, ids: string[]) {
+  let shown: (string | null)[] = [];
+  for (const until = Date.now() + 15_000; Date.now() < until; await sleep(100)) {
+    shown = await page.evaluate(eventIdsOnPage);
+    if (shown.length === ids.length && shown.every((id, i) => id === ids[i])) return;
+  }
+  assert.deepEqual(shown, ids, "the rows shown are the API's page");
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A table row of the fleet page: its first cell's own text (a name, without badges), its badges, its other cells. */
+interface FleetRow {
+  name: string;
+  badges: (string | null)[];
+  cells: string[];
+}
+
+/** The rows of the table `selector`. Runs in the page. */
+const fleetRowsOnPage = (selector: string): FleetRow[] => {
+  type Node = { nodeType: number; textContent: string | null };
+  type El = Node & {
+    childNodes: ArrayLike<Node>;
+    querySelectorAll(s: string): ArrayLike<El>;
+    getAttribute(name: string): string | null;
+  };
+  const { document } = globalThis as unknown as { document: El };
+  return Array.from(document.querySelectorAll(`${selector} tbody tr`), (tr) => {
+    const [first, ...rest] = Array.from(tr.querySelectorAll('td'));
+    return {
+      name: Array.from(first?.childNodes ?? [], (n) => (n.nodeType === 3 ? (n.textContent ?? '') : '')).join(
+        '',
+      ),
+      badges: Array.from(first?.querySelectorAll('[data-badge]') ?? [], (b) => b.getAttribute('data-badge')),
+      cells: rest.map((td) => td.textContent ?? ''),
+    };
+  });
+};
+
+/** A number as the console writes it (grouped with commas), read back. */
+const shownNumber = (text: string | null | undefined) => Number((text ?? '').replace(/,/g, ''));
+
+/** Whether the API's time is within the 7 days before now: what the fleet marks `new`. */
+const newByApi = (iso: string) => Date.now() - Date.parse(iso) < 7 * DAY;
 
 /** What a read of events says of the retention window (archived_before, archive_location). */
 interface Retention {
@@ -194,6 +266,17 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.click('#sign-in-button');
   await page.waitForSelector('#sign-in [role="alert"]:not(:empty)');
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
+  // The agents' answer is held back: while it is on its way, their section shows the loading state.
+  let releaseAgents = () => {};
+  const agentsHeld = new Promise<void>((resolve) => {
+    releaseAgents = resolve;
+  });
+  const isAgents = (url: URL) => url.pathname === '/v1/admin/agents';
+  await page.route(isAgents, async (route) => {
+    await agentsHeld;
+    await route.continue();
+  });
+  const agentsAsked = page.waitForRequest((req) => isAgents(new URL(req.url())));
   await page.fill('#password', TEST_ADMIN.password);
   await page.click('#sign-in-button');
 
@@ -201,17 +284,113 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.waitForSelector('#fleet-counts');
   await page.waitForSelector('#devices tbody tr');
   await page.waitForSelector('#mcps tbody tr');
+  await agentsAsked;
+  const agentsSection = page.locator('section[aria-labelledby="agents-title"]');
+  const agentsLoading = agentsSection.getByRole('status');
+  assert.equal(await agentsLoading.count(), 1, 'the agents are loading');
+  assert.ok(await agentsLoading.isVisible());
+  assert.equal(await agentsLoading.locator('.spinner').count(), 1);
+  assert.equal(await page.locator('#agents').count(), 0, 'no agents before their answer');
+  releaseAgents();
+  await page.waitForSelector('#agents tbody tr');
+  assert.equal(await agentsLoading.count(), 0, 'the loading state is gone once the agents are shown');
+  await page.unroute(isAgents);
+
   const fleet = await api<{ devices: Record<string, number> }>('/v1/admin/fleet/summary');
   assert.equal(fleet.devices.total, DEVICES);
   for (const key of ['total', 'online', 'offline', 'never_reported', 'new_24h']) {
     const shown = await page.textContent(`#fleet-counts [data-count="${key}"]`);
     assert.equal(Number(shown?.replace(/,/g, '')), fleet.devices[key], key);
   }
-  assert.equal(await page.locator('#devices tbody tr').count(), DEVICES);
-  const mcps = await api<{ mcps: unknown[]; shadow: { name: string }[] }>('/v1/admin/mcps?limit=100');
-  assert.equal(await page.locator('#mcps tbody tr').count(), mcps.mcps.length);
+  // The devices as the API lists them for the page's query, each marked new exactly when it enrolled within 7 days.
+  const devices = await api<{
+    devices: { serial_number: string; created_at: string; last_seen_at: string }[];
+  }>('/v1/admin/devices?limit=100&sort=-last_seen');
+  assert.equal(devices.devices.length, DEVICES);
+  const deviceRows = await page.evaluate(fleetRowsOnPage, '#devices');
+  assert.deepEqual(
+    deviceRows.map((r) => [r.name, r.badges, r.cells[2]]),
+    devices.devices.map((d) => [
+      d.serial_number,
+      newByApi(d.created_at) ? ['new'] : [],
+      consoleTime(d.last_seen_at),
+    ]),
+  );
+  assert.ok(
+    devices.devices.some((d) => newByApi(d.created_at)) &&
+      devices.devices.some((d) => !newByApi(d.created_at)),
+    'devices on both sides of the 7-day mark',
+  );
+  // The agents: each row the API's, new exactly when first seen within 7 days.
+  type Usage = { calls: number; denied: number; first_seen_at: string; last_seen_at: string };
+  const agents = await api<{
+    agents: ({ agent_type: string; devices: number; mcps: { distinct: number } } & Usage)[];
+  }>('/v1/admin/agents?limit=100');
+  const agentRows = await page.evaluate(fleetRowsOnPage, '#agents');
+  assert.deepEqual(
+    agentRows.map((r) => [r.name, r.badges, ...r.cells.slice(0, 4).map(shownNumber), ...r.cells.slice(4)]),
+    agents.agents.map((a) => [
+      a.agent_type,
+      newByApi(a.first_seen_at) ? ['new'] : [],
+      a.devices,
+      a.mcps.distinct,
+      a.calls,
+      a.denied,
+      consoleTime(a.first_seen_at),
+      consoleTime(a.last_seen_at),
+    ]),
+  );
+  assert.ok(
+    agents.agents.some((a) => newByApi(a.first_seen_at)) &&
+      agents.agents.some((a) => !newByApi(a.first_seen_at)),
+    'agents on both sides of the 7-day mark',
+  );
+  // The MCP servers: each row the API's, marked new and never called as the API says; the shadow ones and the
+  // configured-but-never-called ones listed on their own.
+  const mcps = await api<{
+    mcps: ({ name: string; devices: number; transports: string[]; usage: string } & Usage)[];
+    shadow: { name: string }[];
+    configured_never_called: { name: string; devices: number }[];
+  }>('/v1/admin/mcps?limit=100');
+  const mcpRows = await page.evaluate(fleetRowsOnPage, '#mcps');
+  assert.deepEqual(
+    mcpRows.map((r) => [
+      r.name,
+      r.badges,
+      shownNumber(r.cells[0]),
+      r.cells[1],
+      ...r.cells.slice(2, 4).map(shownNumber),
+      ...r.cells.slice(4),
+    ]),
+    mcps.mcps.map((m) => [
+      m.name,
+      [
+        ...(newByApi(m.first_seen_at) ? ['new'] : []),
+        ...(m.usage === 'configured_never_called' ? ['never-called'] : []),
+      ],
+      m.devices,
+      m.transports.join(', '),
+      m.calls,
+      m.denied,
+      consoleTime(m.first_seen_at),
+      consoleTime(m.last_seen_at),
+    ]),
+  );
+  assert.ok(
+    mcps.mcps.some((m) => newByApi(m.first_seen_at)) && mcps.mcps.some((m) => !newByApi(m.first_seen_at)),
+    'MCP servers on both sides of the 7-day mark',
+  );
   for (const s of mcps.shadow)
     assert.match((await page.textContent('#shadow-mcps')) ?? '', new RegExp(s.name));
+  assert.ok(mcps.configured_never_called.length > 0, 'the simulator configures an MCP server it never calls');
+  const neverCalled = await page.locator('#never-called-mcps li').allTextContents();
+  assert.deepEqual(
+    neverCalled.map((text) => {
+      const [, name, devices] = /^(.+) \(([\d,]+) devices\)$/.exec(text) ?? [];
+      return [name, shownNumber(devices)];
+    }),
+    mcps.configured_never_called.map((m) => [m.name, m.devices]),
+  );
   assert.equal(await page.evaluate<number>('localStorage.length'), 0, 'nothing in localStorage');
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 1, 'the session in sessionStorage');
   await assertAccessible(page, '2-fleet');
@@ -229,23 +408,66 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.selectOption('#filter-result', 'denied');
   await page.click('#apply-filters');
   await page.waitForURL(/\/console\/tool-calls\?result=denied$/);
-  const denied = await api<{ events: { id: string; deny_code: string; result: string }[] } & Retention>(
-    '/v1/admin/observability/events?result=denied&limit=50',
-  );
+  type EventPage = { events: { id: string; agent_type: string }[]; next_cursor: string | null } & Retention;
+  const denied = await api<EventPage>('/v1/admin/observability/events?result=denied&limit=50');
   assert.ok(denied.events.length > 0, 'the simulator made denied events');
   // The URL changes before the filtered page arrives: wait for its rows (the unfiltered ones, then the loading
   // state, come first), then check them.
   await waitForEventRows(page, denied.events.length, 'denied');
+  await waitForEventIds(
+    page,
+    denied.events.map((e) => e.id),
+  );
   const rows = page.locator('#events tbody tr');
-  assert.equal(await rows.count(), denied.events.length);
   for (const text of await rows.locator('td:nth-child(2)').allTextContents()) assert.match(text, /^denied/);
   // A notice exactly when the API gives archived_before (a list without `from` gives it on its last page).
   await assertRetentionNotice(page, '#events-retention', denied);
+
+  // Keyset paging: the next page is the API's page after the first for the same filters, and back again.
+  assert.ok(denied.next_cursor, 'more denied events than a page');
+  const deniedNext = await api<EventPage>(
+    `/v1/admin/observability/events?result=denied&limit=50&cursor=${encodeURIComponent(denied.next_cursor)}`,
+  );
+  assert.ok(deniedNext.events.length > 0);
+  await page.click('#next-page');
+  await page.waitForURL(/\/console\/tool-calls\?result=denied&cursor=[^&]+$/);
+  await waitForEventIds(
+    page,
+    deniedNext.events.map((e) => e.id),
+  );
+  assert.equal(await page.locator('#next-page').count(), deniedNext.next_cursor ? 1 : 0);
+  await assertRetentionNotice(page, '#events-retention', deniedNext);
+  await page.click('#first-page');
+  await page.waitForURL(/\/console\/tool-calls\?result=denied$/);
+  await waitForEventIds(
+    page,
+    denied.events.map((e) => e.id),
+  );
+
+  // A denied event opened: its deny code, reason and rule are the API's.
+  const first = denied.events[0] as EventPage['events'][number];
   await rows.first().locator('a.event-link').click();
-  const first = denied.events[0] as { id: string; deny_code: string };
   await page.waitForURL(new RegExp(`result=denied&event=${first.id}$`));
   await page.waitForSelector('#detail-deny-code');
-  assert.equal(await page.textContent('#detail-deny-code'), first.deny_code);
+  type EventDetail = {
+    deny_code: string | null;
+    deny_reason: string | null;
+    rule_applied: string | null;
+    error_message: string | null;
+  };
+  const deniedEvent = await api<EventDetail>(`/v1/admin/observability/events/${first.id}`);
+  assert.ok(
+    deniedEvent.deny_code && deniedEvent.deny_reason && deniedEvent.rule_applied,
+    'the simulator says why',
+  );
+  assert.deepEqual(
+    [
+      await page.textContent('#detail-deny-code'),
+      await page.textContent('#detail-deny-reason'),
+      await page.textContent('#detail-rule'),
+    ],
+    [deniedEvent.deny_code, deniedEvent.deny_reason, deniedEvent.rule_applied],
+  );
   await assertAccessible(page, '3-tool-calls-denied');
 
   // The event's session: its totals are the API's, and the list is its events.
@@ -273,11 +495,27 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await assertRetentionNotice(page, '#events-retention', sessionEvents);
   await assertAccessible(page, '3b-session');
 
-  // A shared link shows the same page: the filters come from the URL.
+  // A shared link shows the same page: a filtered view opened in a new browser context asks to sign in, then lands
+  // on that view, its rows the API's for those filters.
+  const sharedQuery = `result=denied&agent_type=${encodeURIComponent(first.agent_type)}`;
+  const sharedLink = `${svc.url}/console/tool-calls?${sharedQuery}`;
   const shared = await newPage();
-  await shared.goto(page.url());
+  await shared.goto(sharedLink);
   await shared.waitForSelector('#sign-in');
   assert.equal(await shared.evaluate<number>('sessionStorage.length'), 0, 'a new tab is not signed in');
+  await shared.fill('#email', TEST_ADMIN.email);
+  await shared.fill('#password', TEST_ADMIN.password);
+  await shared.click('#sign-in-button');
+  await shared.waitForSelector('#events tbody tr');
+  assert.equal(shared.url(), sharedLink);
+  const sharedPage = await api<EventPage>(`/v1/admin/observability/events?${sharedQuery}&limit=50`);
+  assert.ok(sharedPage.events.length > 0);
+  await waitForEventIds(
+    shared,
+    sharedPage.events.map((e) => e.id),
+  );
+  assert.equal(await shared.inputValue('#filter-result'), 'denied');
+  assert.equal(await shared.inputValue('#filter-agent_type'), first.agent_type);
   await shared.context().close();
 
   // A range that begins before the retention window, once retention has dropped a day that held an event: the events
@@ -309,6 +547,25 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
     /^Events before .* are past the event retention window and no longer stored in the database\. No archive/,
   );
   await assertAccessible(page, '3c-tool-calls-past-retention');
+
+  // An error event opened: its error message is the API's.
+  await page.selectOption('#filter-result', 'error');
+  await page.fill('#filter-from', '');
+  await page.click('#apply-filters');
+  await page.waitForURL(/\/console\/tool-calls\?result=error$/);
+  const errors = await api<EventPage>('/v1/admin/observability/events?result=error&limit=50');
+  assert.ok(errors.events.length > 0, 'the simulator made error events');
+  await waitForEventIds(
+    page,
+    errors.events.map((e) => e.id),
+  );
+  const failed = errors.events[0] as EventPage['events'][number];
+  await page.locator('#events a.event-link').first().click();
+  await page.waitForURL(new RegExp(`result=error&event=${failed.id}$`));
+  await page.waitForSelector('#detail-error');
+  const errorEvent = await api<EventDetail>(`/v1/admin/observability/events/${failed.id}`);
+  assert.ok(errorEvent.error_message, 'the simulator gives error events a message');
+  assert.equal(await page.textContent('#detail-error'), errorEvent.error_message);
 
   // Summary: the API's totals.
   await page.click('nav a:has-text("Summary")');
@@ -431,7 +688,7 @@ test('refused on the console page, the agent CLI stops at once and the sign-in s
   assert.deepEqual(browserProblems, []);
 });
 
-test('a pending data-access request is approved in the console, becomes active, and is revoked', {
+test('requests in the console: one denied with a reason; one whose scope and usage are shown, approved, revoked', {
   timeout: 90_000,
 }, async () => {
   const ana = {
@@ -445,13 +702,38 @@ test('a pending data-access request is approved in the console, becomes active, 
     body: { email: ana.email, password: ana.password },
   });
   const anaToken = (anaLogin.body.data as { access_token: string }).access_token;
-  const created = await svc.call('POST', '/v1/requests', {
-    token: anaToken,
-    body: demoOrdersRequest('Console approval'),
-    headers: { 'idempotency-key': 'console-approval-1' },
-  });
-  assert.equal(created.status, 201, created.text);
-  const id = (created.body.data as { id: string }).id;
+  const create = async (body: object, key: string) => {
+    const created = await svc.call('POST', '/v1/requests', {
+      token: anaToken,
+      body,
+      headers: { 'idempotency-key': key },
+    });
+    assert.equal(created.status, 201, created.text);
+    return (created.body.data as { id: string }).id;
+  };
+  const denyId = await create(demoOrdersRequest('Console denial'), 'console-denial-1');
+  const id = await create({ title: 'Console approval', scope: demoJoinedScope }, 'console-approval-1');
+  type Dataset = {
+    namespace: string;
+    source: { kind: string; name: string; table?: string };
+    columns: string[];
+    joins: { namespace: string }[];
+    filters?: unknown;
+  };
+  type RequestView = {
+    status: string;
+    approval_notes: string | null;
+    denial_reason: string | null;
+    scope: { datasources: { datasets: Dataset[] }[] };
+    usage_events: { id: string; action_type: string; ip_address: string; timestamp: string }[];
+  };
+  const requestTitles = async () => page.locator('#requests a.request-link').allTextContents();
+  const pendingTitles = async () =>
+    (
+      await api<{ requests: { title: string }[] }>(
+        '/v1/admin/requests?status=pending&sort=-created_at&limit=20',
+      )
+    ).requests.map((r) => r.title);
 
   const page = await newPage();
   await page.goto(`${svc.url}/console/requests?status=pending`);
@@ -459,23 +741,104 @@ test('a pending data-access request is approved in the console, becomes active, 
   await page.fill('#password', TEST_ADMIN.password);
   await page.click('#sign-in-button');
   await page.waitForSelector('#requests tbody tr');
-  await page.click('#requests a.request-link:has-text("Console approval")');
+  assert.deepEqual(await requestTitles(), await pendingTitles());
+
+  // Denied with a reason: the page shows the state and the reason the API stored.
+  await page.click(`#requests a.request-link[href$="request=${denyId}"]`);
+  await page.waitForURL(new RegExp(`status=pending&request=${denyId}$`));
+  await page.fill('#deny-text', 'not while the audit is open');
+  await page.click('#deny-button');
+  await page.locator('#request-status-value', { hasText: /^denied$/ }).waitFor();
+  const deniedView = await api<RequestView>(`/v1/admin/requests/${denyId}`);
+  assert.deepEqual([deniedView.status, deniedView.denial_reason], ['denied', 'not while the audit is open']);
+  assert.equal(await page.textContent('#request-status-value'), deniedView.status);
+  assert.equal(await page.textContent('#request-denial-reason'), deniedView.denial_reason);
+  assert.equal(
+    await page.locator('#approve-button, #deny-button, #revoke-button').count(),
+    0,
+    'no move is left',
+  );
+  // The pending list is read again: the denied request has left it.
+  await page.locator(`#requests a.request-link[href$="request=${denyId}"]`).waitFor({ state: 'detached' });
+  assert.deepEqual(await requestTitles(), await pendingTitles());
+
+  await page.click(`#requests a.request-link[href$="request=${id}"]`);
   await page.waitForURL(new RegExp(`status=pending&request=${id}$`));
   await page.waitForSelector('#approve-button');
+  // The scope: each dataset as the API gives it (namespace, source, columns, joins, whether rows are filtered).
+  const scopeShown = async () =>
+    Promise.all(
+      (await page.locator('#request-scope li').all()).map(async (li) => ({
+        namespace: await li.getAttribute('data-namespace'),
+        text: (await li.textContent()) ?? '',
+      })),
+    );
+  const pending = await api<RequestView>(`/v1/admin/requests/${id}`);
+  const datasets = pending.scope.datasources.flatMap((ds) => ds.datasets);
+  assert.ok(datasets.length > 1 && datasets.some((d) => d.joins.length > 0 && d.filters));
+  const shownScope = await scopeShown();
+  assert.deepEqual(
+    shownScope.map((d) => d.namespace),
+    datasets.map((d) => d.namespace),
+  );
+  for (const [i, d] of datasets.entries()) {
+    const text = shownScope[i]?.text ?? '';
+    const source = `${d.source.kind} ${d.source.name}${d.source.table ? `.${d.source.table}` : ''}`;
+    assert.ok(text.startsWith(`${d.namespace}: ${source}, columns ${d.columns.join(', ')}`), text);
+    assert.equal(
+      text.includes(`; joins ${d.joins.map((j) => j.namespace).join(', ')}`),
+      d.joins.length > 0,
+      text,
+    );
+    assert.equal(text.endsWith('; filtered rows'), Boolean(d.filters), text);
+  }
+  assert.deepEqual(pending.usage_events, []);
+  assert.equal(await page.locator('#request-usage').count(), 0, 'no usage before any query');
   await assertAccessible(page, '7-request-pending');
   await page.fill('#approve-text', 'ok for the console test');
   await page.click('#approve-button');
   await page.waitForSelector('#revoke-button');
   assert.equal(await page.textContent('#request-status-value'), 'active');
-  const approved = await api<{ status: string; approval_notes: string }>(`/v1/admin/requests/${id}`);
+  const approved = await api<RequestView>(`/v1/admin/requests/${id}`);
   assert.deepEqual([approved.status, approved.approval_notes], ['active', 'ok for the console test']);
+
+  // Usage: the requester's queries under the request, on its view as the API lists them.
+  for (const text of ['SELECT count(*) FROM eu_orders', 'SELECT name FROM products LIMIT 3']) {
+    const ran = await svc.call('POST', `/v1/requests/${id}/query`, { token: anaToken, body: { sql: text } });
+    assert.equal(ran.status, 200, ran.text);
+  }
+  await page.reload();
+  await page.waitForSelector('#request-usage li');
+  const used = await api<RequestView>(`/v1/admin/requests/${id}`);
+  assert.equal(used.usage_events.length, 2);
+  const usageItems = await page.locator('#request-usage li').all();
+  assert.equal(usageItems.length, used.usage_events.length);
+  for (const [i, u] of used.usage_events.entries()) {
+    const li = usageItems[i] as (typeof usageItems)[number];
+    assert.equal(await li.locator('time').getAttribute('datetime'), u.timestamp);
+    assert.equal(
+      await li.textContent(),
+      `${consoleTime(u.timestamp)}: ${u.action_type} from ${u.ip_address}`,
+    );
+  }
   await assertAccessible(page, '8-request-active');
 
+  // Revoked with a reason: the API has the state, and the reason in the revocation's audit record.
   await page.fill('#revoke-text', 'done with it');
   await page.click('#revoke-button');
   await page.locator('#request-status-value', { hasText: /^revoked$/ }).waitFor();
-  assert.equal((await api<{ status: string }>(`/v1/admin/requests/${id}`)).status, 'revoked');
+  assert.equal(
+    await page.textContent('#request-status-value'),
+    (await api<RequestView>(`/v1/admin/requests/${id}`)).status,
+  );
   assert.equal(await page.locator('#revoke-button').count(), 0, 'a revoked request offers no move');
+  const revocations = await api<{ logs: { metadata: { reason?: string } }[] }>(
+    `/v1/admin/audit-logs?resource_id=${id}&action_type=request.revoked`,
+  );
+  assert.deepEqual(
+    revocations.logs.map((l) => l.metadata.reason),
+    ['done with it'],
+  );
 
   // The audit log of that request, and the chain's verification in words.
   await page.goto(`${svc.url}/console/audit-log?resource_id=${id}`);

@@ -23,6 +23,7 @@ import { provisionEnvironment } from '#shared/domain/requests-lifecycle.ts';
 import { ServiceError } from '#shared/errors.ts';
 import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
+import { demoJoinedScope } from '#test/support/request-fixtures.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 type Json = Record<string, unknown>;
@@ -51,48 +52,6 @@ interface QueryData {
   truncated: boolean;
   duration_ms: number;
 }
-
-const demoScope = {
-  datasources: [
-    {
-      datasets: [
-        {
-          namespace: 'eu_orders',
-          source: { kind: 'postgres', name: 'demo', table: 'orders' },
-          columns: ['id', 'customer_id', 'total', 'status', 'region', 'customers.country'],
-          filters: {
-            logic: 'and',
-            conditions: [
-              { condition: { column: 'region', op: 'eq', value: 'EU' } },
-              {
-                group: {
-                  logic: 'or',
-                  conditions: [
-                    { condition: { column: 'status', op: 'eq', value: 'paid' } },
-                    { condition: { column: 'status', op: 'in', value: ['shipped'] } },
-                  ],
-                },
-              },
-            ],
-          },
-          joins: [
-            {
-              namespace: 'customers',
-              on: 'orders.customer_id = customers.id',
-              source: { kind: 'postgres', name: 'demo', table: 'customers' },
-              type: 'inner',
-            },
-          ],
-        },
-        {
-          namespace: 'products',
-          source: { kind: 'postgres', name: 'demo', table: 'products' },
-          columns: ['id', 'name', 'category'],
-        },
-      ],
-    },
-  ],
-};
 
 /** Statements a requester might send to escape: each must be refused (4xx) or harmless. */
 export const HOSTILE_SQL: string[] = [
@@ -223,7 +182,7 @@ for (const driver of driversUnderTest()) {
       const data = login.body.data as { access_token: string; user: { id: string } };
       return { token: data.access_token, id: data.user.id };
     };
-    const createAs = async (token: string, scope: Json = demoScope) => {
+    const createAs = async (token: string, scope: Json = demoJoinedScope) => {
       const res = await svc.call('POST', '/v1/requests', { token, body: { title: 'demo access', scope } });
       assert.equal(res.status, 201, res.text);
       return res.body.data as RequestData;

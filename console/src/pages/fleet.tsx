@@ -94,7 +94,11 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       <tr key={d.id} class={isNew(d.created_at) ? 'new' : undefined}>
                         <td>
                           {d.serial_number}
-                          {isNew(d.created_at) && <span class="badge">new</span>}
+                          {isNew(d.created_at) && (
+                            <span class="badge" data-badge="new">
+                              new
+                            </span>
+                          )}
                         </td>
                         <td>
                           {d.brand} {d.model}
@@ -156,7 +160,11 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                     <tr key={a.agent_type} class={isNew(a.first_seen_at) ? 'new' : undefined}>
                       <td>
                         {a.agent_type}
-                        {isNew(a.first_seen_at) && <span class="badge">new</span>}
+                        {isNew(a.first_seen_at) && (
+                          <span class="badge" data-badge="new">
+                            new
+                          </span>
+                        )}
                       </td>
                       <td class="num">{formatNumber(a.devices)}</td>
                       <td class="num">{formatNumber(a.mcps.distinct)}</td>
@@ -198,9 +206,15 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       <tr key={m.name} class={isNew(m.first_seen_at) ? 'new' : undefined}>
                         <td>
                           {m.name}
-                          {isNew(m.first_seen_at) && <span class="badge">new</span>}
+                          {isNew(m.first_seen_at) && (
+                            <span class="badge" data-badge="new">
+                              new
+                            </span>
+                          )}
                           {m.usage === 'configured_never_called' && (
-                            <span class="badge quiet">never called</span>
+                            <span class="badge quiet" data-badge="never-called">
+                              never called
+                            </span>
                           )}
                         </td>
                         <td class="num">{formatNumber(m.devices)}</td>
@@ -231,7 +245,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
               {data.configured_never_called.length === 0 ? (
                 <Empty>None: every configured MCP server was called.</Empty>
               ) : (
-                <ul>
+                <ul id="never-called-mcps">
                   {data.configured_never_called.map((s) => (
                     <li key={s.name}>
                       {s.name} ({formatNumber(s.devices)} devices)

@@ -219,10 +219,11 @@ function RequestDetail({
             {r.usage_events.length === 0 ? (
               <Empty>No query has been run under this request.</Empty>
             ) : (
-              <ul>
+              <ul id="request-usage">
                 {r.usage_events.map((u) => (
                   <li key={u.id}>
-                    {formatTime(u.timestamp)}: {u.action_type} from {u.ip_address || 'an unknown address'}
+                    <time dateTime={u.timestamp}>{formatTime(u.timestamp)}</time>: {u.action_type} from{' '}
+                    {u.ip_address || 'an unknown address'}
                   </li>
                 ))}
               </ul>
@@ -265,15 +266,15 @@ function RequestFacts({ r }: { r: Request }) {
       {r.denial_reason && (
         <>
           <dt>Denied</dt>
-          <dd>{r.denial_reason}</dd>
+          <dd id="request-denial-reason">{r.denial_reason}</dd>
         </>
       )}
       <dt>Scope</dt>
       <dd>
-        <ul class="scope">
+        <ul class="scope" id="request-scope">
           {r.scope.datasources.flatMap((ds) =>
             ds.datasets.map((d) => (
-              <li key={d.namespace}>
+              <li key={d.namespace} data-namespace={d.namespace}>
                 <strong>{d.namespace}</strong>: {d.source.kind} {d.source.name}
                 {d.source.table ? `.${d.source.table}` : ''}, columns {d.columns.join(', ')}
                 {d.joins.length ? `; joins ${d.joins.map((j) => j.namespace).join(', ')}` : ''}

@@ -167,7 +167,11 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                 )}
                 <nav class="pager" aria-label="Pages">
                   {cursor && (
-                    <button type="button" onClick={() => go({ cursor: undefined, event: undefined })}>
+                    <button
+                      type="button"
+                      id="first-page"
+                      onClick={() => go({ cursor: undefined, event: undefined })}
+                    >
                       First page
                     </button>
                   )}
@@ -263,15 +267,17 @@ function EventDetail({
                 <dt>Deny code</dt>
                 <dd id="detail-deny-code">{ev.deny_code ?? '—'}</dd>
                 <dt>Reason</dt>
-                <dd>{ev.deny_reason ?? '—'}</dd>
+                <dd id="detail-deny-reason">{ev.deny_reason ?? '—'}</dd>
                 <dt>Rule</dt>
-                <dd>{ev.rule_applied ?? '—'}</dd>
+                <dd id="detail-rule">{ev.rule_applied ?? '—'}</dd>
               </>
             )}
             {ev.result === 'error' && (
               <>
                 <dt>Error</dt>
-                <dd class="pre">{ev.error_message ?? '—'}</dd>
+                <dd class="pre" id="detail-error">
+                  {ev.error_message ?? '—'}
+                </dd>
               </>
             )}
             <dt>Time</dt>
