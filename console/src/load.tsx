@@ -96,6 +96,29 @@ export const formatPercent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
 /** Whether an ISO time is within the last 7 days (the fleet highlights what is new). */
 export const isNew = (iso: string | null) => !!iso && Date.now() - Date.parse(iso) < 7 * 24 * 3_600_000;
 
+/**
+ * A short tag after a name ("new", "never called"). The space before it is text, so that a screen reader reads
+ * "claude-code new" rather than "claude-codenew"; `kind` names it for tests.
+ */
+export function Badge({
+  kind,
+  quiet,
+  children,
+}: {
+  kind: string;
+  quiet?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <>
+      {' '}
+      <span class={quiet ? 'badge quiet' : 'badge'} data-badge={kind}>
+        {children}
+      </span>
+    </>
+  );
+}
+
 /** Previous and next buttons of an offset-paged list: `shown` rows from `offset`, `page` per page, of `total`. */
 export function OffsetPager({
   offset,

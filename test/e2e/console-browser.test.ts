@@ -167,9 +167,9 @@ const fleetRowsOnPage = (selector: string): FleetRow[] => {
   return Array.from(document.querySelectorAll(`${selector} tbody tr`), (tr) => {
     const [first, ...rest] = Array.from(tr.querySelectorAll('td'));
     return {
-      name: Array.from(first?.childNodes ?? [], (n) => (n.nodeType === 3 ? (n.textContent ?? '') : '')).join(
-        '',
-      ),
+      name: Array.from(first?.childNodes ?? [], (n) => (n.nodeType === 3 ? (n.textContent ?? '') : ''))
+        .join('')
+        .trim(),
       badges: Array.from(first?.querySelectorAll('[data-badge]') ?? [], (b) => b.getAttribute('data-badge')),
       cells: rest.map((td) => td.textContent ?? ''),
     };

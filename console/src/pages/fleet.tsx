@@ -1,6 +1,6 @@
 // Fleet: devices online and offline with last seen and owner, agents, MCP servers (shadow and never called). The
 // device list's status filter and keyset cursor are kept in the URL.
-import { Empty, formatNumber, formatTime, isNew, Show, useLoad } from '../load.tsx';
+import { Badge, Empty, formatNumber, formatTime, isNew, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -94,11 +94,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       <tr key={d.id} class={isNew(d.created_at) ? 'new' : undefined}>
                         <td>
                           {d.serial_number}
-                          {isNew(d.created_at) && (
-                            <span class="badge" data-badge="new">
-                              new
-                            </span>
-                          )}
+                          {isNew(d.created_at) && <Badge kind="new">new</Badge>}
                         </td>
                         <td>
                           {d.brand} {d.model}
@@ -160,11 +156,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                     <tr key={a.agent_type} class={isNew(a.first_seen_at) ? 'new' : undefined}>
                       <td>
                         {a.agent_type}
-                        {isNew(a.first_seen_at) && (
-                          <span class="badge" data-badge="new">
-                            new
-                          </span>
-                        )}
+                        {isNew(a.first_seen_at) && <Badge kind="new">new</Badge>}
                       </td>
                       <td class="num">{formatNumber(a.devices)}</td>
                       <td class="num">{formatNumber(a.mcps.distinct)}</td>
@@ -206,15 +198,11 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       <tr key={m.name} class={isNew(m.first_seen_at) ? 'new' : undefined}>
                         <td>
                           {m.name}
-                          {isNew(m.first_seen_at) && (
-                            <span class="badge" data-badge="new">
-                              new
-                            </span>
-                          )}
+                          {isNew(m.first_seen_at) && <Badge kind="new">new</Badge>}
                           {m.usage === 'configured_never_called' && (
-                            <span class="badge quiet" data-badge="never-called">
+                            <Badge kind="never-called" quiet>
                               never called
-                            </span>
+                            </Badge>
                           )}
                         </td>
                         <td class="num">{formatNumber(m.devices)}</td>
