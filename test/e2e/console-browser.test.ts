@@ -17,11 +17,16 @@ import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
-import { assertAccessibleConsole, assertCliSigninShown, launchChromium } from '#test/support/browser.ts';
+import {
+  assertAccessibleConsole,
+  assertCliSigninShown,
+  assertFleetCountsShown,
+  launchChromium,
+} from '#test/support/browser.ts';
 import {
   assertAgentLoginRefused,
   finishAgentLoginAndRegister,
-  runAgentCli,
+  simulateFleet,
   startAgentLogin,
 } from '#test/support/child.ts';
 import { freePort } from '#test/support/free-port.ts';
@@ -44,20 +49,7 @@ before(
     mkdirSync(ARTIFACTS, { recursive: true });
     const port = await freePort();
     svc = await startTestService('pglite', { port, dashboard_url: `http://127.0.0.1:${port}/console` });
-    const simulate = runAgentCli([
-      'simulate',
-      '--url',
-      svc.url,
-      '--email',
-      TEST_ADMIN.email,
-      '--password',
-      TEST_ADMIN.password,
-      '--devices',
-      String(DEVICES),
-      '--events',
-      String(EVENTS),
-    ]);
-    assert.equal(await simulate.exited, 0, simulate.output());
+    await simulateFleet(svc.url, TEST_ADMIN, { devices: DEVICES, events: EVENTS });
     token = await svc.adminToken();
     await seedDemoDatasource(svc.runtime.database.db);
     browser = await launchChromium();
@@ -203,11 +195,7 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.waitForSelector('#mcps tbody tr');
   const fleet = await api<{ devices: Record<string, number> }>('/v1/admin/fleet/summary');
   assert.equal(fleet.devices.total, DEVICES);
-  for (const key of ['total', 'online', 'offline', 'never_reported', 'new_24h']) {
-    const shown = await page.textContent(`#fleet-counts [data-count="${key}"]`);
-    assert.equal(Number(shown?.replace(/,/g, '')), fleet.devices[key], key);
-  }
-  assert.equal(await page.locator('#devices tbody tr').count(), DEVICES);
+  await assertFleetCountsShown(page, fleet.devices);
   const mcps = await api<{ mcps: unknown[]; shadow: { name: string }[] }>('/v1/admin/mcps?limit=100');
   assert.equal(await page.locator('#mcps tbody tr').count(), mcps.mcps.length);
   for (const s of mcps.shadow)
