@@ -36,7 +36,7 @@ export const CONSOLE_API_SOURCES = [`https://*.execute-api.${Aws.REGION}.${Aws.U
  * local server does. Done at the viewer request, not with error responses, so that a missing asset stays an error
  * (S3's 403: the distribution may not list the bucket) rather than a page.
  */
-const PAGE_ROUTING = `function handler(event) {
+export const PAGE_ROUTING = `function handler(event) {
   var request = event.request;
   var uri = request.uri;
   if (uri === '/' || uri === '${CONSOLE_PATH}') {
@@ -48,10 +48,41 @@ const PAGE_ROUTING = `function handler(event) {
   return request;
 }`;
 
+/** Where the deployment writes the console's settings (consoleSettings with the API's URL), beside its assets. */
+export const CONSOLE_SETTINGS_KEY = `${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/${CONSOLE_CONFIG_FILE}`;
+
+/** Of every file the deployment copies: S3 answers with it, CloudFront passes it on. */
+export const CONSOLE_FILES_CACHE_CONTROL = s3deploy.CacheControl.noCache();
+
+const FRAME_OPTION = cloudfront.HeadersFrameOption.DENY;
+const REFERRER_POLICY = cloudfront.HeadersReferrerPolicy.NO_REFERRER;
+const HSTS_MAX_AGE = Duration.days(365);
+
+/** The console's policy, with connect-src naming the API at `apiSources` (and the IdP it signs in through). */
+const siteCsp = (apiSources: readonly string[], config: Config) =>
+  consoleCsp([...apiSources, ...consoleConnectSources(config)]);
+
+/**
+ * The headers the distribution's response headers policy adds to every answer, as a browser receives them, the API
+ * being at `apiSources`: the policy below is made from them, and test/support/console-site.ts serves them.
+ */
+export function consoleSiteHeaders(apiSources: readonly string[], config: Config): Record<string, string> {
+  return {
+    'content-security-policy': siteCsp(apiSources, config),
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': FRAME_OPTION,
+    'referrer-policy': REFERRER_POLICY,
+    'strict-transport-security': `max-age=${HSTS_MAX_AGE.toSeconds()}; includeSubDomains`,
+  };
+}
+
 let built: ConsoleBuild | undefined;
 
-/** The console built once per process (a synth), staged in a directory named after its content (CDK copies it as an asset). */
-function stageConsole(stagingDir: string): string {
+/**
+ * The console built once per process (a synth), staged in a directory named after its content (CDK copies it as an
+ * asset); returns that directory.
+ */
+export function stageConsole(stagingDir: string): string {
   built ??= buildConsoleSync();
   const parts = [
     built.html,
@@ -100,14 +131,14 @@ export class ConsoleSite extends Construct {
       comment: 'The admin console: its Content-Security-Policy (console/build.ts) and security headers',
       securityHeadersBehavior: {
         contentSecurityPolicy: {
-          contentSecurityPolicy: consoleCsp([...CONSOLE_API_SOURCES, ...consoleConnectSources(props.config)]),
+          contentSecurityPolicy: siteCsp(CONSOLE_API_SOURCES, props.config),
           override: true,
         },
         contentTypeOptions: { override: true },
-        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
-        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
+        frameOptions: { frameOption: FRAME_OPTION, override: true },
+        referrerPolicy: { referrerPolicy: REFERRER_POLICY, override: true },
         strictTransportSecurity: {
-          accessControlMaxAge: Duration.days(365),
+          accessControlMaxAge: HSTS_MAX_AGE,
           includeSubdomains: true,
           override: true,
         },
@@ -156,16 +187,13 @@ export class ConsoleSite extends Construct {
     const deployment = new s3deploy.BucketDeployment(this, 'Files', {
       sources: [
         s3deploy.Source.asset(stageConsole(this.stagingDir)),
-        s3deploy.Source.jsonData(
-          `${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/${CONSOLE_CONFIG_FILE}`,
-          consoleSettings(this.config, apiUrl),
-        ),
+        s3deploy.Source.jsonData(CONSOLE_SETTINGS_KEY, consoleSettings(this.config, apiUrl)),
       ],
       destinationBucket: this.bucket,
       // File names carry no content hash: browsers revalidate (ETag), and CloudFront keeps a no-cache file for its
       // minimum TTL only (1 s with CACHING_OPTIMIZED), so a deploy shows at once without an invalidation (whose grant
       // CDK writes on every distribution, `*`).
-      cacheControl: [s3deploy.CacheControl.noCache()],
+      cacheControl: [CONSOLE_FILES_CACHE_CONTROL],
       retainOnDelete: false,
       logGroup,
       role,

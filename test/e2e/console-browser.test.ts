@@ -22,11 +22,16 @@ import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
 import { rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
-import { assertAccessibleConsole, assertCliSigninShown, launchChromium } from '#test/support/browser.ts';
+import {
+  assertAccessibleConsole,
+  assertCliSigninShown,
+  assertFleetCountsShown,
+  launchChromium,
+} from '#test/support/browser.ts';
 import {
   assertAgentLoginRefused,
   finishAgentLoginAndRegister,
-  runAgentCli,
+  simulateFleet,
   startAgentLogin,
 } from '#test/support/child.ts';
 import { freePort } from '#test/support/free-port.ts';
@@ -49,20 +54,7 @@ before(
     mkdirSync(ARTIFACTS, { recursive: true });
     const port = await freePort();
     svc = await startTestService('pglite', { port, dashboard_url: `http://127.0.0.1:${port}/console` });
-    const simulate = runAgentCli([
-      'simulate',
-      '--url',
-      svc.url,
-      '--email',
-      TEST_ADMIN.email,
-      '--password',
-      TEST_ADMIN.password,
-      '--devices',
-      String(DEVICES),
-      '--events',
-      String(EVENTS),
-    ]);
-    assert.equal(await simulate.exited, 0, simulate.output());
+    await simulateFleet(svc.url, TEST_ADMIN, { devices: DEVICES, events: EVENTS });
     token = await svc.adminToken();
     const db = svc.runtime.database.db;
     await seedDemoDatasource(db);
@@ -298,10 +290,7 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
 
   const fleet = await api<{ devices: Record<string, number> }>('/v1/admin/fleet/summary');
   assert.equal(fleet.devices.total, DEVICES);
-  for (const key of ['total', 'online', 'offline', 'never_reported', 'new_24h']) {
-    const shown = await page.textContent(`#fleet-counts [data-count="${key}"]`);
-    assert.equal(Number(shown?.replace(/,/g, '')), fleet.devices[key], key);
-  }
+  await assertFleetCountsShown(page, fleet.devices);
   // The devices as the API lists them for the page's query, each marked new exactly when it enrolled within 7 days.
   const devices = await api<{
     devices: { serial_number: string; created_at: string; last_seen_at: string }[];

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { buildConsole, CONSOLE_CSP, consoleCsp } from '#console/build.ts';
-import { CONSOLE_API_SOURCES } from '../../infra/constructs/console-site.ts';
+import { CONSOLE_API_SOURCES, consoleSiteHeaders } from '../../infra/constructs/console-site.ts';
 import { ENV } from '../../infra/constructs/service-function.ts';
 import { PROJECT_ROOT, synth } from './synth.ts';
 
@@ -94,6 +94,48 @@ test('the console is served with the same Content-Security-Policy as locally, pl
   const [distribution] = ofType('AWS::CloudFront::Distribution') as [Resource];
   const behavior = (distribution.Properties.DistributionConfig as Json).DefaultCacheBehavior as Json;
   assert.ok(behavior.ResponseHeadersPolicyId, 'the policy is on the console behavior');
+});
+
+/** The headers CloudFront adds for a policy's SecurityHeadersConfig, as its documentation names them. */
+function headersSent(security: Record<string, Json | undefined>): Json {
+  const {
+    ContentSecurityPolicy,
+    ContentTypeOptions,
+    FrameOptions,
+    ReferrerPolicy,
+    StrictTransportSecurity,
+    ...rest
+  } = security;
+  assert.deepEqual(Object.keys(rest), [], 'a security header this reading does not know');
+  const hsts = StrictTransportSecurity;
+  return {
+    ...(ContentSecurityPolicy
+      ? { 'content-security-policy': ContentSecurityPolicy.ContentSecurityPolicy }
+      : {}),
+    ...(ContentTypeOptions ? { 'x-content-type-options': 'nosniff' } : {}),
+    ...(FrameOptions ? { 'x-frame-options': FrameOptions.FrameOption } : {}),
+    ...(ReferrerPolicy ? { 'referrer-policy': ReferrerPolicy.ReferrerPolicy } : {}),
+    ...(hsts
+      ? {
+          'strict-transport-security': [
+            `max-age=${hsts.AccessControlMaxAgeSec}`,
+            ...(hsts.IncludeSubdomains ? ['includeSubDomains'] : []),
+            ...(hsts.Preload ? ['preload'] : []),
+          ].join('; '),
+        }
+      : {}),
+  };
+}
+
+test('the policy sends exactly consoleSiteHeaders, which the cross-origin browser test serves the console with', () => {
+  const [policy] = ofType('AWS::CloudFront::ResponseHeadersPolicy') as [Resource];
+  const config = policy.Properties.ResponseHeadersPolicyConfig as Json;
+  assert.equal(config.CustomHeadersConfig, undefined);
+  assert.equal(config.RemoveHeadersConfig, undefined);
+  assert.deepEqual(
+    headersSent(config.SecurityHeadersConfig as Record<string, Json>),
+    resolve(consoleSiteHeaders(CONSOLE_API_SOURCES, prod.deployment.config)),
+  );
 });
 
 test('console pages answer with index.html at the viewer request; assets and / are left alone or redirected', () => {

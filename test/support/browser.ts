@@ -77,3 +77,15 @@ export async function assertCliSigninShown(
   assert.equal(await page.textContent('#cli-client'), asked.clientId);
   assert.equal(await page.textContent('#cli-loopback'), asked.loopback);
 }
+
+/**
+ * The console's fleet page shows the counts of GET /v1/admin/fleet/summary (`devices`, its data's) and a row for each
+ * device (a fleet of at most one page).
+ */
+export async function assertFleetCountsShown(page: Page, devices: Record<string, number>): Promise<void> {
+  for (const key of ['total', 'online', 'offline', 'never_reported', 'new_24h']) {
+    const shown = await page.textContent(`#fleet-counts [data-count="${key}"]`);
+    assert.equal(Number(shown?.replace(/,/g, '')), devices[key], key);
+  }
+  assert.equal(await page.locator('#devices tbody tr').count(), devices.total);
+}

@@ -107,6 +107,28 @@ export function runAgentCli(args: readonly string[]): AgentCliRun {
   return { child, exited, waitFor, output: () => output };
 }
 
+/** Fills the service at `url` with `devices` simulated devices and their `events` (`agent simulate`, as `admin`). */
+export async function simulateFleet(
+  url: string,
+  admin: { email: string; password: string },
+  size: { devices: number; events: number },
+): Promise<void> {
+  const simulate = runAgentCli([
+    'simulate',
+    '--url',
+    url,
+    '--email',
+    admin.email,
+    '--password',
+    admin.password,
+    '--devices',
+    String(size.devices),
+    '--events',
+    String(size.events),
+  ]);
+  assert.equal(await simulate.exited, 0, simulate.output());
+}
+
 /** What an agent asked for at authorize, as the approval page should show it: its client_id and loopback host:port. */
 export interface AgentAsked {
   clientId: string;
