@@ -1,30 +1,36 @@
--- obs_hist_percentile: generated from shared/domain/observability-rollups.ts (percentileFunctionSql) by `npm run db:functions`; do not edit.
-CREATE OR REPLACE FUNCTION obs_hist_percentile(hist integer[], p double precision, dmax integer)
-RETURNS integer
+-- obs_hist_percentiles: generated from shared/domain/observability-rollups.ts (percentileFunctionSql) by `npm run db:functions`; do not edit.
+CREATE OR REPLACE FUNCTION obs_hist_percentiles(hist integer[], ps double precision[], dmax integer)
+RETURNS integer[]
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-AS $percentile$
+AS $percentiles$
 DECLARE
-  uppers CONSTANT integer[] := '{1,1,2,2,2,3,4,5,6,7,9,12,15,18,23,28,36,44,56,69,87,108,136,169,212,265,331,414,517,646,808,1010,1262,1578,1972,2465,3081,3852,4815,6019,7523,9404,11755,14694,18367,22959,28699,35873,44842,56052,70065,87581,109476,136846,171057,213821,267276,334096,417619,522024,652530,815663,1019579,1274474}';
+  uppers CONSTANT integer[] := ARRAY[1, 1, 2, 2, 2, 3, 4, 5, 6, 7, 9, 12, 15, 18, 23, 28, 36, 44, 56, 69, 87, 108, 136, 169, 212, 265, 331, 414, 517, 646, 808, 1010, 1262, 1578, 1972, 2465, 3081, 3852, 4815, 6019, 7523, 9404, 11755, 14694, 18367, 22959, 28699, 35873, 44842, 56052, 70065, 87581, 109476, 136846, 171057, 213821, 267276, 334096, 417619, 522024, 652530, 815663, 1019579, 1274474];
+  n CONSTANT integer := coalesce(array_length(ps, 1), 0);
   total bigint := 0;
   seen bigint := 0;
-  target double precision;
+  h integer;
+  j integer := 1;
+  result integer[];
 BEGIN
-  FOR i IN 1 .. coalesce(array_length(hist, 1), 0) LOOP
-    total := total + coalesce(hist[i], 0);
+  FOREACH h IN ARRAY hist LOOP
+    total := total + coalesce(h, 0);
   END LOOP;
   IF total = 0 THEN
-    RETURN NULL;
+    RETURN array_fill(NULL::integer, ARRAY[n]);
   END IF;
-  target := greatest(1, ceil(p * total));
+  -- Ranks the walk does not reach (none: the counts sum to the total) are the longest duration, as histPercentile.
+  result := array_fill(dmax, ARRAY[n]);
   FOR i IN 1 .. array_length(hist, 1) LOOP
     seen := seen + coalesce(hist[i], 0);
-    IF seen >= target THEN
-      RETURN least(uppers[i], dmax);
-    END IF;
+    WHILE j <= n AND seen >= greatest(1, ceil(ps[j] * total)) LOOP
+      result[j] := least(uppers[i], dmax);
+      j := j + 1;
+    END LOOP;
+    EXIT WHEN j > n;
   END LOOP;
-  RETURN dmax;
+  RETURN result;
 END
-$percentile$;
+$percentiles$;
 --> statement-breakpoint
 -- observability_fold: generated from shared/domain/observability-rollups.ts (foldFunctionSql) by `npm run db:functions`; do not edit.
 CREATE OR REPLACE FUNCTION observability_fold(max_events bigint, wait boolean, OUT folded bigint, OUT more boolean)

@@ -1,6 +1,6 @@
 -- The series over all event types and results (shared/db/schema-observability.ts, observabilitySeriesTotals): one
--- row per minute, hour and day with the bucket p50 / p95 / p99 stored in generated columns (obs_hist_percentile,
--- migration 0024), so that the summary unfiltered series reads one row and three numbers a bucket. Filled here from
+-- row per minute, hour and day with the bucket's p50 / p95 / p99 stored in a generated column (obs_hist_percentiles,
+-- migration 0024), so that the summary's unfiltered series reads one row and three numbers a bucket. Filled here from
 -- observability_series; the fold (redefined in 0024) keeps it from now on. The fold state row is locked first, so no
 -- fold of the previous definition adds series rows between this copy and the commit.
 CREATE TABLE "observability_series_totals" (
@@ -76,9 +76,7 @@ CREATE TABLE "observability_series_totals" (
 	"h62" integer,
 	"h63" integer,
 	"h64" integer,
-	"duration_p50" integer GENERATED ALWAYS AS (obs_hist_percentile(ARRAY[h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19, h20, h21, h22, h23, h24, h25, h26, h27, h28, h29, h30, h31, h32, h33, h34, h35, h36, h37, h38, h39, h40, h41, h42, h43, h44, h45, h46, h47, h48, h49, h50, h51, h52, h53, h54, h55, h56, h57, h58, h59, h60, h61, h62, h63, h64], 0.5, duration_max)) STORED,
-	"duration_p95" integer GENERATED ALWAYS AS (obs_hist_percentile(ARRAY[h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19, h20, h21, h22, h23, h24, h25, h26, h27, h28, h29, h30, h31, h32, h33, h34, h35, h36, h37, h38, h39, h40, h41, h42, h43, h44, h45, h46, h47, h48, h49, h50, h51, h52, h53, h54, h55, h56, h57, h58, h59, h60, h61, h62, h63, h64], 0.95, duration_max)) STORED,
-	"duration_p99" integer GENERATED ALWAYS AS (obs_hist_percentile(ARRAY[h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19, h20, h21, h22, h23, h24, h25, h26, h27, h28, h29, h30, h31, h32, h33, h34, h35, h36, h37, h38, h39, h40, h41, h42, h43, h44, h45, h46, h47, h48, h49, h50, h51, h52, h53, h54, h55, h56, h57, h58, h59, h60, h61, h62, h63, h64], 0.99, duration_max)) STORED,
+	"duration_percentiles" integer[] GENERATED ALWAYS AS (obs_hist_percentiles(ARRAY[h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19, h20, h21, h22, h23, h24, h25, h26, h27, h28, h29, h30, h31, h32, h33, h34, h35, h36, h37, h38, h39, h40, h41, h42, h43, h44, h45, h46, h47, h48, h49, h50, h51, h52, h53, h54, h55, h56, h57, h58, h59, h60, h61, h62, h63, h64], '{0.5,0.95,0.99}', duration_max)) STORED,
 	CONSTRAINT "observability_series_totals_pkey" PRIMARY KEY("grain","bucket"),
 	CONSTRAINT "observability_series_totals_grain_check" CHECK ("observability_series_totals"."grain" in ('minute', 'hour', 'day'))
 );

@@ -17,15 +17,10 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { xid8 } from './column-types.ts';
+import { HIST_COLUMNS, SERIES_TOTALS_PERCENTILES } from './histogram.ts';
 
 /** h1..h64: counts of durations in (1.25^(b-2), 1.25^(b-1)] ms (h1: <= 1 ms), see obs_duration_bucket; 0 is NULL. */
-const histColumns = Object.fromEntries(
-  Array.from({ length: 64 }, (_, i) => [`h${i + 1}`, integer(`h${i + 1}`)]),
-);
-
-/** The percentile `p` of a row's histogram (h1..h64), capped by its longest duration: a stored generated column. */
-const percentileOf = (p: number) =>
-  sql.raw(`obs_hist_percentile(ARRAY[${Object.keys(histColumns).join(', ')}], ${p}, duration_max)`);
+const histColumns = Object.fromEntries(HIST_COLUMNS.map((h) => [h, integer(h)]));
 
 /**
  * Hourly, 6-hourly, daily and weekly (ISO) rollups of observability_events, maintained by the fold
@@ -119,8 +114,8 @@ export const observabilitySeries = pgTable(
 /**
  * The series over all event types and results: one row per minute, hour and day with the measures, the longest
  * duration and the histogram summed over the bucket's observability_series rows, and the bucket's p50 / p95 / p99
- * stored beside them, computed from the histogram by obs_hist_percentile (migrations/0024, the SQL twin of
- * histPercentile) whenever the fold changes the row. The summary's series with no event type or result filter reads
+ * (duration_percentiles) stored beside them, computed from the histogram by obs_hist_percentiles (migrations/0024,
+ * the SQL twin of histPercentile) whenever the fold changes the row. The summary's series with no event type or result filter reads
  * these (a 24-hour minute series: 1,440 rows and three numbers a bucket, instead of ~7,000 rows whose 64 histogram
  * columns are summed per bucket and sent for the percentiles to be read in JavaScript). Maintained by the fold with
  * observability_series.
@@ -131,9 +126,13 @@ export const observabilitySeriesTotals = pgTable(
     grain: text('grain').notNull(),
     bucket: timestamp('bucket', { withTimezone: true, mode: 'date' }).notNull(),
     ...seriesMeasureColumns,
-    durationP50: integer('duration_p50').generatedAlwaysAs(percentileOf(0.5)),
-    durationP95: integer('duration_p95').generatedAlwaysAs(percentileOf(0.95)),
-    durationP99: integer('duration_p99').generatedAlwaysAs(percentileOf(0.99)),
+    durationPercentiles: integer('duration_percentiles')
+      .array()
+      .generatedAlwaysAs(
+        sql.raw(
+          `obs_hist_percentiles(ARRAY[${Object.keys(histColumns).join(', ')}], '{${SERIES_TOTALS_PERCENTILES.join(',')}}', duration_max)`,
+        ),
+      ),
   },
   (t) => [
     primaryKey({ name: 'observability_series_totals_pkey', columns: [t.grain, t.bucket] }),

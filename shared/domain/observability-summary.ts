@@ -14,6 +14,7 @@
 //   actor / group filters are used; with any other filter it is aggregated from the events of the range.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
+import { SERIES_TOTALS_PERCENTILES } from '../db/histogram.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { invalidField } from '../errors.ts';
 import type { SummaryQuery } from '../schemas/observability.ts';
@@ -212,7 +213,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const seriesRel =
     seriesSource === 'series' && used.length === 0
       ? sql`SELECT bucket AS b, calls, denied, errors, tokens_in, tokens_out, NULL::int AS dmax, NULL::bigint[] AS hist,
-            json_build_array(duration_p50, duration_p95, duration_p99) AS pct
+            to_json(duration_percentiles) AS pct
           FROM observability_series_totals WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T}`
       : seriesSource === 'series'
         ? // Grouped by the bucket as stored, so that the minute series is a walk of its index in bucket order
@@ -355,9 +356,9 @@ function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date },
 
 type Percentiles = readonly [number | null, number | null, number | null];
 
-/** p50, p95 and p99 of a histogram capped by its longest duration (histPercentile). */
+/** p50, p95 and p99 of a histogram capped by its longest duration (histPercentile), as the totals keep them. */
 const percentiles = (hist: readonly number[], max: number): Percentiles =>
-  [0.5, 0.95, 0.99].map((p) => histPercentile(hist, p, max)) as unknown as Percentiles;
+  SERIES_TOTALS_PERCENTILES.map((p) => histPercentile(hist, p, max)) as unknown as Percentiles;
 
 const percentileFields = ([p50, p95, p99]: Percentiles) => ({
   duration_p50_ms: p50,

@@ -1,12 +1,13 @@
-// obs_hist_percentile (the SQL twin of histPercentile, shared/domain/observability-rollups.ts) on every driver: for
-// random histograms, ranks and caps it gives what histPercentile gives, including the empty histogram (null) and
-// ranks that fall exactly on a bucket's last count; and observability_series_totals' generated percentile columns
-// follow their row's histogram when a row is inserted and when an upsert adds to it, as the fold does.
+// obs_hist_percentiles (the SQL twin of histPercentile, shared/domain/observability-rollups.ts) on every driver: for
+// random histograms, ascending ranks and caps it gives what histPercentile gives for each rank, including the empty
+// histogram (nulls) and ranks that fall exactly on a bucket's last count; and observability_series_totals' generated
+// percentiles follow their row's histogram when a row is inserted and when an upsert adds to it, as the fold does.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { connectDatabase } from '#shared/db/connect.ts';
+import { SERIES_TOTALS_PERCENTILES } from '#shared/db/histogram.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryJson } from '#shared/db/query.ts';
 import { HIST_BUCKETS, histPercentile, seriesTotalsUpsertSql } from '#shared/domain/observability-rollups.ts';
@@ -15,7 +16,8 @@ import { testConfig } from '#test/support/service.ts';
 
 interface Case {
   hist: (number | null)[];
-  p: number;
+  /** Ascending ranks. */
+  ps: number[];
   dmax: number;
 }
 
@@ -33,28 +35,35 @@ const rank = fc.oneof(
   fc.double({ min: 0.000_001, max: 1, noNaN: true }),
 );
 const cases = fc.array(
-  fc.record({ hist: histogram, p: rank, dmax: fc.integer({ min: 0, max: 2_000_000 }) }),
+  fc.record({
+    hist: histogram,
+    ps: fc.array(rank, { minLength: 1, maxLength: 4 }).map((ps) => ps.sort((a, b) => a - b)),
+    dmax: fc.integer({ min: 0, max: 2_000_000 }),
+  }),
   { minLength: 200, maxLength: 200 },
 );
 
 const expected = (c: Case) =>
-  histPercentile(
-    c.hist.map((n) => n ?? 0),
-    c.p,
-    c.dmax,
+  c.ps.map((p) =>
+    histPercentile(
+      c.hist.map((n) => n ?? 0),
+      p,
+      c.dmax,
+    ),
   );
 
 for (const driver of driversUnderTest()) {
-  describe(`obs_hist_percentile on ${driver}`, () => {
+  describe(`obs_hist_percentiles on ${driver}`, () => {
     let provisioned: ProvisionedDatabase;
     let database: Awaited<ReturnType<typeof connectDatabase>>;
-    /** obs_hist_percentile of each case, in one statement. */
+    /** obs_hist_percentiles of each case, in one statement. */
     const inSql = (list: Case[]) =>
-      queryJson<(number | null)[]>(
+      queryJson<(number | null)[][]>(
         database.db,
-        sql`SELECT json_agg(obs_hist_percentile(
+        sql`SELECT json_agg(obs_hist_percentiles(
             ARRAY(SELECT v::int FROM json_array_elements_text(t.x->'hist') WITH ORDINALITY AS h(v, i) ORDER BY h.i),
-            (t.x->>'p')::float8, (t.x->>'dmax')::int) ORDER BY t.n) AS j
+            ARRAY(SELECT v::float8 FROM json_array_elements_text(t.x->'ps') WITH ORDINALITY AS r(v, i) ORDER BY r.i),
+            (t.x->>'dmax')::int) ORDER BY t.n) AS j
           FROM json_array_elements(${JSON.stringify(list)}::json) WITH ORDINALITY AS t(x, n)`,
       );
 
@@ -80,25 +89,27 @@ for (const driver of driversUnderTest()) {
     test('empty, every bucket alone, and ranks on the last count of a bucket', async () => {
       const empty = Array<number | null>(HIST_BUCKETS).fill(null);
       const list: Case[] = [
-        { hist: empty, p: 0.5, dmax: 10 },
-        { hist: empty.map(() => 0), p: 0.99, dmax: 0 },
+        { hist: empty, ps: [0.5, 0.95, 0.99], dmax: 10 },
+        { hist: empty.map(() => 0), ps: [0.99], dmax: 0 },
       ];
       for (let b = 0; b < HIST_BUCKETS; b++) {
         // Each bucket alone, capped above and below its upper bound.
-        for (const dmax of [0, 1, 2_000_000])
-          list.push({ hist: empty.map((_, i) => (i === b ? 3 : null)), p: 0.5, dmax });
-        // 20 counts over two buckets: p95's rank 19 is the first bucket's last count, one more moves it.
+        for (const dmax of [0, 1, 2_000_000]) {
+          list.push({ hist: empty.map((_, i) => (i === b ? 3 : null)), ps: [0.5, 0.95, 0.99], dmax });
+        }
+        // 20 counts over two buckets: p95's rank 19 is the first bucket's last count, one more moves it; p99 and
+        // p100 fall in the second bucket, two ranks read in the same step of the walk.
         for (const first of [19, 18]) {
           list.push({
             hist: empty.map((_, i) => (i === b ? first : i === (b + 1) % HIST_BUCKETS ? 20 - first : null)),
-            p: 0.95,
+            ps: [0.5, 0.95, 0.99, 1],
             dmax: 2_000_000,
           });
         }
       }
       const got = await inSql(list);
       assert.deepEqual(got, list.map(expected));
-      assert.equal(got[0], null, 'an empty histogram has no percentile');
+      assert.deepEqual(got[0], [null, null, null], 'an empty histogram has no percentile');
     });
 
     test('observability_series_totals: the stored percentiles follow the histogram on insert and on upsert', async () => {
@@ -115,11 +126,11 @@ for (const driver of driversUnderTest()) {
       const read = () =>
         queryJson<(number | null)[]>(
           database.db,
-          sql`SELECT json_build_array(duration_p50, duration_p95, duration_p99) AS j FROM observability_series_totals
+          sql`SELECT to_json(duration_percentiles) AS j FROM observability_series_totals
             WHERE grain = 'minute' AND bucket = '2026-01-01T00:00:00Z'`,
         );
       const pct = (hist: (number | null)[], dmax: number) =>
-        [0.5, 0.95, 0.99].map((p) => expected({ hist, p, dmax }));
+        expected({ hist, ps: [...SERIES_TOTALS_PERCENTILES], dmax });
       const first = Array.from({ length: HIST_BUCKETS }, (_, i) => (i === 10 ? 90 : i === 40 ? 10 : null));
       await upsert(100, first, 5_000);
       assert.deepEqual(await read(), pct(first, 5_000));
