@@ -8,10 +8,11 @@
 //   breakdowns (one hashed GROUPING SETS pass) and the top lists come from those. Filters on call-key columns stay on
 //   the rollups; filters on device, serial, session, actor, group, skill or free text read the events of the range
 //   (index range scans for device / serial / session / actor; the cost of the others grows with the range). The
-//   series stays on observability_series with no filter or only event type / result filters, on the call rollups
-//   with other call-key filters (not for minutes), else on the events; each source has the duration histogram per
-//   bucket, so every point has its percentiles, read as the totals' are. The actor section stays on rollups when only
-//   actor / group filters are used; with any other filter it is aggregated from the events of the range.
+//   series reads observability_series_totals with no filter (one row a bucket, its percentiles stored with it),
+//   observability_series with only event type / result filters, the call rollups with other call-key filters (not
+//   for minutes), else the events; the last three have the duration histogram per bucket, from which each point's
+//   percentiles are read as the totals' are. The actor section stays on rollups when only actor / group filters are
+//   used; with any other filter it is aggregated from the events of the range.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { SERIES_TOTALS_PERCENTILES } from '../db/histogram.ts';
