@@ -826,7 +826,16 @@ for (const driver of driversUnderTest()) {
       times.push(to - D);
       const body = await ingest(
         devices[1]!.identity,
-        times.map((t) => ev({ tool: 'window_probe', event_time: new Date(t).toISOString() })),
+        // Errors with a message, so that the free-text filter (which reads the newest day first too) finds them all.
+        times.map((t) =>
+          ev({
+            tool: 'window_probe',
+            event_time: new Date(t).toISOString(),
+            event_type: 'error',
+            result: 'error',
+            error_message: 'window probe failed',
+          }),
+        ),
       );
       assert.equal(body.accepted, times.length);
       const stored = await queryRows<{ id: string; t: string }>(
@@ -853,7 +862,10 @@ for (const driver of driversUnderTest()) {
       const before = new Date(to).toISOString();
       const since = new Date(to - 12 * D).toISOString();
       for (const limit of [1, 2, 3, 5, 50]) {
-        assert.deepEqual(await walk('', limit), order(stored), `all, limit ${limit}`);
+        // The probe's device by serial, and its text: filters that read the newest day first as the tool does.
+        for (const also of ['', `serial=${devices[1]!.serial}`, 'q=probe%20failed']) {
+          assert.deepEqual(await walk(also, limit), order(stored), `all, ${also}, limit ${limit}`);
+        }
         assert.deepEqual(
           await walk(`to=${before}`, limit),
           order(stored.filter((r) => Number(r.t) < to)),
