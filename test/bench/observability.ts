@@ -13,7 +13,9 @@
 //
 // Environment: TEST_DATABASE_URL (PostgreSQL server, else one from npm started for the run; a fresh database is created and dropped), BENCH_DRIVERS
 // (pglite,postgres), BENCH_SCALE (0.1 = a tenth of the events, for a quick run), BENCH_EVENTS / BENCH_PG_EVENTS
-// (event counts), BENCH_RUNS (30), BENCH_RAW_RUNS (3), BENCH_KEEP=1 (keep the PostgreSQL database).
+// (event counts), BENCH_RUNS (30), BENCH_RAW_RUNS (3), BENCH_KEEP=1 (keep the PostgreSQL database), BENCH_REUSE=<name>
+// (measure again on a database an earlier run kept, on the same server, without seeding it: its newest event stands
+// for the seeding's now; the ingest step adds its events to it; it is kept).
 // The domain functions are called directly: figures are database + JSON time, without HTTP.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -41,7 +43,7 @@ const DAY = 86_400_000;
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const RAW_RUNS = Number(process.env.BENCH_RAW_RUNS ?? 3);
-const now = new Date();
+const startedAt = new Date();
 
 type Timing = { p50: number; p95: number; n: number };
 const quantile = (xs: number[], q: number) => {
@@ -69,8 +71,17 @@ interface Target {
   pass: boolean | null;
 }
 
+/** A database kept by an earlier run (BENCH_KEEP=1), on TEST_DATABASE_URL's server; never dropped. */
+function keptDatabase(name: string) {
+  const url = new URL(process.env.TEST_DATABASE_URL as string);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name, drop: async () => {} };
+}
+
 async function run(driver: 'pglite' | 'postgres', events: number): Promise<Target[]> {
-  const pg = driver === 'postgres' ? await createPostgresDatabase() : undefined;
+  const reuse = driver === 'postgres' ? process.env.BENCH_REUSE : undefined;
+  const pg =
+    driver === 'postgres' ? (reuse ? keptDatabase(reuse) : await createPostgresDatabase()) : undefined;
   const config = testConfig({
     db: { dsn: pg ? pg.url : 'pglite:memory', statement_timeout: '900s', max_open_conns: 8 },
   });
@@ -86,18 +97,30 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     });
   try {
     await migrate(db);
-    console.log(
-      `\nbench:observability on ${driver}: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days`,
-    );
-    const t0 = performance.now();
-    await seedObservability(db, events, now);
-    let t1 = performance.now();
-    await rebuildRollups(db);
-    console.log(`rollups rebuilt from the events: ${seconds(t1)}`);
-    t1 = performance.now();
-    // The steady state of a live table: autovacuum has run (visibility map set, statistics current).
-    await db.execute(sql`VACUUM ANALYZE`);
-    console.log(`vacuum analyze: ${seconds(t1)}; seeding in all: ${seconds(t0)}`);
+    let now = startedAt;
+    if (reuse) {
+      const [kept] = await queryRows<{ t: string; n: string }>(
+        db,
+        sql`SELECT max(event_time)::text AS t, count(*)::text AS n FROM observability_events`,
+      );
+      now = new Date(String(kept?.t));
+      console.log(
+        `\nbench:observability on ${driver}: database ${reuse}, kept by an earlier run, ${Number(kept?.n).toLocaleString('en')} events; its newest event (${now.toISOString()}) stands for now`,
+      );
+    } else {
+      console.log(
+        `\nbench:observability on ${driver}: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days`,
+      );
+      const t0 = performance.now();
+      await seedObservability(db, events, now);
+      let t1 = performance.now();
+      await rebuildRollups(db);
+      console.log(`rollups rebuilt from the events: ${seconds(t1)}`);
+      t1 = performance.now();
+      // The steady state of a live table: autovacuum has run (visibility map set, statistics current).
+      await db.execute(sql`VACUUM ANALYZE`);
+      console.log(`vacuum analyze: ${seconds(t1)}; seeding in all: ${seconds(t0)}`);
+    }
     const [rows] = await queryRows<{
       h: number;
       q: number;
@@ -276,7 +299,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     return targets;
   } finally {
     await database.close();
-    if (process.env.BENCH_KEEP && pg) console.log(`kept database ${pg.name}`);
+    if ((process.env.BENCH_KEEP || reuse) && pg) console.log(`kept database ${pg.name}`);
     else await pg?.drop();
   }
 }
