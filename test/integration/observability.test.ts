@@ -826,7 +826,7 @@ for (const driver of driversUnderTest()) {
       times.push(to - D);
       const body = await ingest(
         devices[1]!.identity,
-        // Errors with a message, so that the free-text filter (which reads the newest day first too) finds them all.
+        // Errors with a message, so that the free-text filter finds them all.
         times.map((t) =>
           ev({
             tool: 'window_probe',
@@ -862,7 +862,7 @@ for (const driver of driversUnderTest()) {
       const before = new Date(to).toISOString();
       const since = new Date(to - 12 * D).toISOString();
       for (const limit of [1, 2, 3, 5, 50]) {
-        // The probe's device by serial, and its text: filters that read the newest day first as the tool does.
+        // The probe's device by serial (read newest day first, as the tool is) and its text (the whole table at once).
         for (const also of ['', `serial=${devices[1]!.serial}`, 'q=probe%20failed']) {
           assert.deepEqual(await walk(also, limit), order(stored), `all, ${also}, limit ${limit}`);
         }
