@@ -115,9 +115,9 @@ export const observabilitySeries = pgTable(
  * The series over all event types and results: one row per minute, hour and day with the measures, the longest
  * duration and the histogram summed over the bucket's observability_series rows, and the bucket's p50 / p95 / p99
  * (duration_percentiles) stored beside them, computed from the histogram by obs_hist_percentiles (migrations/0024,
- * the SQL twin of histPercentile) whenever the fold changes the row. The summary's series with no event type or result filter reads
- * these (a 24-hour minute series: 1,440 rows and three numbers a bucket, instead of ~7,000 rows whose 64 histogram
- * columns are summed per bucket and sent for the percentiles to be read in JavaScript). Maintained by the fold with
+ * the SQL twin of histPercentile) whenever the fold changes the row. The summary's series with no filter reads these
+ * (a 24-hour minute series: 1,440 rows and three numbers a bucket, instead of ~7,000 rows whose 64 histogram columns
+ * are summed per bucket and sent for the percentiles to be read in JavaScript). Maintained by the fold with
  * observability_series.
  */
 export const observabilitySeriesTotals = pgTable(

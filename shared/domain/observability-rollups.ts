@@ -298,12 +298,14 @@ export function seriesSelectSql(source: SQL, grainList: readonly Grain[] = SERIE
     GROUP BY x.grain, x.bucket, x.event_type, x.result`;
 }
 
+/** The measures of series rows `r` summed (the longest duration kept), in table order, for a GROUP BY. */
+const SERIES_SUMS = sql.raw(`sum(r.calls)::bigint AS calls, sum(r.denied)::bigint AS denied,
+  sum(r.errors)::bigint AS errors, sum(r.tokens_in)::bigint AS tokens_in, sum(r.tokens_out)::bigint AS tokens_out,
+  max(r.duration_max)::int AS duration_max, ${HIST_COLUMNS.map((h) => `sum(r.${h})::int AS ${h}`).join(', ')}`);
+
 /** Series rows (SERIES_COLUMNS) of `source`, itself series rows, re-bucketed at each grain of `grainList`. */
 export function coarserSeriesSql(source: SQL, grainList: readonly Grain[]): SQL {
-  return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, r.event_type, r.result,
-      sum(r.calls)::bigint AS calls, sum(r.denied)::bigint AS denied, sum(r.errors)::bigint AS errors,
-      sum(r.tokens_in)::bigint AS tokens_in, sum(r.tokens_out)::bigint AS tokens_out,
-      max(r.duration_max)::int AS duration_max, ${sql.raw(HIST_COLUMNS.map((h) => `sum(r.${h})::int AS ${h}`).join(', '))}
+  return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, r.event_type, r.result, ${SERIES_SUMS}
     FROM (${source}) AS r CROSS JOIN ${grains(grainList)}
     GROUP BY 1, 2, 3, 4`;
 }
@@ -338,10 +340,7 @@ export const SERIES_TOTALS_COLUMNS = `grain, bucket, calls, denied, errors, toke
 
 /** Totals rows (SERIES_TOTALS_COLUMNS) of `rows`, series rows: per grain and bucket, over event types and results. */
 export function seriesTotalsSelectSql(rows: SQL): SQL {
-  return sql`SELECT r.grain, r.bucket, sum(r.calls)::bigint, sum(r.denied)::bigint, sum(r.errors)::bigint,
-      sum(r.tokens_in)::bigint, sum(r.tokens_out)::bigint, max(r.duration_max)::int,
-      ${sql.raw(HIST_COLUMNS.map((h) => `sum(r.${h})::int`).join(', '))}
-    FROM ${rows} AS r GROUP BY 1, 2`;
+  return sql`SELECT r.grain, r.bucket, ${SERIES_SUMS} FROM ${rows} AS r GROUP BY 1, 2`;
 }
 
 /** The upsert of the totals of the series rows `rows` into observability_series_totals: a CTE of the fold. */
