@@ -1,11 +1,11 @@
 // The device identity of the reference agent: one private key (ECDSA P-256 or Ed25519) and a self-signed X.509 v3
 // certificate over it, kept in the agent's state directory (device-protocol.md, "Keys and certificates").
 import { createHash, createPrivateKey, type KeyObject, randomUUID, webcrypto } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import type { AgentState } from './state.ts';
 
 export type KeyType = 'p256' | 'ed25519';
 
@@ -63,27 +63,8 @@ export async function createDeviceIdentity(
 
 export const privateKeyOf = (identity: DeviceIdentity): KeyObject => createPrivateKey(identity.privateKeyPem);
 
-/** What the agent keeps between runs: identity, the hardware fallback id, the enrollment and the sign-in token. */
-export interface AgentState {
-  identity?: DeviceIdentity;
-  fallbackSerial?: string;
-  deviceId?: string;
-  accessToken?: string;
-  baseUrl?: string;
-}
-
-export function loadState(dir: string): AgentState {
-  try {
-    return JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as AgentState;
-  } catch {
-    return {};
-  }
-}
-
-export function saveState(dir: string, state: AgentState): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-}
+// The state file is read and written by state.ts, which loads no certificate library; re-exported for importers.
+export { type AgentState, loadState, saveState } from './state.ts';
 
 function readDmi(name: string): string | undefined {
   try {
