@@ -6,7 +6,13 @@ import type { RequestBody, ResponseBody } from '#client/api.ts';
 import { canonicalBytes } from '#shared/device/canonical-json.ts';
 import { type BackoffSettings, nextWait, retryAfterMs } from './daemon/backoff.ts';
 import type { DeviceIdentity } from './identity.ts';
-import { endpoint, notTheService, ServiceUnreachable, serviceFetch } from './service-address.ts';
+import {
+  endpoint,
+  notTheService,
+  type ServicePost,
+  ServiceUnreachable,
+  servicePost,
+} from './service-address.ts';
 
 /** What the API takes and answers, from the OpenAPI document's generated types (client/openapi.d.ts). */
 export type AgentReport = RequestBody<'reportInventory'>['agents'][number];
@@ -75,7 +81,8 @@ export interface ClientOptions {
   retries?: number;
   /** The waits between the CLI's retries (the daemon keeps its own). */
   backoff?: BackoffSettings & { maxRetryAfterMs?: number };
-  fetch?: typeof fetch;
+  /** How a request goes out (default: servicePost, node:http with a 30 s timeout). */
+  post?: ServicePost;
   /** Counts requests actually sent (tests and benchmarks). */
   onRequest?: (path: string, attempt: number) => void;
 }
@@ -101,8 +108,8 @@ interface Mode {
 }
 
 export class DeviceClient {
-  readonly options: Required<Omit<ClientOptions, 'onRequest' | 'fetch'>> & Pick<ClientOptions, 'onRequest'>;
-  private readonly fetch: typeof fetch;
+  readonly options: Required<Omit<ClientOptions, 'onRequest' | 'post'>> & Pick<ClientOptions, 'onRequest'>;
+  private readonly send: ServicePost;
   constructor(options: ClientOptions) {
     this.options = {
       maxBatch: 1000,
@@ -110,7 +117,7 @@ export class DeviceClient {
       backoff: { baseMs: 200, capMs: 3000, maxRetryAfterMs: 30_000 },
       ...options,
     };
-    this.fetch = options.fetch ?? serviceFetch(options.baseUrl);
+    this.send = options.post ?? servicePost(options.baseUrl);
   }
 
   /**
@@ -132,22 +139,21 @@ export class DeviceClient {
     if (mode.header) headers['x-device-signature'] = signature;
     else payload = JSON.stringify({ ...body, signature });
     if (mode.token) headers.authorization = `Bearer ${mode.token}`;
-    const res = await this.fetch(endpoint(baseUrl, path), {
-      method: 'POST',
+    const res = await this.send(endpoint(baseUrl, path), {
       headers,
       body: payload,
       ...(mode.signal ? { signal: mode.signal } : {}),
     });
-    const text = await res.text();
+    const { text } = res;
     let parsed: (T & { error?: string; message?: string }) | undefined;
     try {
       parsed = (text ? JSON.parse(text) : {}) as T & { error?: string; message?: string };
     } catch {}
-    const retryAfter = retryAfterMs(res.headers.get('retry-after'));
+    const retryAfter = retryAfterMs(res.header('retry-after'));
     const busy = res.status >= 500 || res.status === 429;
     if (!parsed || typeof parsed !== 'object') {
       // A proxy's page while the service is down is worth waiting for; a page with any other status is not the API.
-      if (!busy) throw notTheService(baseUrl, path, res.status, res.headers.get('content-type'));
+      if (!busy) throw notTheService(baseUrl, path, res.status, res.header('content-type'));
       return {
         ok: false,
         status: res.status,
@@ -157,7 +163,7 @@ export class DeviceClient {
         ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
       };
     }
-    if (res.ok) return { ok: true, status: res.status, body: parsed };
+    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status, body: parsed };
     if (res.status === 404 && parsed.error === 'not_found')
       throw notTheService(baseUrl, path, res.status, 'a 404 for this route');
     const code = parsed.error ?? 'error';
@@ -197,10 +203,13 @@ export class DeviceClient {
     });
   }
 
-  reportInventory(agents: AgentReport[], extra: Omit<InventoryBody, 'agents'> = {}) {
-    return this.post<InventoryAccepted>('/v1/devices/inventory', () => ({ ...extra, agents }), {
-      header: true,
-    });
+  /** Reports the agents and their MCP servers; `agentVersion` is this agent's own version (agent/version.ts). */
+  reportInventory(agents: AgentReport[], agentVersion?: string) {
+    return this.post<InventoryAccepted>(
+      '/v1/devices/inventory',
+      () => (agentVersion ? { agentVersion, agents } : { agents }),
+      { header: true },
+    );
   }
 
   /**

@@ -174,3 +174,58 @@ export function serviceFetch(
     }
   };
 }
+
+/** What a POST to the service answered: its status, a header by name, the body as text. */
+export interface PostAnswer {
+  status: number;
+  header(name: string): string | null;
+  text: string;
+}
+
+export type ServicePost = (
+  url: string,
+  init: { headers: Record<string, string>; body: string | Buffer; signal?: AbortSignal },
+) => Promise<PostAnswer>;
+
+/**
+ * A POST through node:http / node:https rather than fetch, for the device calls: fetch's HTTP client holds tens of
+ * megabytes more for a daemon that sends batches all day (bench:agent). A network failure is ServiceUnreachable
+ * naming `base`; no answer within `timeoutMs` is a timeout.
+ */
+export function servicePost(base: string, options: { timeoutMs?: number } = {}): ServicePost {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  return async (url, init) => {
+    const target = new URL(url);
+    const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
+    return new Promise<PostAnswer>((resolve, reject) => {
+      const fail = (err: unknown) => reject(init.signal?.aborted ? err : unreachable(err, base, timeoutMs));
+      const req = request(
+        target,
+        {
+          method: 'POST',
+          headers: { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) },
+          timeout: timeoutMs,
+          ...(init.signal ? { signal: init.signal } : {}),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', fail);
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              header: (name) => {
+                const value = res.headers[name.toLowerCase()];
+                return Array.isArray(value) ? value.join(', ') : (value ?? null);
+              },
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+        },
+      );
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', fail);
+      req.end(init.body);
+    });
+  };
+}

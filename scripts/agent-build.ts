@@ -36,6 +36,8 @@ const result = await build({
   outfile,
   bundle: true,
   platform: 'node',
+  // The ES module build of a package first: a UMD build's require() of its own files is not seen by the bundler.
+  mainFields: ['module', 'main'],
   target: 'node20',
   format: 'cjs',
   define: { 'import.meta.url': '__acpUrl' },

@@ -38,9 +38,13 @@ export const pathsOf = (platform: ServicePlatform) => (platform === 'win32' ? wi
 export const serviceLogPath = (spec: ServiceSpec) =>
   pathsOf(spec.platform).join(spec.stateDir, 'logs', 'service.log');
 
-/** `agent run` for this state directory, run by `node` on `script`. */
+/**
+ * `agent run` for this state directory, run by `node` on `script`. A 1 MB young generation: the daemon sleeps most of
+ * the time, and V8's default (up to 16 MB per semi-space) costs it tens of megabytes resident (bench:agent).
+ */
 export const daemonCommand = (node: string, script: string, stateDir: string): string[] => [
   node,
+  '--max-semi-space-size=1',
   script,
   'run',
   '--state',

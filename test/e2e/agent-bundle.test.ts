@@ -117,7 +117,9 @@ test('it runs under the machine’s Node and under Node 24: help, enrollment, se
     assert.ok(unitPath, `${version}: the unit was written`);
     const unit = readFileSync(join(unitPath.parentPath, unitPath.name), 'utf8');
     assert.ok(
-      unit.includes(`ExecStart="${node}" "${realpathSync(bundle)}" "run" "--state" "${state}"`),
+      unit.includes(
+        `ExecStart="${node}" "--max-semi-space-size=1" "${realpathSync(bundle)}" "run" "--state" "${state}"`,
+      ),
       unit,
     );
 
