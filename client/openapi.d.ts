@@ -2899,7 +2899,10 @@ export interface operations {
                 "application/json": {
                     records: {
                         action_type: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 with a zone (Z or ±hh:mm), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: kept as the instant in UTC, to the millisecond (the offset and digits past the millisecond are not kept), and covered by the record’s hash as kept
+                         */
                         timestamp: string;
                         actor_email?: string | null;
                         actor_id?: string | null;
@@ -7015,11 +7018,19 @@ export interface operations {
                         data: {
                             intact: boolean;
                             checked: number;
+                            /** @description The first record that does not verify; null when the chain is intact */
                             broken_at: {
+                                /** @description The id of the first record that does not verify */
                                 id: string;
+                                /** @description Its position in the chain (1 is the first record) */
                                 seq: number;
                                 /** Format: date-time */
                                 timestamp: string;
+                                /**
+                                 * @description content: its fields, as stored, no longer give its hash (it was changed); link: its prev_hash is not the hash of the record before it (a record was removed or put in before it)
+                                 * @enum {string}
+                                 */
+                                reason: "content" | "link";
                             } | null;
                             head: {
                                 seq: number;
