@@ -83,7 +83,8 @@ export function* decodeFrames(buf: Buffer, start = 0, verify = true): Generator<
       // A record claiming more bytes than there are is being written, unless a complete record follows it: writes
       // to a file are serialized, so nothing lands after a write still in progress. Then it is a torn one.
       let next = buf.indexOf(MAGIC[0] as number, at + 1);
-      while (next !== -1 && probe(buf, next, verify) !== 'record') next = buf.indexOf(MAGIC[0] as number, next + 1);
+      while (next !== -1 && probe(buf, next, verify) !== 'record')
+        next = buf.indexOf(MAGIC[0] as number, next + 1);
       if (next === -1) {
         yield { kind: 'incomplete', start: at };
         return;
