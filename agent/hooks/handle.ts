@@ -10,7 +10,13 @@ import { knownServers } from './known-servers.ts';
 import { obj } from './payload.ts';
 import { PendingCalls, SessionNotes } from './pending.ts';
 import { type AgentSettings, readSettings } from './settings.ts';
-import type { Decision, HookAnswer, HookClient, ObservedCall } from './types.ts';
+import {
+  type Decision,
+  type HookAnswer,
+  type HookClient,
+  type ObservedCall,
+  UNKNOWN_SERVER,
+} from './types.ts';
 
 export interface HookRequest {
   clientId: string;
@@ -86,6 +92,8 @@ function observe(client: HookClient, request: HookRequest, options: HookOptions)
     return decision;
   }
   const started = recorder.pending.take(client.id, observed.pairKey);
+  // What the start knew and the end does not say (Cursor names the server's URL only before the call).
+  if (started && observed.server === UNKNOWN_SERVER) observed.server = started.server;
   const durationMs = observed.durationMs ?? (started ? now - started.startedAt : undefined);
   recorder.record(observed, {
     eventTime: started?.startedAt ?? now - (observed.durationMs ?? 0),

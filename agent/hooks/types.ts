@@ -4,6 +4,9 @@
 /** A payload as the client sent it: a JSON object, its fields unchecked until read. */
 export type Payload = Record<string, unknown>;
 
+/** The server of a call whose payload does not say which (an older Cursor's afterMCPExecution). */
+export const UNKNOWN_SERVER = 'unknown';
+
 /** One MCP tool call seen through a client's hook, before (`pre`) or after (`post`) it ran. */
 export interface ObservedCall {
   phase: 'pre' | 'post';

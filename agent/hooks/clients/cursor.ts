@@ -4,7 +4,7 @@
 // the hook always answers with the documented JSON permission.
 import { basename } from 'node:path';
 import { digest, mcpResultError, num, parsedJson, str } from '../payload.ts';
-import type { HookClient, HookEnv, ObservedCall, Payload } from '../types.ts';
+import { type HookClient, type HookEnv, type ObservedCall, type Payload, UNKNOWN_SERVER } from '../types.ts';
 import { pathOf } from './paths.ts';
 
 const PHASES: Record<string, 'pre' | 'post'> = { beforeMCPExecution: 'pre', afterMCPExecution: 'post' };
@@ -28,11 +28,11 @@ function serverAndTool(payload: Payload, toolName: string): { server: string; to
   const url = str(payload.mcp_server_url) ?? str(payload.url);
   if (url) {
     try {
-      return { server: new URL(url).hostname || 'unknown', tool };
+      return { server: new URL(url).hostname || UNKNOWN_SERVER, tool };
     } catch {}
   }
   const program = str(payload.command)?.trim().split(/\s+/)[0];
-  return { server: program ? basename(program) : 'unknown', tool };
+  return { server: program ? basename(program) : UNKNOWN_SERVER, tool };
 }
 
 export const cursor: HookClient = {

@@ -11,34 +11,20 @@ import { parse } from 'jsonc-parser';
 import { ourHook } from '#agent/hooks/command-line.ts';
 import { BACKUP_SUFFIX, type HookOutcome, installHooks, uninstallHooks } from '#agent/hooks/install.ts';
 import type { HookEnv } from '#agent/hooks/types.ts';
-import { HOOK_FIXTURES } from '#test/support/hook-runner.ts';
+import {
+  HOOK_CLIENT_IDS,
+  HOOK_FIXTURES,
+  type HookClientId,
+  fixtureHome as homeWith,
+  USER_FILES,
+} from '#test/support/hook-runner.ts';
 
-/** Where each client's user settings live in a home, and the fixture that seeds it. */
-const USER_FILES = {
-  'claude-code': ['.claude/settings.json', 'claude-code/settings.json'],
-  cursor: ['.cursor/hooks.json', 'cursor/hooks.json'],
-  'gemini-cli': ['.gemini/settings.json', 'gemini-cli/settings.jsonc'],
-  codex: ['.codex/hooks.json', 'codex/hooks.json'],
-  windsurf: ['.codeium/windsurf/hooks.json', 'windsurf/hooks.json'],
-} as const;
-type ClientId = keyof typeof USER_FILES;
-const CLIENTS = Object.keys(USER_FILES) as ClientId[];
-
-function fixtureHome(clients: readonly ClientId[] = CLIENTS) {
-  const home = mkdtempSync(join(tmpdir(), 'hooks-home-'));
-  for (const client of clients) {
-    const [file, source] = USER_FILES[client];
-    mkdirSync(dirname(join(home, file)), { recursive: true });
-    cpSync(join(HOOK_FIXTURES, source), join(home, file));
-  }
-  const env: HookEnv = { home, platform: 'linux', env: {} };
-  return {
-    home,
-    env,
-    stateDir: join(home, '.acp-agent'),
-    file: (client: ClientId) => join(home, USER_FILES[client][0]),
-  };
-}
+type ClientId = HookClientId;
+const CLIENTS = HOOK_CLIENT_IDS;
+const fixtureHome = (clients?: readonly ClientId[]) => {
+  const h = homeWith(clients);
+  return { ...h, env: { ...h.env, platform: 'linux' as const } };
+};
 
 const read = (file: string) => readFileSync(file, 'utf8');
 const statusOf = (outcomes: HookOutcome[]) => Object.fromEntries(outcomes.map((o) => [o.client, o.status]));
