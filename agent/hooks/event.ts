@@ -1,7 +1,7 @@
 // An observed call as the service's event (docs/device-protocol.md, "Event fields"). Tool input and output are kept
 // only when the device's settings opt in, and then cut to capture.maxChars; strings are cut to the service's limits.
-import { randomUUID } from 'node:crypto';
 import type { ToolCallEvent } from '../client.ts';
+import { randomUUID } from './random.ts';
 import type { CaptureSettings } from './settings.ts';
 import type { Decision } from './types.ts';
 

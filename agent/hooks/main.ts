@@ -3,7 +3,6 @@
 // folder, so that it adds little more than Node's own start to a tool call. Exits 0 whatever happens, unless the
 // decision itself is a block that the client takes as an exit code.
 import { readSync, writeSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { logHookError } from './error-log.ts';
 import { handleHook } from './handle.ts';
@@ -15,6 +14,9 @@ export interface HookArgs {
 }
 
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+
+/** The user's ~/.acp-agent (node:os loaded only when the command does not name the state directory). */
+const defaultStateDir = (): string => join(process.getBuiltinModule('node:os').homedir(), '.acp-agent');
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 export function parseHookArgs(argv: readonly string[]): HookArgs {
@@ -33,7 +35,7 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
   return {
     client: values.client,
     event: values.event,
-    stateDir: values.state ?? join(homedir(), '.acp-agent'),
+    stateDir: values.state ?? defaultStateDir(),
   };
 }
 
@@ -78,7 +80,7 @@ export function runHookProcess(argv: readonly string[]): void {
   try {
     args = parseHookArgs(argv);
   } catch (err) {
-    logHookError(join(homedir(), '.acp-agent'), 'hook', (err as Error).message);
+    logHookError(defaultStateDir(), 'hook', (err as Error).message);
     process.exitCode = 0;
     return;
   }

@@ -1,10 +1,10 @@
 // Calls that have started and not yet ended: one small file per call, so that parallel hooks (a parallel pair of
 // tool calls, several clients) never write the same file. A file is written whole then renamed into place, and
 // taken by renaming it away first: of two hooks taking the same call, exactly one gets it.
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest } from './payload.ts';
+import { randomBytes } from './random.ts';
 
 export interface PendingCall {
   startedAt: number;
@@ -16,7 +16,7 @@ export interface PendingCall {
   input?: unknown;
 }
 
-const NAME = /^([A-Za-z0-9_-]{16})\.(\d{15})\.[0-9a-f]{8}\.json$/;
+const NAME = /^([0-9a-z]{16})\.(\d{15})\.[0-9a-f]{8}\.json$/;
 
 export class PendingCalls {
   readonly dir: string;
