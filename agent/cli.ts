@@ -239,6 +239,7 @@ async function main() {
           ...(values['hook-entry'] ? { hookEntry: values['hook-entry'] } : {}),
         },
         out,
+        (line) => process.stderr.write(`${line}\n`),
       );
       return;
     }

@@ -1,7 +1,15 @@
 // Calls that have started and not yet ended: one small file per call, so that parallel hooks (a parallel pair of
 // tool calls, several clients) never write the same file. A file is written whole then renamed into place, and
 // taken by renaming it away first: of two hooks taking the same call, exactly one gets it.
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { digest } from './payload.ts';
 import { randomBytes } from './random.ts';
@@ -93,8 +101,15 @@ export class SessionNotes {
     return join(this.dir, `${digest(`${clientId}\0${sessionId}`)}.json`);
   }
 
+  /** Saves the note, and forgets those of sessions that started more than 30 days ago. */
   save(clientId: string, sessionId: string, note: { model?: string }): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const old = Date.now() - 30 * 86_400_000;
+    for (const name of readdirSync(this.dir)) {
+      try {
+        if (statSync(join(this.dir, name)).mtimeMs < old) unlinkSync(join(this.dir, name));
+      } catch {}
+    }
     const tmp = `${this.path(clientId, sessionId)}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify({ ...note, savedAt: Date.now() }), { mode: 0o600 });
     renameSync(tmp, this.path(clientId, sessionId));
