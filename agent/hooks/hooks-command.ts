@@ -23,9 +23,11 @@ export function runHooksCommand(
   action: string | undefined,
   options: HooksOptions,
   out: (line: string) => void,
+  err: (line: string) => void = out,
 ): number {
   if (action !== 'install' && action !== 'uninstall') {
-    out('usage: hooks install|uninstall [--managed] [--client <id>]… [--root <dir>]');
+    err(`error: hooks needs install or uninstall, not ${JSON.stringify(action ?? '')}`);
+    err('usage: hooks install|uninstall [--managed] [--client <id>]… [--root <dir>]');
     return 2;
   }
   const outcomes = action === 'install' ? installHooks(options) : uninstallHooks(options);
