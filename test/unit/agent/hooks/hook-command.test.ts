@@ -101,7 +101,7 @@ test('Claude Code: a failed call is an error with a short message and the durati
   assert.equal(event?.event_type, 'error');
   assert.equal(event?.result, 'error');
   assert.match(event?.error_message as string, /^MCP error -32603: entity deploy-notes already exists/);
-  assert.ok((event?.error_message as string).length <= 500);
+  assert.ok(String(event?.error_message).length <= 500);
   assert.equal(event?.duration_ms, 4187);
 });
 
@@ -214,7 +214,7 @@ test('tool input and output are kept only when the device opts in, and then cut 
   const [event] = h.events();
   const input = event?.metadata.tool_input as string;
   assert.ok(input.startsWith('{"entities":[{"name":"deploy-notes"') && input.length === 40, input);
-  assert.ok((event?.metadata.tool_output as string).length <= 40);
+  assert.ok(String(event?.metadata.tool_output).length <= 40);
 });
 
 test('a server name holding the separator is found among the configured names', async () => {
