@@ -52,11 +52,17 @@ export function readSettings(stateDir: string): { settings: AgentSettings; probl
     problems.push(`config.json: ${field} must be true or false`);
     return fallback;
   };
-  const count = (from: Record<string, unknown>, key: string, field: string, fallback: number): number => {
+  const count = (
+    from: Record<string, unknown>,
+    key: string,
+    field: string,
+    fallback: number,
+    min = 1,
+  ): number => {
     const value = from[key];
     if (value === undefined) return fallback;
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
-    problems.push(`config.json: ${field} must be a positive integer`);
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value;
+    problems.push(`config.json: ${field} must be an integer of at least ${min}`);
     return fallback;
   };
   const capture = section('capture');
@@ -68,7 +74,7 @@ export function readSettings(stateDir: string): { settings: AgentSettings; probl
       toolOutput: flag(capture, 'toolOutput', 'capture.toolOutput', defaults.capture.toolOutput),
       maxChars: count(capture, 'maxChars', 'capture.maxChars', defaults.capture.maxChars),
     },
-    spool: { maxBytes: count(spool, 'maxBytes', 'spool.maxBytes', defaults.spool.maxBytes) },
+    spool: { maxBytes: count(spool, 'maxBytes', 'spool.maxBytes', defaults.spool.maxBytes, 64 * 1024) },
   };
   if (typeof raw.actorEmail === 'string' && raw.actorEmail.trim())
     settings.actorEmail = raw.actorEmail.trim();

@@ -93,7 +93,7 @@ export class Spool {
     this.dir = dir;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.segmentBytes =
-      options.segmentBytes ?? Math.min(8 * 1024 * 1024, Math.max(64 * 1024, Math.floor(this.maxBytes / 16)));
+      options.segmentBytes ?? Math.min(8 * 1024 * 1024, Math.max(4 * 1024, Math.floor(this.maxBytes / 16)));
     this.graceMs = options.graceMs ?? 2000;
   }
 

@@ -9,6 +9,7 @@ import { errorLogPath } from '#agent/hooks/error-log.ts';
 import { handleHook } from '#agent/hooks/handle.ts';
 import { DOUBLE_UNDERSCORE, SINGLE_UNDERSCORE, splitToolName } from '#agent/hooks/tool-name.ts';
 import type { Decision } from '#agent/hooks/types.ts';
+import { Spool } from '#agent/spool/spool.ts';
 import { observabilityEvent } from '#shared/schemas/devices.ts';
 import { fixture, spooledEvents } from '#test/support/hook-runner.ts';
 
@@ -181,4 +182,21 @@ test('tool names split at the first separator unless a configured server name ma
   });
   for (const name of ['Bash', 'mcp__github', 'mcp__github__', 'mcp____tool'])
     assert.equal(splitToolName(name, DOUBLE_UNDERSCORE), undefined, name);
+});
+
+test('the spool bound is the device setting spool.maxBytes', () => {
+  const dir = stateDir();
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ spool: { maxBytes: 64 * 1024 } }));
+  const post = JSON.parse(fixture('codex', 'post-tool-use-error.json'));
+  for (let i = 0; i < 600; i++)
+    handleHook({
+      clientId: 'codex',
+      event: 'PostToolUse',
+      stateDir: dir,
+      stdin: JSON.stringify({ ...post, tool_use_id: `call-${i}` }),
+    });
+  const stats = new Spool(join(dir, 'spool')).stats();
+  assert.ok(stats.bytes <= 64 * 1024 + 4 * 1024, `${stats.bytes} bytes`);
+  assert.ok(stats.dropped > 0);
+  assert.equal(stats.dropped + stats.pending, 600);
 });
