@@ -235,13 +235,14 @@ export async function startApiGateway(
         send(res, 204, { ...preflightHeaders(origins, origin), 'apigw-requestid': requestId });
         return;
       }
+      const cors = corsHeaders(origins, origin);
       const read = await readBody(req);
       if (read.tooLarge) {
         // The gateway's own answer, before any function: documented as such (docs/api.md, "Size limits").
         send(
           res,
           413,
-          json,
+          { ...json, ...cors },
           JSON.stringify({ error: 'payload_too_large', message: 'The request body is larger than 10 MB.' }),
         );
         return;
@@ -253,7 +254,6 @@ export async function startApiGateway(
         send(res, answer.status, answer.headers, method === 'HEAD' ? undefined : answer.body);
         return;
       }
-      const cors = corsHeaders(origins, origin);
       let match: { route: CompiledRoute; params: Record<string, string> } | undefined;
       for (const route of compiled) {
         if (route.route.method !== method) continue;

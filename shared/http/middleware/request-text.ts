@@ -79,7 +79,8 @@ export function requestText(route: RouteSpec): ServiceMiddleware {
       } else {
         text = body;
         const declared = Number(headers['content-length']);
-        const received = Buffer.byteLength(text, 'utf8');
+        // Measured once already, by requestContext.
+        const received = context.rawBodyBytes ?? Buffer.byteLength(text, 'utf8');
         if (headers['content-length'] !== undefined && Number.isInteger(declared) && declared !== received) {
           throw invalidField(
             'body',
