@@ -28,6 +28,11 @@ commands:
   service install|uninstall|status [--root DIR] [--platform darwin|linux|win32]
                                run the daemon as a per-user service (LaunchAgent, systemd user unit, Task
                                Scheduler task); --root writes the definition under DIR and registers nothing
+  hooks install|uninstall [--managed] [--client ID]… [--root DIR]
+                               register (remove) the hook that records MCP tool calls in each client with hooks;
+                               --managed writes the machine-wide files an MDM deploys (docs/endpoint-agent.md)
+  hook --client ID --event NAME
+                               what the clients run for each hook event (payload on stdin); never run by hand
 
 options:
   --url URL                    the service (default: the saved one, else http://127.0.0.1:8080)
@@ -71,9 +76,14 @@ function parse() {
         // run
         'inventory-interval': { type: 'string' },
         'rescan-interval': { type: 'string' },
-        // service
+        // service (and hooks)
         root: { type: 'string' },
         platform: { type: 'string' },
+        // hook, hooks
+        client: { type: 'string', multiple: true },
+        event: { type: 'string' },
+        managed: { type: 'boolean', default: false },
+        'hook-entry': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -268,6 +278,34 @@ async function main() {
       );
       out(
         `Simulated ${devices} devices and ${stored} tool-call events in ${((performance.now() - started) / 1000).toFixed(1)} s against ${baseUrl}`,
+      );
+      return;
+    }
+    case 'hook': {
+      const { runHookProcess } = await import('./hooks/main.ts');
+      runHookProcess([
+        '--client',
+        values.client?.[0] ?? '',
+        '--event',
+        values.event ?? '',
+        '--state',
+        stateDir,
+      ]);
+      return;
+    }
+    case 'hooks': {
+      const { runHooksCommand } = await import('./hooks/hooks-command.ts');
+      process.exitCode = runHooksCommand(
+        positionals[1],
+        {
+          stateDir,
+          managed: values.managed,
+          ...(values.client ? { clients: values.client } : {}),
+          ...(values.root ? { root: values.root } : {}),
+          ...(values['hook-entry'] ? { hookEntry: values['hook-entry'] } : {}),
+        },
+        out,
+        (line) => process.stderr.write(`${line}\n`),
       );
       return;
     }

@@ -166,7 +166,7 @@ export interface paths {
         };
         /**
          * Audit records from every source (api, env-svc, logshipper), filtered and paginated
-         * @description No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied.
+         * @description No query value is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied. What is no text at all is 400 validation_failed naming the parameter, as on every route: U+0000 (NUL), or an escape that is not percent-encoded UTF-8 (%FF).
          */
         get: operations["listAuditLogs"];
         put?: never;
@@ -845,7 +845,7 @@ export interface paths {
         };
         /**
          * Every request, filtered by status and risk_level, sorted by created_at, paginated
-         * @description No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied.
+         * @description No query value is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied. What is no text at all is 400 validation_failed naming the parameter, as on every route: U+0000 (NUL), or an escape that is not percent-encoded UTF-8 (%FF).
          */
         get: operations["listAdminRequests"];
         put?: never;
@@ -2407,6 +2407,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too Many Requests */
             429: {
                 headers: {
@@ -2647,6 +2656,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -2868,6 +2886,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -2920,7 +2947,10 @@ export interface operations {
                 "application/json": {
                     records: {
                         action_type: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 with a zone (Z or ±hh:mm), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: kept as the instant in UTC, to the millisecond (the offset and digits past the millisecond are not kept), and covered by the record’s hash as kept
+                         */
                         timestamp: string;
                         actor_email?: string | null;
                         actor_id?: string | null;
@@ -2986,6 +3016,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3090,6 +3129,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3174,6 +3222,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3251,6 +3308,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3353,6 +3419,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3586,6 +3661,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3675,6 +3759,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3739,6 +3832,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5854,6 +5956,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -6264,6 +6375,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -6542,6 +6662,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6890,6 +7019,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -7037,11 +7175,19 @@ export interface operations {
                         data: {
                             intact: boolean;
                             checked: number;
+                            /** @description The first record that does not verify; null when the chain is intact */
                             broken_at: {
+                                /** @description The id of the first record that does not verify */
                                 id: string;
+                                /** @description Its position in the chain (1 is the first record) */
                                 seq: number;
                                 /** Format: date-time */
                                 timestamp: string;
+                                /**
+                                 * @description content: its fields, as stored, no longer give its hash (it was changed); link: its prev_hash is not the hash of the record before it (a record was removed or put in before it)
+                                 * @enum {string}
+                                 */
+                                reason: "content" | "link";
                             } | null;
                             head: {
                                 seq: number;
