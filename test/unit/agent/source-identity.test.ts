@@ -73,7 +73,7 @@ const cases: Array<[string, string[], object]> = [
   ],
   [
     'podman',
-    ['run', '-v', '/data:/data', 'registry.local:5000/team/mcp@sha256:' + 'a'.repeat(64)],
+    ['run', '-v', '/data:/data', `registry.local:5000/team/mcp@sha256:${'a'.repeat(64)}`],
     { type: 'oci', name: 'registry.local:5000/team/mcp', version: `sha256:${'a'.repeat(64)}` },
   ],
   ['docker', ['compose', 'up'], { type: 'executable', name: 'docker' }],
@@ -98,9 +98,11 @@ test('a remote server is its origin: no user, password, path, query or fragment'
   );
   assert.equal(urlOrigin('http://localhost:3000/mcp'), 'http://localhost:3000');
   assert.equal(urlOrigin('https://mcp.example.com:443/a'), 'https://mcp.example.com');
-  assert.equal(urlOrigin('${API_BASE_URL}/mcp'), undefined);
+  // A config's own variables (Claude Code expands ${VAR} itself): not a URL the agent can read an origin from.
+  const unexpanded = ['$', '{API_BASE_URL}/mcp'].join('');
+  assert.equal(urlOrigin(unexpanded), undefined);
   assert.equal(urlOrigin('file:///etc/passwd'), undefined);
-  assert.deepEqual(sourceOf({ transport: 'http', url: '${BASE}/mcp?k=secret' }), {
+  assert.deepEqual(sourceOf({ transport: 'http', url: `${unexpanded}?k=secret` }), {
     type: 'remote',
     name: '(not a URL)',
   });
