@@ -18,6 +18,7 @@ import {
 } from './identity.ts';
 import { login } from './login.ts';
 import { rng, simulatedEvents, simulatedInventory } from './simulate.ts';
+import { AGENT_VERSION } from './version.ts';
 
 const USAGE = `usage: npm run agent -- <command> [options]
 
@@ -226,7 +227,7 @@ async function main() {
             // traffic to each device from run to run.
             const r = rng(Number(values.seed) * 100_003 + i);
             const inventory = simulatedInventory(r);
-            await client.reportInventory(inventory);
+            await client.reportInventory(inventory, AGENT_VERSION);
             const events = simulatedEvents(r, inventory, perDevice, {
               actorEmail: `user${i}@example.com`,
               from,

@@ -1,13 +1,8 @@
 // What `agent scan` prints: a table of the clients and their MCP servers, a line per client on whether its tool
 // calls can be captured, and the warnings; or (--json) the same facts as JSON. Neither shows a command, an
 // argument, an env value, a header or a URL: the output of a scan often lands in an MDM log.
-import type { ScanResult, SourceIdentity } from './types.ts';
-
-export function sourceText(source: SourceIdentity): string {
-  if (!source.version) return `${source.type} ${source.name}`;
-  const sep = source.type === 'oci' && source.version.includes(':') ? '@' : source.type === 'oci' ? ':' : '@';
-  return `${source.type} ${source.name}${sep}${source.version}`;
-}
+import { mcpSourceText } from '#client/mcp-source.ts';
+import type { ScanResult } from './types.ts';
 
 const tilde = (path: string, home: string) => (path.startsWith(home) ? `~${path.slice(home.length)}` : path);
 
@@ -72,7 +67,7 @@ export function scanTable(scan: ScanResult, home: string): string[] {
         s.name,
         s.transport,
         s.enabled ? 'yes' : 'no',
-        sourceText(s.source),
+        mcpSourceText(s.source),
         notes.join('; '),
       ]);
     }
