@@ -228,6 +228,55 @@ for (const driver of driversUnderTest()) {
       assert.equal(github?.sources_truncated, false);
     });
 
+    test('two scopes are two rows; a changed config replaces its row; the change feed stays per name', async () => {
+      const token = await svc.adminToken();
+      const identity = await createDeviceIdentity('ed25519');
+      const client = new DeviceClient({ baseUrl: svc.url, identity });
+      const { body: registered } = await client.register(token, {
+        serialNumber: `SN-${Date.now()}`,
+        brand: 'Acme',
+        model: 'Book',
+      });
+      const fp = (c: string) => c.repeat(64);
+      const github = (scope: string, fingerprint: string, source: object) => ({
+        name: 'github',
+        enabled: true,
+        transport: 'stdio' as const,
+        scope,
+        fingerprint,
+        source: source as { type: 'npm'; name: string },
+      });
+      const official = { type: 'npm', name: '@modelcontextprotocol/server-github', version: '2025.4.8' };
+      const fork = { type: 'npm', name: '@someone/server-github' };
+      const report = (mcps: ReturnType<typeof github>[]) =>
+        client.reportInventory([{ agentType: 'claude-code', displayName: 'Claude Code', mcps }], '9.9.9');
+      await report([github('user', fp('a'), official), github('project', fp('b'), fork)]);
+      await report([github('user', fp('c'), official)]);
+      const detail = await svc.call('GET', `/v1/admin/devices/${registered.deviceId}`, { token });
+      const mcps = (detail.body.data as { mcps: Array<{ scope: string; fingerprint: string }> }).mcps;
+      assert.deepEqual(
+        mcps.map((m) => [m.scope, m.fingerprint]),
+        [['user', fp('c')]],
+      );
+      await report([]);
+      const changes = await svc.call(
+        'GET',
+        `/v1/admin/fleet/changes?device_id=${registered.deviceId}&mcp=github`,
+        { token },
+      );
+      assert.deepEqual(
+        (changes.body.data as { changes: Array<{ kind: string }> }).changes.map((c) => c.kind),
+        ['mcp_disappeared', 'mcp_appeared'],
+      );
+      // The same name, scope and fingerprint twice is refused, naming the list; so is a fingerprint that is not one.
+      const twice = await report([github('user', fp('a'), official), github('user', fp('a'), fork)]).catch(
+        (e) => e,
+      );
+      assert.match(String(twice), /400 .*agents\[0\]\.mcps.*same MCP name twice/);
+      const bad = await report([github('user', 'ABC', official)]).catch((e) => e);
+      assert.match(String(bad), /400 .*agents\[0\]\.mcps\[0\]\.fingerprint/);
+    });
+
     test('an older agent (no scope, source, fingerprint or version) is still accepted, and replaces the rows', async () => {
       const token = await svc.adminToken();
       const identity = loadState(state).identity;
