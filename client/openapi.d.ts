@@ -1157,8 +1157,7 @@ export interface components {
             type: "npm" | "pypi" | "oci" | "executable" | "remote";
             /** @description npm / PyPI package, OCI image (without tag), the command's base name, or for remote the URL origin scheme://host[:port] */
             name: string;
-            /** @description The pinned package version, or the image tag or digest, when the config gives one */
-            version?: string;
+            version?: string | null;
         };
         EventsAccepted: {
             /** @constant */

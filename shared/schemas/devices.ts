@@ -41,8 +41,8 @@ export const registerResponse = z
 export const MCP_SOURCE_TYPES = ['npm', 'pypi', 'oci', 'executable', 'remote'] as const;
 
 /** Where an MCP server comes from, derived on the laptop from its command line or URL (docs/device-protocol.md). */
-export const mcpSource = z
-  .object({
+export const mcpSource = nullAsAbsent(
+  z.object({
     type: z.enum(MCP_SOURCE_TYPES),
     name: short(300).meta({
       description:
@@ -51,8 +51,8 @@ export const mcpSource = z
     version: short(128).optional().meta({
       description: 'The pinned package version, or the image tag or digest, when the config gives one',
     }),
-  })
-  .meta({ id: 'McpSource' });
+  }),
+).meta({ id: 'McpSource' });
 
 // command, args, env, headers and URLs are not part of the schema: zod drops them, so they are never stored, logged
 // or returned. An agent sends none of them (the source identity and the fingerprint are derived on the laptop).
