@@ -288,7 +288,10 @@ export async function listAgents(
 }
 
 const SIDE_LIST_MAX = 100;
-/** Agent types listed per MCP (agent_types_total counts them all). */
+/**
+ * Agent types listed per MCP (agent_types_total counts them all). The slice is written `[1 : n]`: over the Data API,
+ * `:20` reads as the named parameter 20 once a statement has that many.
+ */
 const MCP_AGENT_TYPES_MAX = 20;
 /** Source identities listed per MCP name (sources_truncated says there are more). */
 const MCP_SOURCES_MAX = 10;
@@ -301,16 +304,17 @@ const MCP_SOURCES_MAX = 10;
 const distinctSourcesSql = (name: SQL): SQL => {
   const key = sql.raw(`i.source_type, i.source_name, coalesce(i.source_version, '')`);
   const from = sql`FROM inventory_mcps i WHERE i.name = ${name} AND i.removed_at IS NULL AND i.source_type IS NOT NULL`;
+  const max = sql.raw(String(MCP_SOURCES_MAX));
   return sql`WITH RECURSIVE r(t, n, v, k) AS (
       (SELECT ${key}, 1 ${from} ORDER BY ${key} LIMIT 1)
       UNION ALL
       SELECT x.t, x.n, x.v, r.k + 1 FROM r CROSS JOIN LATERAL
         (SELECT ${key} ${from} AND (${key}) > (r.t, r.n, r.v) ORDER BY ${key} LIMIT 1) AS x(t, n, v)
-      WHERE r.k <= ${MCP_SOURCES_MAX})
+      WHERE r.k <= ${max})
     SELECT coalesce(json_agg(json_strip_nulls(json_build_object('type', t, 'name', n, 'version', nullif(v, '')))
           ORDER BY t, n, v)
-        FILTER (WHERE k <= ${MCP_SOURCES_MAX}), '[]'::json) AS list,
-      count(*) > ${MCP_SOURCES_MAX} AS more
+        FILTER (WHERE k <= ${max}), '[]'::json) AS list,
+      count(*) > ${max} AS more
     FROM r`;
 };
 
@@ -358,7 +362,7 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
             FILTER (WHERE s.agent_type = ${agentType} AND s.transport <> '') AS transports,
           (count(*) FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))::int AS agent_types_total,
           (array_agg(s.agent_type ORDER BY s.agent_type)
-            FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))[1:${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
+            FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))[1 : ${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
             AS agent_types
         FROM fleet_mcp_stats s WHERE s.name IN (SELECT name FROM mp) AND s.devices > 0 GROUP BY s.name),
       srcs AS (SELECT mp.name, x.list, x.more FROM mp CROSS JOIN LATERAL (${distinctSourcesSql(sql`mp.name`)}) x),
