@@ -34,6 +34,10 @@ export function parseDocument(text: string, file: ConfigFile): ReadOutcome {
       return { state: 'failed', warning };
     }
   }
+  // Most files are plain JSON, which the engine's own parser reads several times faster; JSONC only if it is not.
+  try {
+    return { state: 'read', document: JSON.parse(text) };
+  } catch {}
   const errors: ParseError[] = [];
   const document = parseJsonc(text, errors, { allowTrailingComma: true, allowEmptyContent: true });
   const [error] = errors;
