@@ -362,7 +362,7 @@ export const observabilityEvents = pgTable(
   },
   (t) => [
     // Partitioned by day of event_time (migrations/0009_events_partitioned.sql): keys include it. A retried event
-    // carries its own event_time again, so it meets its first copy in the same partition (README, Admin observability).
+    // carries its own event_time again, so it meets its first copy in the same partition (docs/observability.md, Partitions).
     primaryKey({ name: 'observability_events_pkey', columns: [t.id, t.eventTime] }),
     uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId, t.eventTime),
     index('observability_events_ingest_xid_idx').on(t.ingestXid),

@@ -1,4 +1,4 @@
-// Fleet views for admins (issue 4): devices (list, detail), agents and MCP servers across the fleet (with configured
+// Fleet views for admins: devices (list, detail), agents and MCP servers across the fleet (with configured
 // vs called), the fleet summary and the inventory change feed. The agents, MCPs and summary views read the fleet
 // counters (fleet-stats.ts) rather than the inventory rows, which number about ten per device; call counts come from
 // the event rollups (observability-rollups.ts). Both are folded first (foldCounters).

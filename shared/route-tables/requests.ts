@@ -1,4 +1,4 @@
-// Rows of the route table for data-access requests, catalog and audit extras (issue 5); merged into shared/routes.ts.
+// Rows of the route table for data-access requests, catalog and audit extras; merged into shared/routes.ts.
 // Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
 // and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
 // (body limits are numbers, not products; `envelope(...)` is marked pure too).

@@ -1,4 +1,4 @@
-// Query, path and response schemas of the admin observability endpoints (issue 4): devices, agents, MCPs, fleet,
+// Query, path and response schemas of the admin observability endpoints: devices, agents, MCPs, fleet,
 // the event browser, sessions and the summary. Every list is bounded (limit 1..100, default 20) and paginated by an
 // opaque keyset cursor; every filter is validated here, so a bad value is 400 naming it.
 import * as z from 'zod';

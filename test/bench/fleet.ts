@@ -1,4 +1,4 @@
-// npm run bench:fleet — the fleet views at issue 18's scale: BENCH_FLEET_DEVICES devices (default 100,000), each with
+// npm run bench:fleet — the fleet views at fleet scale: BENCH_FLEET_DEVICES devices (default 100,000), each with
 // a few agents and MCP servers, and BENCH_FLEET_EVENTS events (default 500,000) over the last 7 days folded into the
 // rollups, on PostgreSQL (a fresh database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run).
 // Measured (BENCH_RUNS each, default 30, after 2 warm-ups): the device list's first page and its 20th page (by cursor)

@@ -348,7 +348,7 @@ describe('a home with 200 projects', () => {
     const elapsed = performance.now() - started;
     assert.equal(client(scan, 'claude-code').servers.length, 200);
     assert.equal(client(scan, 'cursor').servers.length, 200);
-    // The real figure is in docs/endpoint-agent.md (npm run bench:agent); this bound only catches a scan gone wrong.
+    // The real figure is in docs/benchmarks.md (npm run bench:agent); this bound only catches a scan gone wrong.
     assert.ok(elapsed < 20_000, `scanned in ${elapsed.toFixed(0)} ms`);
   });
 });
