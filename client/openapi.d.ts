@@ -1341,9 +1341,9 @@ export interface components {
             mcps: {
                 /** @description Distinct MCP server names configured in it, fleet-wide */
                 distinct: number;
-                /** @description Configurations (device × MCP server) enabled */
+                /** @description Configurations (device × MCP server × scope × config) enabled */
                 enabled: number;
-                /** @description Configurations (device × MCP server) disabled */
+                /** @description Configurations (device × MCP server × scope × config) disabled */
                 disabled: number;
             };
             /** @description Transports of its MCP servers, distinct */
@@ -1448,7 +1448,7 @@ export interface components {
                 servers: number;
                 /** @description Devices with at least one */
                 devices: number;
-                /** @description Configurations (device × agent × MCP server) */
+                /** @description Configurations (device × agent × MCP server × scope × config) */
                 installs: number;
             }[];
             /** @description Tool-call events of the last 24 hours, by whole hours */

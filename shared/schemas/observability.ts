@@ -325,8 +325,8 @@ export const agentListResponse = envelope(
           mcps: z
             .object({
               distinct: count('Distinct MCP server names configured in it, fleet-wide'),
-              enabled: count('Configurations (device × MCP server) enabled'),
-              disabled: count('Configurations (device × MCP server) disabled'),
+              enabled: count('Configurations (device × MCP server × scope × config) enabled'),
+              disabled: count('Configurations (device × MCP server × scope × config) disabled'),
             })
             .meta({ description: 'Its MCP server configurations across the fleet' }),
           transports: z.array(transport).meta({ description: 'Transports of its MCP servers, distinct' }),
@@ -419,7 +419,7 @@ export const fleetSummaryResponse = envelope(
           transport,
           servers: count('Distinct MCP server names'),
           devices: count('Devices with at least one'),
-          installs: count('Configurations (device × agent × MCP server)'),
+          installs: count('Configurations (device × agent × MCP server × scope × config)'),
         }),
       ),
       events_24h: z
