@@ -344,9 +344,20 @@ export function commandSource(command: string, args: readonly string[] = []): So
   }
 }
 
+/** The inventory's bounds on an identity (docs/device-protocol.md): a longer version is left out, a longer name cut. */
+const MAX_NAME = 300;
+const MAX_VERSION = 128;
+
+function bounded(source: SourceIdentity): SourceIdentity {
+  const { version, ...rest } = source;
+  const name = rest.name.length > MAX_NAME ? `${rest.name.slice(0, MAX_NAME - 1)}…` : rest.name;
+  return version && version.length <= MAX_VERSION ? { ...rest, name, version } : { ...rest, name };
+}
+
 /** The source identity of a server entry: its URL's origin if remote, else its command line's. */
 export function sourceOf(entry: Pick<ServerEntry, 'transport' | 'command' | 'args' | 'url'>): SourceIdentity {
-  if (entry.command) return commandSource(entry.command, entry.args ?? []);
-  if (entry.url !== undefined) return { type: 'remote', name: urlOrigin(entry.url) ?? '(not a URL)' };
+  if (entry.command) return bounded(commandSource(entry.command, entry.args ?? []));
+  if (entry.url !== undefined)
+    return bounded({ type: 'remote', name: urlOrigin(entry.url) ?? '(not a URL)' });
   return { type: 'executable', name: '(none)' };
 }

@@ -91,6 +91,16 @@ test('the documented launch lines give their package or image', () => {
   }
 });
 
+test('an identity stays inside the inventory bounds: a long version is left out, a long name cut', () => {
+  const version = `1.0.0-${'a'.repeat(200)}`;
+  assert.deepEqual(sourceOf({ transport: 'stdio', command: 'npx', args: [`pkg@${version}`] }), {
+    type: 'npm',
+    name: 'pkg',
+  });
+  const long = sourceOf({ transport: 'stdio', command: `/bin/${'x'.repeat(400)}` });
+  assert.equal(long.name.length, 300);
+});
+
 test('a remote server is its origin: no user, password, path, query or fragment', () => {
   assert.equal(
     urlOrigin('https://user:pw@api.example.com:8443/mcp/x?token=1#f'),
