@@ -1,4 +1,4 @@
-// Cursor (https://cursor.com/docs/context/mcp): `mcpServers` of ~/.cursor/mcp.json (global, on every OS under the
+// Cursor (https://cursor.com/docs/mcp): `mcpServers` of ~/.cursor/mcp.json (global, on every OS under the
 // home directory) and of .cursor/mcp.json in a project. A project's file wins over the global one for a name.
 import { at, entriesOf } from '../discovery/entries.ts';
 import { inHome, pathOf } from '../discovery/os-paths.ts';
