@@ -38,6 +38,11 @@ commands:
                                send tool-call events (one JSON object per line), batched, with event_id
   simulate [--devices N] [--events M] [--seed S]
                                enroll N simulated devices and stream M realistic tool-call events in total
+  hooks install|uninstall [--managed] [--client ID]… [--root DIR]
+                               register (remove) the hook that records MCP tool calls in each client with hooks;
+                               --managed writes the machine-wide files an MDM deploys (docs/endpoint-agent.md)
+  hook --client ID --event NAME
+                               what the clients run for each hook event (payload on stdin); never run by hand
 
 options:
   --url URL                    the service (default: the saved one, else http://127.0.0.1:8080)
@@ -78,6 +83,11 @@ function parse() {
         'no-browser': { type: 'boolean', default: false },
         project: { type: 'string', multiple: true, default: [] },
         json: { type: 'boolean', default: false },
+        client: { type: 'string', multiple: true },
+        event: { type: 'string' },
+        managed: { type: 'boolean', default: false },
+        root: { type: 'string' },
+        'hook-entry': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -241,6 +251,34 @@ async function main() {
       );
       out(
         `Simulated ${devices} devices and ${stored} tool-call events in ${((performance.now() - started) / 1000).toFixed(1)} s against ${baseUrl}`,
+      );
+      return;
+    }
+    case 'hook': {
+      const { runHookProcess } = await import('./hooks/main.ts');
+      runHookProcess([
+        '--client',
+        values.client?.[0] ?? '',
+        '--event',
+        values.event ?? '',
+        '--state',
+        stateDir,
+      ]);
+      return;
+    }
+    case 'hooks': {
+      const { runHooksCommand } = await import('./hooks/hooks-command.ts');
+      process.exitCode = runHooksCommand(
+        positionals[1],
+        {
+          stateDir,
+          managed: values.managed,
+          ...(values.client ? { clients: values.client } : {}),
+          ...(values.root ? { root: values.root } : {}),
+          ...(values['hook-entry'] ? { hookEntry: values['hook-entry'] } : {}),
+        },
+        out,
+        (line) => process.stderr.write(`${line}\n`),
       );
       return;
     }

@@ -55,7 +55,6 @@ function deniedNames(docs: Documents, ctx: ScanContext): Set<string> {
 export const claudeCode: ClientModule = {
   agentType: 'claude-code',
   displayName: 'Claude Code',
-  capture: 'hooks',
   precedence: ['managed', 'local', 'project', 'user'],
   recordFiles: (ctx) => [jsonc(userFile(ctx))],
   projects(docs, ctx) {

@@ -11,7 +11,6 @@ const configFile = (ctx: ScanContext) =>
 export const claudeDesktop: ClientModule = {
   agentType: 'claude-desktop',
   displayName: 'Claude Desktop',
-  capture: 'none',
   precedence: [],
   files: (ctx) => [{ path: configFile(ctx), format: 'jsonc' }],
   servers: (docs, ctx) =>

@@ -15,7 +15,6 @@ const toml = (path: string): ConfigFile => ({ path, format: 'toml' });
 export const codex: ClientModule = {
   agentType: 'codex',
   displayName: 'OpenAI Codex CLI',
-  capture: 'none',
   precedence: ['project', 'user'],
   recordFiles: (ctx) => [toml(userFile(ctx))],
   projects(docs, ctx) {

@@ -10,7 +10,6 @@ const projectFile = (ctx: ScanContext, dir: string) => pathOf(ctx).join(dir, '.c
 export const cursor: ClientModule = {
   agentType: 'cursor',
   displayName: 'Cursor',
-  capture: 'hooks',
   precedence: ['project', 'user'],
   files: (ctx) => [
     { path: userFile(ctx), format: 'jsonc' },

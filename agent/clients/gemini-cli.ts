@@ -41,7 +41,6 @@ function filters(docs: Documents, files: string[]) {
 export const geminiCli: ClientModule = {
   agentType: 'gemini-cli',
   displayName: 'Gemini CLI',
-  capture: 'hooks',
   precedence: ['system', 'project', 'user'],
   files: (ctx) =>
     [

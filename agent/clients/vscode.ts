@@ -26,7 +26,6 @@ const workspaceFiles = (ctx: ScanContext, dir: string) => [
 export const vscode: ClientModule = {
   agentType: 'vscode',
   displayName: 'VS Code (GitHub Copilot)',
-  capture: 'none',
   precedence: ['workspace', 'user'],
   files: (ctx) =>
     [...userFiles(ctx), ...ctx.projectDirs.flatMap((dir) => workspaceFiles(ctx, dir))].map(({ path }) => ({

@@ -10,7 +10,6 @@ const configFile = (ctx: ScanContext) => inHome(ctx, '.codeium', 'windsurf', 'mc
 export const windsurf: ClientModule = {
   agentType: 'windsurf',
   displayName: 'Windsurf',
-  capture: 'none',
   precedence: [],
   files: (ctx) => [{ path: configFile(ctx), format: 'jsonc' }],
   servers: (docs, ctx) =>

@@ -30,7 +30,6 @@ function shape(config: Record<string, unknown>) {
 export const zed: ClientModule = {
   agentType: 'zed',
   displayName: 'Zed',
-  capture: 'none',
   precedence: ['project', 'user'],
   files: (ctx) =>
     [userFile(ctx), ...ctx.projectDirs.map((dir) => projectFile(ctx, dir))].map((path) => ({

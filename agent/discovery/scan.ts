@@ -7,6 +7,7 @@
 import { posix, win32 } from 'node:path';
 import type { AgentReport } from '../client.ts';
 import { CLIENTS } from '../clients/index.ts';
+import { captureSupport } from '../hooks/index.ts';
 import { AGENT_VERSION } from '../version.ts';
 import { configFingerprint } from './fingerprint.ts';
 import { type ReadOutcome, readConfig } from './read-config.ts';
@@ -134,7 +135,7 @@ export async function scanMachine(options: ScanOptions): Promise<ScanResult> {
     scans.push({
       agentType: client.agentType,
       displayName: client.displayName,
-      capture: client.capture,
+      capture: captureSupport(client.agentType),
       ...(version ? { version } : {}),
       files,
       servers: withPrecedence(client, servers),

@@ -87,12 +87,12 @@ export interface ScanResult {
 
 /**
  * One AI client: where it keeps its MCP servers on each OS and how to read them. Adding a client is one module
- * that implements this, listed in agent/clients/index.ts, plus its fixtures.
+ * that implements this, listed in agent/clients/index.ts, plus its fixtures. Whether its tool calls can be captured
+ * is the hooks feature's answer (captureSupport, agent/hooks).
  */
 export interface ClientModule {
   agentType: string;
   displayName: string;
-  capture: 'hooks' | 'none';
   /**
    * Scopes from the one the client prefers to the one it uses last when a name is defined in several; a scope
    * missing from the list never overrides nor is overridden.
