@@ -2,7 +2,7 @@
 // Each command loads what it needs when it runs (dynamic imports), so that a command never pays for another's
 // libraries: the bundled agent starts as fast as Node itself for the short commands.
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AgentReport, ToolCallEvent } from './client.ts';
 import type { KeyType } from './identity.ts';
@@ -17,7 +17,11 @@ commands:
                                if the person refuses the sign-in
   register [--key p256|ed25519]
                                create the device key and certificate (once) and enroll this device
-  inventory --file agents.json report the installed agents and their MCP servers
+  scan [--json] [--project DIR]
+                               list the AI clients on this machine, their MCP servers, and whether their tool
+                               calls can be captured (nothing is sent)
+  inventory [--project DIR]    report that scan to the service (what is sent: docs/endpoint-agent.md)
+  inventory --file agents.json report a hand-written inventory instead
   send-events --file events.ndjson
                                send tool-call events (one JSON object per line), batched, with event_id
   simulate [--devices N] [--events M] [--seed S]
@@ -41,12 +45,17 @@ options:
   --email E                    local sign-in for register / simulate (auth.provider = local); the password is
                                read from ACP_PASSWORD, else asked on the terminal (never on the command line)
   --no-browser                 login: only print the URL
+  --version                    the agent's version (the one it reports with its inventory)
+  --project DIR                scan / inventory: also look in this project directory (repeatable; also
+                               ACP_AGENT_PROJECT_DIRS, separated like PATH)
+  --json                       scan: print JSON
   -h, --help                   this text
 
 examples:
   npm run agent -- login --url http://127.0.0.1:8080
   npm run agent -- register
-  npm run agent -- inventory --file agents.json
+  npm run agent -- scan
+  npm run agent -- inventory
   npm run agent -- send-events --file events.ndjson
   ACP_PASSWORD='<password>' npm run agent -- simulate --url http://127.0.0.1:8080 --email admin@localhost --devices 10 --events 2000
   npm run agent -- service install`;
@@ -79,11 +88,15 @@ function parse() {
         // service (and hooks)
         root: { type: 'string' },
         platform: { type: 'string' },
+        // scan, inventory, run
+        project: { type: 'string', multiple: true, default: [] },
+        json: { type: 'boolean', default: false },
         // hook, hooks
         client: { type: 'string', multiple: true },
         event: { type: 'string' },
         managed: { type: 'boolean', default: false },
         'hook-entry': { type: 'string' },
+        version: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -166,6 +179,11 @@ async function enrolledClient() {
 }
 
 async function main() {
+  if (values.version) {
+    const { AGENT_VERSION } = await import('./version.ts');
+    out(AGENT_VERSION);
+    return;
+  }
   if (values.password !== undefined)
     throw new UsageError(
       '--password is not accepted: a password on the command line is visible to other users (ps) and stays in the ' +
@@ -202,18 +220,56 @@ async function main() {
       );
       return;
     }
+    case 'scan': {
+      const [
+        { scanMachine },
+        { configFingerprint, loadFingerprintKey },
+        { scanTable, scanView, warningLine },
+      ] = await Promise.all([
+        import('./discovery/scan.ts'),
+        import('./discovery/fingerprint.ts'),
+        import('./discovery/print.ts'),
+      ]);
+      const scan = await scanMachine(scanOptions());
+      if (values.json) {
+        const key = loadFingerprintKey(stateDir);
+        out(
+          JSON.stringify(
+            scanView(scan, homedir(), (name, config) => configFingerprint(key, name, config)),
+            null,
+            2,
+          ),
+        );
+        return;
+      }
+      for (const line of scanTable(scan, homedir())) out(line);
+      for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
+      return;
+    }
     case 'inventory': {
-      if (!values.file) throw new UsageError('--file agents.json is required');
-      const { readJsonFile } = await import('./input-files.ts');
-      const parsed = (await readJsonFile(values.file)) as AgentReport[] | { agents: AgentReport[] };
-      const agents = Array.isArray(parsed) ? parsed : parsed.agents;
       const client = await enrolledClient();
-      const { body } = await client.reportInventory(agents).catch(async (err) => {
-        const { ApiError } = await import('./client.ts');
-        if (err instanceof ApiError && err.status === 400)
-          throw new Error(`${values.file}: the service refused this inventory: ${err.detail}`);
-        throw err;
-      });
+      if (values.file) {
+        const { readJsonFile } = await import('./input-files.ts');
+        const parsed = (await readJsonFile(values.file)) as AgentReport[] | { agents: AgentReport[] };
+        const agents = Array.isArray(parsed) ? parsed : parsed.agents;
+        const { body } = await client.reportInventory(agents).catch(async (err) => {
+          const { ApiError } = await import('./client.ts');
+          if (err instanceof ApiError && err.status === 400)
+            throw new Error(`${values.file}: the service refused this inventory: ${err.detail}`);
+          throw err;
+        });
+        out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
+        return;
+      }
+      const [{ inventoryReport, scanMachine }, { loadFingerprintKey }, { warningLine }] = await Promise.all([
+        import('./discovery/scan.ts'),
+        import('./discovery/fingerprint.ts'),
+        import('./discovery/print.ts'),
+      ]);
+      const scan = await scanMachine(scanOptions());
+      for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
+      const report = inventoryReport(scan, loadFingerprintKey(stateDir));
+      const { body } = await client.reportInventory(report.agents, report.agentVersion);
       out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
       return;
     }
@@ -240,8 +296,17 @@ async function main() {
       const perDevice = Math.ceil(positiveInt(values.events, '--events') / devices);
       const baseUrl = await serviceUrl();
       const token = await userToken();
-      const [{ createDeviceIdentity }, { DeviceClient }, { rng, simulatedEvents, simulatedInventory }] =
-        await Promise.all([import('./identity.ts'), import('./client.ts'), import('./simulate.ts')]);
+      const [
+        { createDeviceIdentity },
+        { DeviceClient },
+        { rng, simulatedEvents, simulatedInventory },
+        { AGENT_VERSION },
+      ] = await Promise.all([
+        import('./identity.ts'),
+        import('./client.ts'),
+        import('./simulate.ts'),
+        import('./version.ts'),
+      ]);
       const to = new Date();
       const from = new Date(to.getTime() - 24 * 3_600_000);
       let stored = 0;
@@ -264,7 +329,7 @@ async function main() {
             // traffic to each device from run to run.
             const r = rng(Number(values.seed) * 100_003 + i);
             const inventory = simulatedInventory(r);
-            await client.reportInventory(inventory);
+            await client.reportInventory(inventory, AGENT_VERSION);
             const events = simulatedEvents(r, inventory, perDevice, {
               actorEmail: `user${i}@example.com`,
               from,
@@ -279,6 +344,19 @@ async function main() {
       out(
         `Simulated ${devices} devices and ${stored} tool-call events in ${((performance.now() - started) / 1000).toFixed(1)} s against ${baseUrl}`,
       );
+      return;
+    }
+    case 'run': {
+      if (!state.identity || !state.deviceId)
+        throw new Error('this device is not registered: run `register` first');
+      const { runDaemonCommand } = await import('./daemon/command.ts');
+      await runDaemonCommand({
+        stateDir,
+        baseUrl: await serviceUrl(),
+        identity: state.identity,
+        intervals: { inventory: values['inventory-interval'], rescan: values['rescan-interval'] },
+        scan: scanOptions(),
+      });
       return;
     }
     case 'hook': {
@@ -333,6 +411,17 @@ function explain(err: Error & { status?: number; code?: string; detail?: string 
     return `this machine's clock differs from ${at}'s by more than the allowed skew (stale_timestamp): set the clock to the network time`;
   if (err.code === 'invalid_credentials') return `wrong email or password for ${at} (invalid_credentials)`;
   return err.message;
+}
+
+/** This machine, as discovery sees it: the user's home, the projects given by --project and the environment. */
+function scanOptions() {
+  const fromEnv = (process.env.ACP_AGENT_PROJECT_DIRS ?? '').split(delimiter).filter(Boolean);
+  return {
+    home: homedir(),
+    platform: process.platform,
+    env: process.env,
+    projectDirs: [...fromEnv, ...values.project],
+  };
 }
 
 main().catch((err) => {

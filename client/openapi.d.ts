@@ -1152,6 +1152,13 @@ export interface components {
             /** Format: date-time */
             receivedAt: string;
         };
+        McpSource: {
+            /** @enum {string} */
+            type: "npm" | "pypi" | "oci" | "executable" | "remote";
+            /** @description npm / PyPI package, OCI image (without tag), the command's base name, or for remote the URL origin scheme://host[:port] */
+            name: string;
+            version?: string | null;
+        };
         EventsAccepted: {
             /** @constant */
             success: true;
@@ -1219,6 +1226,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Version of the endpoint agent that sent the last inventory; null if it did not say */
+            agent_version: string | null;
             /** @description Agents currently installed */
             agents: number;
             /** @description MCP servers currently configured, over all its agents */
@@ -1261,6 +1270,10 @@ export interface components {
                 agent_type: string;
                 /** @description Empty when the inventory gave none */
                 display_name: string;
+                /** @description The client's version, when its config reveals it */
+                version: string | null;
+                /** @description Whether the agent captures this client's tool calls; null if not reported */
+                capture: ("hooks" | "none") | null;
                 /**
                  * Format: date-time
                  * @description First inventory that listed it
@@ -1284,6 +1297,12 @@ export interface components {
                 enabled: boolean;
                 /** @enum {string} */
                 transport: "stdio" | "http" | "sse";
+                /** @description Where the client keeps it (user, project, …); null if not reported */
+                scope: string | null;
+                /** @description Its source identity; null if the agent reported none */
+                source: components["schemas"]["McpSourceIdentity"] | null;
+                /** @description HMAC-SHA256 of its whole config entry under the device's key: changes when the entry changes; comparable only within one device */
+                fingerprint: string | null;
                 /**
                  * Format: date-time
                  * @description First inventory that listed it
@@ -1325,6 +1344,15 @@ export interface components {
              */
             as_of: string;
         };
+        /** @description Where an MCP server comes from, as the device derived it */
+        McpSourceIdentity: {
+            /** @enum {string} */
+            type: "npm" | "pypi" | "oci" | "executable" | "remote";
+            /** @description npm / PyPI package, OCI image, executable base name, or the remote origin scheme://host[:port] */
+            name: string;
+            /** @description Pinned package version, image tag or digest; absent if none */
+            version?: string;
+        };
         /** @description An agent type across the fleet; calls in `window` */
         FleetAgent: {
             agent_type: string;
@@ -1334,9 +1362,9 @@ export interface components {
             mcps: {
                 /** @description Distinct MCP server names configured in it, fleet-wide */
                 distinct: number;
-                /** @description Configurations (device × MCP server) enabled */
+                /** @description Configurations (device × MCP server × scope × config) enabled */
                 enabled: number;
-                /** @description Configurations (device × MCP server) disabled */
+                /** @description Configurations (device × MCP server × scope × config) disabled */
                 disabled: number;
             };
             /** @description Transports of its MCP servers, distinct */
@@ -1390,6 +1418,10 @@ export interface components {
             agent_types: string[];
             /** @description Agent types it is configured in, all of them */
             agent_types_total: number;
+            /** @description Distinct source identities reported for this name (npm / PyPI package, OCI image, executable, remote origin), sorted: at most 10 */
+            sources: components["schemas"]["McpSourceIdentity"][];
+            /** @description More than 10 distinct sources are reported */
+            sources_truncated: boolean;
             /**
              * Format: date-time
              * @description First inventory that listed it, on any device
@@ -1437,7 +1469,7 @@ export interface components {
                 servers: number;
                 /** @description Devices with at least one */
                 devices: number;
-                /** @description Configurations (device × agent × MCP server) */
+                /** @description Configurations (device × agent × MCP server × scope × config) */
                 installs: number;
             }[];
             /** @description Tool-call events of the last 24 hours, by whole hours */
@@ -3172,14 +3204,20 @@ export interface operations {
                 "application/json": {
                     certificate: string;
                     clientTimestamp: string;
+                    agentVersion?: string | null;
                     agents: {
                         agentType: string;
                         displayName?: string | null;
+                        version?: string | null;
+                        capture?: ("hooks" | "none") | null;
                         mcps?: {
                             name: string;
                             enabled: boolean;
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
+                            scope?: string | null;
+                            source?: components["schemas"]["McpSource"] | null;
+                            fingerprint?: string | null;
                         }[] | null;
                     }[];
                 };
@@ -3265,14 +3303,20 @@ export interface operations {
                 "application/json": {
                     certificate: string;
                     clientTimestamp: string;
+                    agentVersion?: string | null;
                     agents: {
                         agentType: string;
                         displayName?: string | null;
+                        version?: string | null;
+                        capture?: ("hooks" | "none") | null;
                         mcps?: {
                             name: string;
                             enabled: boolean;
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
+                            scope?: string | null;
+                            source?: components["schemas"]["McpSource"] | null;
+                            fingerprint?: string | null;
                         }[] | null;
                     }[];
                 };

@@ -1,14 +1,28 @@
 // npm run bench:agent [-- section…] — the endpoint agent on a laptop: one function per section, each printing its
 // figures against a baseline measured in the same run. With no argument every section runs.
 //
+// - scan: `scanMachine` on a home with 8 clients and 200 projects, against reading the same files and nothing else.
 // - hook: the latency a tool call gains from the agent's hook, run as a client runs it (the command the install
 //   wrote into ~/.claude/settings.json, through sh, payload on stdin), against `node -e 0` run the same way.
 //   Goal: p95 ≤ 1.5× the baseline's p95.
 // - spool: appending events to the spool and reading them back in batches with an ack after each.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+// - daemon: `agent run` (the built file, as the service runs it): resident memory after start and after flushing
+//   10,000 events, idle CPU, against an idle `node` process.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { DeviceClient } from '#agent/client.ts';
+import { CLIENTS } from '#agent/clients/index.ts';
+import { loadDaemonStatus } from '#agent/daemon/status.ts';
+import { scanMachine } from '#agent/discovery/scan.ts';
 import { installHooks } from '#agent/hooks/install.ts';
-import { Spool } from '#agent/spool/spool.ts';
+import { createDeviceIdentity } from '#agent/identity.ts';
+import { daemonCommand } from '#agent/service/definition.ts';
+import { openSpool, Spool } from '#agent/spool/spool.ts';
+import { saveState } from '#agent/state.ts';
+import { invocationEvent } from '#test/support/device-requests.ts';
 import {
   buildHookBundle,
   fixture,
@@ -20,6 +34,116 @@ import {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.95) - 1] as number;
 const ms = (xs: number[]) => `p50 ${median(xs).toFixed(1)} ms, p95 ${p95(xs).toFixed(1)} ms`;
+
+function write(path: string, text: string) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** A home with every client of agent/clients configured, and `projects` projects recorded by Claude Code. */
+function laptopHome(projects: number): string {
+  const home = mkdtempSync(join(tmpdir(), 'bench-agent-'));
+  const stdio = (i: number) => ({
+    command: 'npx',
+    args: ['-y', `@acme/mcp-${i % 9}@1.${i}.0`, `--key=k${i}`],
+    env: { TOKEN: `t${i}` },
+  });
+  const remote = (i: number) => ({ type: 'http', url: `https://mcp${i % 5}.example.com/v1/mcp?k=${i}` });
+  const servers = (n: number, offset = 0) =>
+    Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [`srv-${i}`, i % 2 ? remote(i + offset) : stdio(i + offset)]),
+    );
+  const dirs = Array.from({ length: projects }, (_, i) => join(home, 'src', `project-${i}`));
+  write(
+    join(home, '.claude.json'),
+    JSON.stringify({
+      mcpServers: servers(6),
+      projects: Object.fromEntries(
+        dirs.map((d, i) => [d, { allowedTools: [], mcpServers: servers(i % 3, i) }]),
+      ),
+    }),
+  );
+  write(
+    join(home, '.config', 'Claude', 'claude_desktop_config.json'),
+    JSON.stringify({ mcpServers: servers(4) }),
+  );
+  write(join(home, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: servers(5) }));
+  write(
+    join(home, '.config', 'Code', 'User', 'mcp.json'),
+    `// user servers\n${JSON.stringify({ servers: servers(5) }, null, 2)}`,
+  );
+  write(join(home, '.codeium', 'windsurf', 'mcp_config.json'), JSON.stringify({ mcpServers: servers(4) }));
+  write(
+    join(home, '.codex', 'config.toml'),
+    '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "@upstash/context7-mcp"]\n',
+  );
+  write(join(home, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: servers(3) }));
+  write(
+    join(home, '.config', 'zed', 'settings.json'),
+    `// zed\n${JSON.stringify({ context_servers: servers(3) }, null, 2)}`,
+  );
+  dirs.forEach((dir, i) => {
+    // Each project uses a few of the clients, as repositories do.
+    write(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: servers(2, i) }));
+    if (i % 2 === 0) write(join(dir, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: servers(2, i) }));
+    if (i % 3 === 0) write(join(dir, '.vscode', 'mcp.json'), JSON.stringify({ servers: servers(2, i) }));
+    if (i % 5 === 0)
+      write(join(dir, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: servers(1, i) }));
+    if (i % 7 === 0)
+      write(join(dir, '.codex', 'config.toml'), `[mcp_servers.p${i}]\nurl = "https://x.example/${i}"\n`);
+  });
+  return home;
+}
+
+async function scanSection() {
+  const PROJECTS = 200;
+  const RUNS = 15;
+  const home = laptopHome(PROJECTS);
+  try {
+    const options = { home, platform: 'linux' as const, env: {}, systemRoot: home };
+    const first = await scanMachine(options);
+    const files = first.watchedPaths;
+    const servers = first.clients.reduce((n, c) => n + c.servers.length, 0);
+    // The baseline: the same files read (those absent fail as they do for the scan), 64 at a time, nothing parsed.
+    const readOnly = async () => {
+      const queue = [...files];
+      await Promise.all(
+        Array.from({ length: 64 }, async () => {
+          for (let f = queue.pop(); f; f = queue.pop()) await readFile(f).catch(() => undefined);
+        }),
+      );
+    };
+    // Wall time, and the process's CPU time (user + system), which a busy shared machine disturbs less.
+    const timed = async (run: () => Promise<unknown>) => {
+      const cpu = process.cpuUsage();
+      const t = performance.now();
+      await run();
+      const used = process.cpuUsage(cpu);
+      return { wall: performance.now() - t, cpu: (used.user + used.system) / 1000 };
+    };
+    type Run = { wall: number; cpu: number };
+    const scans: Run[] = [];
+    const reads: Run[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      reads.push(await timed(readOnly));
+      scans.push(await timed(() => scanMachine(options)));
+    }
+    const wall = (runs: Run[]) => runs.map((r) => r.wall);
+    const cpu = (runs: Run[]) => runs.map((r) => r.cpu);
+    const line = (runs: Run[]) =>
+      `wall median ${median(wall(runs)).toFixed(1)} ms (p95 ${p95(wall(runs)).toFixed(1)}), CPU median ${median(cpu(runs)).toFixed(1)} ms`;
+    console.log(
+      `\nscan — ${first.clients.length} clients (of ${CLIENTS.length}), ${PROJECTS} projects, ${files.length} paths looked at, ${servers} servers, ${RUNS} runs`,
+    );
+    console.log(`  read the same files only: ${line(reads)}`);
+    console.log(`  scanMachine:              ${line(scans)}`);
+    console.log(
+      `  scan / read (medians): wall ${(median(wall(scans)) / median(wall(reads))).toFixed(2)}×, CPU ${(median(cpu(scans)) / median(cpu(reads))).toFixed(2)}×`,
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
 
 async function hookSection() {
   const RUNS = Number(process.env.RUNS ?? 60);
@@ -110,10 +234,141 @@ async function spoolSection() {
   }
 }
 
-/** The sections, by name: the scan and the daemon add theirs here. */
+/** Resident memory (and its peak) and CPU time so far of process `pid`, from /proc (Linux). */
+function processUsage(pid: number): { rssMb: number; peakMb: number; cpuMs: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  // utime and stime, fields 14 and 15 of /proc/<pid>/stat (after the command name in parentheses), in clock ticks.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024, cpuMs: (ticks * 1000) / hz };
+}
+
+/**
+ * daemon: `agent run` from the built single file, against the local service, on a home with Claude Code and Cursor:
+ * its resident memory once it has sent the inventory and after it has flushed 10,000 spooled events, and its CPU
+ * while idle (IDLE_SECONDS, default 60); against an idle `node` process in the same run. Goal: ≤ 80 MB resident,
+ * near-zero idle CPU.
+ */
+async function daemonSection() {
+  const EVENTS = 10_000;
+  const idleSeconds = Number(process.env.IDLE_SECONDS ?? 60);
+  const root = mkdtempSync(join(tmpdir(), 'bench-daemon-'));
+  // DAEMON_NODE: another Node to run the daemon with (the laptop's), default the one running the benchmark.
+  const node = process.env.DAEMON_NODE ?? process.execPath;
+  const { service, database } = await (async () => {
+    const { provisionDatabase } = await import('#test/support/databases.ts');
+    const { startCheckedService, testConfig } = await import('#test/support/service.ts');
+    const { createLogger, setLogLevel } = await import('#shared/logger.ts');
+    setLogLevel('warn');
+    const db = await provisionDatabase('pglite');
+    const config = testConfig({ dashboard_url: 'http://dashboard.test', db: { dsn: db.dsn } });
+    return {
+      service: (await startCheckedService({ config, log: createLogger({ test: true }) })).service,
+      database: db,
+    };
+  })();
+  const children: ChildProcess[] = [];
+  try {
+    const { TEST_ADMIN } = await import('#test/support/service.ts');
+    const login = await fetch(`${service.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(TEST_ADMIN),
+    });
+    const admin = ((await login.json()) as { data: { access_token: string } }).data.access_token;
+    const identity = await createDeviceIdentity('p256');
+    const { body } = await new DeviceClient({ baseUrl: service.url, identity }).register(admin, {
+      serialNumber: 'BENCH-DAEMON',
+      brand: 'Bench',
+      model: 'Laptop',
+    });
+    const stateDir = join(root, 'state');
+    saveState(stateDir, { identity, deviceId: body.deviceId, baseUrl: service.url });
+    const home = join(root, 'home');
+    write(
+      join(home, '.claude.json'),
+      JSON.stringify({
+        mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem'] } },
+      }),
+    );
+    write(
+      join(home, '.cursor', 'mcp.json'),
+      JSON.stringify({ mcpServers: { github: { url: 'https://api.githubcopilot.com/mcp/' } } }),
+    );
+    const bundle = join(root, 'acp-agent.cjs');
+    execFileSync(process.execPath, ['scripts/agent-build.ts', '--outfile', bundle], { stdio: 'ignore' });
+
+    const spawnIdle = (args: string[]) => {
+      const child = spawn(node, args, {
+        env: { PATH: process.env.PATH ?? '', HOME: home, TZ: 'UTC' },
+        stdio: 'ignore',
+      });
+      children.push(child);
+      return child;
+    };
+    const baseline = spawnIdle(['-e', 'setInterval(() => {}, 1 << 30)']);
+    // Exactly the command the service definitions run (agent/service/definition.ts).
+    const [, ...daemonArgs] = daemonCommand(node, bundle, stateDir);
+    const daemon = spawnIdle(daemonArgs);
+    const wait = async (what: string, probe: () => boolean, timeoutMs = 120_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!probe()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await wait('the inventory', () => !!loadDaemonStatus(stateDir)?.inventory.sentAt);
+    await new Promise((r) => setTimeout(r, 1000));
+    const started = processUsage(daemon.pid as number);
+    const bare = processUsage(baseline.pid as number);
+
+    const spool = openSpool(stateDir);
+    const t0 = performance.now();
+    for (let i = 0; i < EVENTS; i++) spool.append(invocationEvent());
+    const appendMs = performance.now() - t0;
+    await wait('10,000 events sent', () => (loadDaemonStatus(stateDir)?.events.stored ?? 0) >= EVENTS);
+    const flushMs = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 2000));
+    const flushed = processUsage(daemon.pid as number);
+
+    const idleFrom = processUsage(daemon.pid as number);
+    const bareFrom = processUsage(baseline.pid as number);
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const idleTo = processUsage(daemon.pid as number);
+    const bareTo = processUsage(baseline.pid as number);
+    const pct = (a: { cpuMs: number }, b: { cpuMs: number }) =>
+      ((b.cpuMs - a.cpuMs) / (idleSeconds * 1000)) * 100;
+
+    console.log(
+      `\ndaemon — the built file as the service runs it, by Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}; a local service on PGlite; ${EVENTS} events`,
+    );
+    console.log(`  an idle node process:            ${bare.rssMb.toFixed(1)} MB resident`);
+    console.log(
+      `  the daemon after start:          ${started.rssMb.toFixed(1)} MB resident (${(started.rssMb / bare.rssMb).toFixed(2)}× idle node)`,
+    );
+    console.log(
+      `  after flushing ${EVENTS} events:    ${flushed.rssMb.toFixed(1)} MB resident, peak ${flushed.peakMb.toFixed(1)} MB (goal ≤ 80 MB); appended in ${appendMs.toFixed(0)} ms, all stored ${(flushMs / 1000).toFixed(1)} s after the first append`,
+    );
+    console.log(
+      `  idle CPU over ${idleSeconds} s:           daemon ${pct(idleFrom, idleTo).toFixed(3)} % (${(idleTo.cpuMs - idleFrom.cpuMs).toFixed(0)} ms), idle node ${pct(bareFrom, bareTo).toFixed(3)} % (${(bareTo.cpuMs - bareFrom.cpuMs).toFixed(0)} ms)`,
+    );
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await service.stop();
+    await database.cleanup();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The sections, by name: the daemon adds its own here. */
 const SECTIONS: Record<string, () => Promise<void>> = {
+  scan: scanSection,
   hook: hookSection,
   spool: spoolSection,
+  daemon: daemonSection,
 };
 
 const wanted = process.argv.slice(2);

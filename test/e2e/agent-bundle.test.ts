@@ -4,7 +4,16 @@
 // enrolls a device against the real service, writes a service definition, and fails as friendly as the sources do.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -14,6 +23,7 @@ import { startTestService, TEST_ADMIN, type TestService } from '#test/support/se
 
 const VERSION = '9.8.7-bundle.test';
 const work = mkdtempSync(join(tmpdir(), 'acp-bundle-'));
+mkdirSync(join(work, 'home'));
 const bundle = join(work, 'out', 'acp-agent.cjs');
 let svc: TestService;
 
@@ -34,10 +44,13 @@ function runtimes(): Array<{ path: string; version: string }> {
   return [...seen].map(([path, version]) => ({ path, version }));
 }
 
+/** A home with no AI client in it: what the bundle scans is this, never the machine's own. */
+const home = join(work, 'home');
+
 function run(node: string, args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
     const child = spawn(node, [bundle, ...args], {
-      env: { PATH: process.env.PATH ?? '', TZ: 'UTC', ...env },
+      env: { PATH: process.env.PATH ?? '', TZ: 'UTC', HOME: home, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -73,12 +86,15 @@ test('one executable file with a shebang and no source map inside', () => {
   assert.doesNotMatch(text, /sourceMappingURL/);
 });
 
-test('it runs under the machine’s Node and under Node 24: help, enrollment, service file, friendly errors', async (t) => {
+test('it runs under the machine’s Node and under Node 24: version, help, enrollment and inventory, service file, friendly errors', async (t) => {
   const found = runtimes();
   t.diagnostic(`runtimes: ${found.map((r) => `${r.version} (${r.path})`).join(', ')}`);
   assert.ok(found.length >= 1);
   for (const { path: node, version } of found) {
     assert.ok(Number(/^v(\d+)/.exec(version)?.[1]) >= 20, `${node} is Node ${version}`);
+
+    const printed = await run(node, ['--version']);
+    assert.equal(printed.output, `${VERSION}\n`, `${version}: the version fixed at build time`);
 
     const help = await run(node, ['--help']);
     assert.equal(help.code, 0, `${version}: ${help.output}`);
@@ -96,6 +112,17 @@ test('it runs under the machine’s Node and under Node 24: help, enrollment, se
       assert.match(
         register.output,
         /^(Registered|Already registered): device [0-9a-f-]{36} \([0-9a-f]{64}\)/,
+      );
+      const inventory = await run(node, ['inventory', '--state', keyState]);
+      assert.equal(inventory.code, 0, `${version} ${key}: ${inventory.output}`);
+      const { deviceId } = JSON.parse(readFileSync(join(keyState, 'state.json'), 'utf8')) as {
+        deviceId: string;
+      };
+      const view = await svc.call('GET', `/v1/admin/devices/${deviceId}`, { token: await svc.adminToken() });
+      assert.equal(
+        (view.body.data as { device: { agent_version: string } }).device.agent_version,
+        VERSION,
+        'the inventory reports the built version',
       );
     }
 
