@@ -74,6 +74,23 @@ export function derivedEventId(event: ToolCallEvent): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/**
+ * The latest event time an `event_too_old` refusal rules out: just before the window's start when the message gives
+ * it (`… which starts at <time>`), else the time of the latest refused event (the window starts after it).
+ */
+function retentionStart(
+  message: string,
+  sending: ReadonlyArray<{ event: ToolCallEvent }>,
+  named: readonly number[],
+): number | undefined {
+  const start = Date.parse(/starts at (\d{4}-\d\d-\d\dT[\d:.]+Z)/.exec(message)?.[1] ?? '');
+  if (!Number.isNaN(start)) return start - 1;
+  const times = named
+    .map((i) => Date.parse(sending[i]?.event.event_time ?? ''))
+    .filter((t) => !Number.isNaN(t));
+  return times.length ? Math.max(...times) : undefined;
+}
+
 const describe = (answer: Exclude<Answer<unknown>, { ok: true }>) =>
   `${answer.status} ${answer.code}: ${answer.message}`;
 
@@ -281,6 +298,19 @@ export async function startDaemon<P>(options: DaemonOptions<P>): Promise<Daemon>
           refused.add(id);
           status.events.refused++;
           log.log('warn', `event ${id} refused by the service and dropped: ${describe(answer)}`);
+        }
+        // Older than the retention window: so is every event of the batch before the window's start (or, when the
+        // message does not say it, no later than the refused event), and each would cost a request of its own.
+        const cutoff =
+          answer.code === 'event_too_old' ? retentionStart(answer.message, sending, named) : undefined;
+        if (cutoff !== undefined) {
+          const older = sending.filter(
+            ({ event }) => !refused.has(event.event_id as string) && Date.parse(event.event_time) <= cutoff,
+          );
+          for (const { event } of older) refused.add(event.event_id as string);
+          status.events.refused += older.length;
+          if (older.length > 0)
+            log.log('warn', `${older.length} more events older than the service's retention window dropped`);
         }
         sending = sending.filter(({ event }) => !refused.has(event.event_id as string));
         save();

@@ -5,6 +5,7 @@
 // SIGTERM. One driver (PGlite): what is tested is the agent, and the device tests cover the drivers.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -304,6 +305,76 @@ test('Retry-After: a 503 that says 2 seconds is not retried sooner', async () =>
       assert.ok(gap >= 2000, `attempt ${i + 1} came ${gap} ms after the one before`);
     }
     assert.match(loadDaemonStatus(root)?.retrying?.error ?? '', /^inventory: 503 database_unavailable/);
+  } finally {
+    await daemon.stop();
+    server.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('events older than the retention window: all of them dropped at once and counted, the rest stored', async () => {
+  // The service's refusal as device-protocol.md documents it (400 event_too_old naming the first such event and
+  // where the window starts), from a local server that records what it stores.
+  const root = mkdtempSync(join(tmpdir(), 'acp-daemon-'));
+  const windowStart = Date.now() - 90 * 86_400_000;
+  const stored = new Set<string>();
+  let batches = 0;
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (d) => (text += d));
+    req.on('end', () => {
+      const reply = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const receivedAt = new Date().toISOString();
+      if (req.url === '/v1/devices/inventory')
+        return reply(200, { success: true, deviceId: randomUUID(), agentsIn: 0, mcpsIn: 0, receivedAt });
+      batches++;
+      const { events } = JSON.parse(text) as { events: Array<{ event_id: string; event_time: string }> };
+      const old = events.filter((e) => Date.parse(e.event_time) < windowStart);
+      const first = events.findIndex((e) => Date.parse(e.event_time) < windowStart);
+      if (first >= 0)
+        return reply(400, {
+          error: 'event_too_old',
+          message: `body.events[${first}].event_time: ${events[first]?.event_time} is before the retention window, which starts at ${new Date(windowStart).toISOString()} (events.retention: 90 days); ${old.length} of ${events.length} events are outside it (${old.length} too old, 0 in the future). A batch is all or nothing: drop the events outside the window and send the rest.`,
+        });
+      for (const e of events) stored.add(e.event_id);
+      return reply(200, {
+        success: true,
+        deviceId: randomUUID(),
+        accepted: events.length,
+        duplicates: 0,
+        receivedAt,
+      });
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const spool = openSpool(root);
+  const fresh: string[] = [];
+  for (let i = 0; i < 500; i++) {
+    const tooOld = i % 5 < 3;
+    const event = invocationEvent({
+      event_time: new Date(tooOld ? windowStart - (i + 1) * 3_600_000 : Date.now() - i * 1000).toISOString(),
+    });
+    if (!tooOld) fresh.push(event.event_id);
+    spool.append(event);
+  }
+  const daemon = await startDaemon({
+    stateDir: root,
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    identity: await createDeviceIdentity('p256'),
+    version: 'test',
+    inventory: { scan: async () => ({ body: { agents: [] }, watchedPaths: [] }) },
+    spool: spool as never,
+    log: rotatingLog(join(root, 'agent.log')),
+    settings: FAST,
+  });
+  try {
+    await until('the fresh events stored', () => (stored.size === fresh.length ? true : undefined));
+    assert.deepEqual([...stored].sort(), [...fresh].sort(), 'no event older than the window was sent again');
+    assert.equal(batches, 2, 'one refusal, then the rest in one batch');
+    assert.equal(loadDaemonStatus(root)?.events.refused, 300);
+    await until('acknowledged', () => (openSpool(root).stats().pending === 0 ? true : undefined));
   } finally {
     await daemon.stop();
     server.close();
