@@ -1,24 +1,12 @@
 // The reference endpoint agent: npm run agent -- <command> [options] (see USAGE below, or --help).
-import { readFileSync } from 'node:fs';
+// Each command loads what it needs when it runs (dynamic imports), so that a command never pays for another's
+// libraries: the bundled agent starts as fast as Node itself for the short commands.
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApiClient } from '#client/api.ts';
-import { type AgentReport, DeviceClient, type ToolCallEvent } from './client.ts';
-import { configFingerprint, loadFingerprintKey } from './discovery/fingerprint.ts';
-import { scanTable, scanView, warningLine } from './discovery/print.ts';
-import { inventoryReport, scanMachine } from './discovery/scan.ts';
-import {
-  type AgentState,
-  createDeviceIdentity,
-  hardwareInfo,
-  type KeyType,
-  loadState,
-  saveState,
-} from './identity.ts';
-import { login } from './login.ts';
-import { rng, simulatedEvents, simulatedInventory } from './simulate.ts';
-import { AGENT_VERSION } from './version.ts';
+import type { AgentReport, ToolCallEvent } from './client.ts';
+import type { KeyType } from './identity.ts';
+import { type AgentState, loadState, saveState } from './state.ts';
 
 const USAGE = `usage: npm run agent -- <command> [options]
 
@@ -38,6 +26,12 @@ commands:
                                send tool-call events (one JSON object per line), batched, with event_id
   simulate [--devices N] [--events M] [--seed S]
                                enroll N simulated devices and stream M realistic tool-call events in total
+  run [--inventory-interval 6h] [--rescan-interval 15m]
+                               the daemon: reports the inventory at start, when a watched config file changes and
+                               every inventory interval, and sends the spooled tool-call events; stops on SIGTERM
+  service install|uninstall|status [--root DIR] [--platform darwin|linux|win32]
+                               run the daemon as a per-user service (LaunchAgent, systemd user unit, Task
+                               Scheduler task); --root writes the definition under DIR and registers nothing
   hooks install|uninstall [--managed] [--client ID]… [--root DIR]
                                register (remove) the hook that records MCP tool calls in each client with hooks;
                                --managed writes the machine-wide files an MDM deploys (docs/endpoint-agent.md)
@@ -46,10 +40,12 @@ commands:
 
 options:
   --url URL                    the service (default: the saved one, else http://127.0.0.1:8080)
-  --state DIR                  where the key, certificate and token are kept (default ~/.acp-agent)
+  --state DIR                  where the key, certificate, token, spool and logs are kept (default ~/.acp-agent)
   --token T                    a user token for register / simulate (instead of login)
-  --email E --password P       local sign-in for register / simulate (auth.provider = local)
+  --email E                    local sign-in for register / simulate (auth.provider = local); the password is
+                               read from ACP_PASSWORD, else asked on the terminal (never on the command line)
   --no-browser                 login: only print the URL
+  --version                    the agent's version (the one it reports with its inventory)
   --project DIR                scan / inventory: also look in this project directory (repeatable; also
                                ACP_AGENT_PROJECT_DIRS, separated like PATH)
   --json                       scan: print JSON
@@ -61,9 +57,13 @@ examples:
   npm run agent -- scan
   npm run agent -- inventory
   npm run agent -- send-events --file events.ndjson
-  npm run agent -- simulate --url http://127.0.0.1:8080 --email admin@localhost --password '<password>' --devices 10 --events 2000`;
+  ACP_PASSWORD='<password>' npm run agent -- simulate --url http://127.0.0.1:8080 --email admin@localhost --devices 10 --events 2000
+  npm run agent -- service install`;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A mistake in how the command was called: printed with exit code 2. */
+class UsageError extends Error {}
 
 function parse() {
   try {
@@ -78,16 +78,25 @@ function parse() {
         events: { type: 'string', default: '1000' },
         token: { type: 'string' },
         email: { type: 'string' },
+        // Refused with the reason (below) rather than as an unknown option.
         password: { type: 'string' },
         seed: { type: 'string', default: '42' },
         'no-browser': { type: 'boolean', default: false },
+        // run
+        'inventory-interval': { type: 'string' },
+        'rescan-interval': { type: 'string' },
+        // service (and hooks)
+        root: { type: 'string' },
+        platform: { type: 'string' },
+        // scan, inventory, run
         project: { type: 'string', multiple: true, default: [] },
         json: { type: 'boolean', default: false },
+        // hook, hooks
         client: { type: 'string', multiple: true },
         event: { type: 'string' },
         managed: { type: 'boolean', default: false },
-        root: { type: 'string' },
         'hook-entry': { type: 'string' },
+        version: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -101,15 +110,9 @@ const { positionals, values } = parse();
 
 function positiveInt(text: string, flag: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`error: ${flag} must be a positive integer, not ${JSON.stringify(text)}\n`);
-    process.exit(2);
-  }
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${flag} must be a positive integer, not ${JSON.stringify(text)}`);
   return n;
-}
-if (values.key !== 'p256' && values.key !== 'ed25519') {
-  process.stderr.write(`error: --key must be p256 or ed25519, not ${JSON.stringify(values.key)}\n`);
-  process.exit(2);
 }
 if (values.help || positionals[0] === 'help') {
   out(USAGE);
@@ -118,32 +121,78 @@ if (values.help || positionals[0] === 'help') {
 const command = positionals[0];
 const stateDir = values.state ?? join(homedir(), '.acp-agent');
 const state: AgentState = loadState(stateDir);
-const baseUrl = values.url ?? state.baseUrl ?? 'http://127.0.0.1:8080';
+
+let checkedUrl: string | undefined;
+/** The service's address: --url, else the one saved at registration, else the local default; checked once. */
+async function serviceUrl(): Promise<string> {
+  if (checkedUrl) return checkedUrl;
+  const { checkServiceUrl } = await import('./service-address.ts');
+  checkedUrl = values.url
+    ? checkServiceUrl(values.url)
+    : state.baseUrl
+      ? checkServiceUrl(state.baseUrl, `the address saved in ${join(stateDir, 'state.json')}`)
+      : 'http://127.0.0.1:8080';
+  return checkedUrl;
+}
 
 async function userToken(): Promise<string> {
   if (values.token) return values.token;
-  if (values.email && values.password) {
-    const { data, error, response } = await createApiClient(baseUrl).POST('/v1/auth/login', {
-      body: { email: values.email, password: values.password },
-    });
-    if (!data) throw new Error(`login failed: ${response.status} ${error?.message ?? ''}`);
+  if (values.email) {
+    const { PASSWORD_VARIABLE, readPassword } = await import('./password.ts');
+    const password = await readPassword(values.email);
+    if (!password)
+      throw new UsageError(
+        `--email needs a password: set ${PASSWORD_VARIABLE}, or run the command in a terminal to be asked for it`,
+      );
+    const baseUrl = await serviceUrl();
+    const [{ createApiClient }, { notTheService, serviceFetch }] = await Promise.all([
+      import('#client/api.ts'),
+      import('./service-address.ts'),
+    ]);
+    const client = createApiClient(baseUrl, { fetch: serviceFetch(baseUrl) });
+    const { data, error, response } = await client
+      .POST('/v1/auth/login', { body: { email: values.email, password } })
+      .catch((err: Error) => {
+        // openapi-fetch parses every answer as JSON: what failed that is not the API.
+        if (err.name !== 'SyntaxError') throw err;
+        throw notTheService(baseUrl, '/v1/auth/login', 0, 'a body that is not JSON');
+      });
+    if (response.status === 401)
+      throw new Error(`wrong email or password for ${baseUrl} (invalid_credentials)`);
+    if (response.status === 404)
+      throw notTheService(baseUrl, '/v1/auth/login', 404, response.headers.get('content-type'));
+    if (!data)
+      throw new Error(
+        `sign-in as ${values.email} failed at ${baseUrl}: ${response.status} ${error?.message ?? ''}`,
+      );
     return data.data.access_token;
   }
   if (state.accessToken) return state.accessToken;
-  throw new Error(
-    'no user token: run `login` first, or pass --token, or --email and --password (local auth)',
-  );
+  throw new Error('no user token: run `login` first, or pass --token, or --email (local auth)');
 }
 
-function enrolledClient(): DeviceClient {
+async function enrolledClient() {
   if (!state.identity || !state.deviceId)
     throw new Error('this device is not registered: run `register` first');
-  return new DeviceClient({ baseUrl, identity: state.identity });
+  const { DeviceClient } = await import('./client.ts');
+  return new DeviceClient({ baseUrl: await serviceUrl(), identity: state.identity });
 }
 
 async function main() {
+  if (values.version) {
+    const { AGENT_VERSION } = await import('./version.ts');
+    out(AGENT_VERSION);
+    return;
+  }
+  if (values.password !== undefined)
+    throw new UsageError(
+      '--password is not accepted: a password on the command line is visible to other users (ps) and stays in the ' +
+        "shell's history. Set ACP_PASSWORD instead, or leave it out to be asked in the terminal.",
+    );
   switch (command) {
     case 'login': {
+      const baseUrl = await serviceUrl();
+      const { login } = await import('./login.ts');
       const token = await login({
         baseUrl,
         ...(values['no-browser'] ? { openBrowser: async () => false } : {}),
@@ -153,7 +202,14 @@ async function main() {
       return;
     }
     case 'register': {
+      if (values.key !== 'p256' && values.key !== 'ed25519')
+        throw new UsageError(`--key must be p256 or ed25519, not ${JSON.stringify(values.key)}`);
+      const baseUrl = await serviceUrl();
       const token = await userToken();
+      const [{ createDeviceIdentity, hardwareInfo }, { DeviceClient }] = await Promise.all([
+        import('./identity.ts'),
+        import('./client.ts'),
+      ]);
       state.identity ??= await createDeviceIdentity(values.key as KeyType);
       const hardware = hardwareInfo(state);
       const client = new DeviceClient({ baseUrl, identity: state.identity });
@@ -165,7 +221,16 @@ async function main() {
       return;
     }
     case 'scan': {
-      const scan = await scanThisMachine();
+      const [
+        { scanMachine },
+        { configFingerprint, loadFingerprintKey },
+        { scanTable, scanView, warningLine },
+      ] = await Promise.all([
+        import('./discovery/scan.ts'),
+        import('./discovery/fingerprint.ts'),
+        import('./discovery/print.ts'),
+      ]);
+      const scan = await scanMachine(scanOptions());
       if (values.json) {
         const key = loadFingerprintKey(stateDir);
         out(
@@ -182,17 +247,26 @@ async function main() {
       return;
     }
     case 'inventory': {
-      const client = enrolledClient();
+      const client = await enrolledClient();
       if (values.file) {
-        const parsed = JSON.parse(readFileSync(values.file, 'utf8')) as
-          | AgentReport[]
-          | { agents: AgentReport[] };
+        const { readJsonFile } = await import('./input-files.ts');
+        const parsed = (await readJsonFile(values.file)) as AgentReport[] | { agents: AgentReport[] };
         const agents = Array.isArray(parsed) ? parsed : parsed.agents;
-        const { body } = await client.reportInventory(agents);
+        const { body } = await client.reportInventory(agents).catch(async (err) => {
+          const { ApiError } = await import('./client.ts');
+          if (err instanceof ApiError && err.status === 400)
+            throw new Error(`${values.file}: the service refused this inventory: ${err.detail}`);
+          throw err;
+        });
         out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
         return;
       }
-      const scan = await scanThisMachine();
+      const [{ inventoryReport, scanMachine }, { loadFingerprintKey }, { warningLine }] = await Promise.all([
+        import('./discovery/scan.ts'),
+        import('./discovery/fingerprint.ts'),
+        import('./discovery/print.ts'),
+      ]);
+      const scan = await scanMachine(scanOptions());
       for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
       const report = inventoryReport(scan, loadFingerprintKey(stateDir));
       const { body } = await client.reportInventory(report.agents, report.agentVersion);
@@ -200,21 +274,39 @@ async function main() {
       return;
     }
     case 'send-events': {
-      if (!values.file) throw new Error('--file events.ndjson is required');
-      const events = readFileSync(values.file, 'utf8')
-        .split('\n')
-        .filter((line) => line.trim())
-        .map((line) => JSON.parse(line) as ToolCallEvent);
-      const result = await enrolledClient().sendEvents(events);
+      if (!values.file) throw new UsageError('--file events.ndjson is required');
+      const { readNdjsonFile } = await import('./input-files.ts');
+      const { values: events, lines } = await readNdjsonFile(values.file);
+      const client = await enrolledClient();
+      const result = await client.sendEvents(events as ToolCallEvent[]).catch(async (err) => {
+        const { EventRefused } = await import('./client.ts');
+        if (err instanceof EventRefused)
+          throw new Error(
+            `${values.file}:${lines[err.index]}: the service refused this event: ${err.detail} (nothing from its batch was stored)`,
+          );
+        throw err;
+      });
       out(
         `Sent ${events.length} events in ${result.batches} batches: ${result.accepted} stored, ${result.duplicates} duplicates`,
       );
       return;
     }
     case 'simulate': {
-      const token = await userToken();
       const devices = positiveInt(values.devices, '--devices');
       const perDevice = Math.ceil(positiveInt(values.events, '--events') / devices);
+      const baseUrl = await serviceUrl();
+      const token = await userToken();
+      const [
+        { createDeviceIdentity },
+        { DeviceClient },
+        { rng, simulatedEvents, simulatedInventory },
+        { AGENT_VERSION },
+      ] = await Promise.all([
+        import('./identity.ts'),
+        import('./client.ts'),
+        import('./simulate.ts'),
+        import('./version.ts'),
+      ]);
       const to = new Date();
       const from = new Date(to.getTime() - 24 * 3_600_000);
       let stored = 0;
@@ -254,6 +346,19 @@ async function main() {
       );
       return;
     }
+    case 'run': {
+      if (!state.identity || !state.deviceId)
+        throw new Error('this device is not registered: run `register` first');
+      const { runDaemonCommand } = await import('./daemon/command.ts');
+      await runDaemonCommand({
+        stateDir,
+        baseUrl: await serviceUrl(),
+        identity: state.identity,
+        intervals: { inventory: values['inventory-interval'], rescan: values['rescan-interval'] },
+        scan: scanOptions(),
+      });
+      return;
+    }
     case 'hook': {
       const { runHookProcess } = await import('./hooks/main.ts');
       runHookProcess([
@@ -282,6 +387,11 @@ async function main() {
       );
       return;
     }
+    case 'service': {
+      const { serviceCommand } = await import('./service/command.ts');
+      serviceCommand(positionals[1], { stateDir, root: values.root, platform: values.platform });
+      return;
+    }
     default:
       if (command) process.stderr.write(`error: unknown command ${JSON.stringify(command)}\n\n`);
       (command ? process.stderr : process.stdout).write(`${USAGE}\n`);
@@ -291,18 +401,30 @@ async function main() {
 
 const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length] as T;
 
+/** The service's refusals a person can act on, said in their terms; anything else as the service said it. */
+function explain(err: Error & { status?: number; code?: string; detail?: string }): string {
+  if (err.name !== 'ApiError' && err.name !== 'EventRefused') return err.message;
+  const at = checkedUrl ?? 'the service';
+  if (err.code === 'unknown_device')
+    return `${at} does not know this device (unknown_device): it was removed, or its certificate was replaced; run \`register\` again`;
+  if (err.code === 'stale_timestamp')
+    return `this machine's clock differs from ${at}'s by more than the allowed skew (stale_timestamp): set the clock to the network time`;
+  if (err.code === 'invalid_credentials') return `wrong email or password for ${at} (invalid_credentials)`;
+  return err.message;
+}
+
 /** This machine, as discovery sees it: the user's home, the projects given by --project and the environment. */
-function scanThisMachine() {
+function scanOptions() {
   const fromEnv = (process.env.ACP_AGENT_PROJECT_DIRS ?? '').split(delimiter).filter(Boolean);
-  return scanMachine({
+  return {
     home: homedir(),
     platform: process.platform,
     env: process.env,
     projectDirs: [...fromEnv, ...values.project],
-  });
+  };
 }
 
 main().catch((err) => {
-  process.stderr.write(`error: ${(err as Error).message}\n`);
-  process.exit(1);
+  process.stderr.write(`error: ${explain(err as Error)}\n`);
+  process.exit(err instanceof UsageError || (err as Error).name === 'ServiceUrlError' ? 2 : 1);
 });

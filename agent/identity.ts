@@ -1,11 +1,17 @@
 // The device identity of the reference agent: one private key (ECDSA P-256 or Ed25519) and a self-signed X.509 v3
 // certificate over it, kept in the agent's state directory (device-protocol.md, "Keys and certificates").
-import { createHash, createPrivateKey, type KeyObject, randomUUID, webcrypto } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  createHash,
+  createPrivateKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import { selfSignedCertificate } from './self-signed-certificate.ts';
+import type { AgentState } from './state.ts';
 
 export type KeyType = 'p256' | 'ed25519';
 
@@ -15,11 +21,6 @@ export interface DeviceIdentity {
   certificatePem: string;
   fingerprint: string;
 }
-
-const ALGORITHMS = {
-  p256: { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' },
-  ed25519: { name: 'Ed25519' },
-} as const;
 
 /** Lowercase hex SHA-256 over the certificate's DER bytes (the device's identity on every signed call). */
 export function certificateFingerprint(pem: string): string {
@@ -31,59 +32,26 @@ export async function createDeviceIdentity(
   keyType: KeyType = 'p256',
   options: { commonName?: string; notBefore?: Date; notAfter?: Date } = {},
 ): Promise<DeviceIdentity> {
-  const algorithm = ALGORITHMS[keyType];
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, [
-    'sign',
-    'verify',
-  ])) as webcrypto.CryptoKeyPair;
+  const { privateKey, publicKey } =
+    keyType === 'ed25519'
+      ? generateKeyPairSync('ed25519')
+      : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const notBefore = options.notBefore ?? new Date(Date.now() - 60_000);
-  const cert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: randomUUID().replace(/-/g, '').slice(0, 16),
-      name: `CN=${options.commonName ?? `device-${hostname()}`}`,
-      notBefore,
-      notAfter: options.notAfter ?? new Date(notBefore.getTime() + 365 * 86_400_000),
-      signingAlgorithm: algorithm,
-      keys,
-      extensions: [
-        new x509.BasicConstraintsExtension(false, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      ],
-    },
-    webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[1],
-  );
-  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const privateKeyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8
-    .toString('base64')
-    .match(/.{1,64}/g)
-    ?.join('\n')}\n-----END PRIVATE KEY-----\n`;
-  const certificatePem = cert.toString('pem');
+  const certificatePem = selfSignedCertificate(privateKey, publicKey, {
+    commonName: options.commonName ?? `device-${hostname()}`,
+    // 64 random bits, first bit clear: a positive serial of 8 bytes (RFC 5280 section 4.1.2.2).
+    serial: Buffer.from(randomBytes(8).map((b, i) => (i === 0 ? b & 0x7f : b))),
+    notBefore,
+    notAfter: options.notAfter ?? new Date(notBefore.getTime() + 365 * 86_400_000),
+  });
+  const privateKeyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   return { keyType, privateKeyPem, certificatePem, fingerprint: certificateFingerprint(certificatePem) };
 }
 
 export const privateKeyOf = (identity: DeviceIdentity): KeyObject => createPrivateKey(identity.privateKeyPem);
 
-/** What the agent keeps between runs: identity, the hardware fallback id, the enrollment and the sign-in token. */
-export interface AgentState {
-  identity?: DeviceIdentity;
-  fallbackSerial?: string;
-  deviceId?: string;
-  accessToken?: string;
-  baseUrl?: string;
-}
-
-export function loadState(dir: string): AgentState {
-  try {
-    return JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as AgentState;
-  } catch {
-    return {};
-  }
-}
-
-export function saveState(dir: string, state: AgentState): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-}
+// The state file is read and written by state.ts, which loads no certificate library; re-exported for importers.
+export { type AgentState, loadState, saveState } from './state.ts';
 
 function readDmi(name: string): string | undefined {
   try {

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endpoint, ServiceUnreachable, serviceFetch } from './service-address.ts';
 
 export interface LoginResult {
   access_token: string;
@@ -64,11 +65,15 @@ const PAGE = (title: string, text: string) =>
 /** Fails fast, with the reason, when the service cannot be reached or has CLI sign-in disabled. */
 async function checkSigninEnabled(baseUrl: string): Promise<void> {
   let health: { cli_signin?: string } | undefined;
+  const res = await serviceFetch(baseUrl)(endpoint(baseUrl, '/v1/healthcheck'));
   try {
-    const res = await fetch(new URL('/v1/healthcheck', baseUrl));
     health = (await res.json()) as { cli_signin?: string };
-  } catch (err) {
-    throw new Error(`cannot reach the service at ${baseUrl}: ${(err as Error).message}`);
+  } catch {
+    throw new ServiceUnreachable(
+      baseUrl,
+      'not_the_service',
+      `the service at ${baseUrl} answered /v1/healthcheck with HTTP ${res.status}, not the API's JSON: is that the API's address (not the console's)? use --url`,
+    );
   }
   if (health?.cli_signin === 'disabled') {
     throw new Error(
@@ -130,7 +135,7 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
-  const authorize = new URL('/v1/auth/cli/authorize', options.baseUrl);
+  const authorize = new URL(endpoint(options.baseUrl, '/v1/auth/cli/authorize'));
   authorize.search = new URLSearchParams({
     client_id: options.clientId ?? CLIENT_ID,
     redirect_uri: redirectUri,
@@ -150,7 +155,7 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   );
   try {
     const code = await codePromise;
-    const res = await fetch(new URL('/v1/auth/cli/token', options.baseUrl), {
+    const res = await serviceFetch(options.baseUrl)(endpoint(options.baseUrl, '/v1/auth/cli/token'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ code, code_verifier: verifier, redirect_uri: redirectUri }),

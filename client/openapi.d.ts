@@ -1169,6 +1169,13 @@ export interface components {
             /** Format: date-time */
             receivedAt: string;
         };
+        SpoolCounters: {
+            /** @description Events dropped unsent to stay under the spool size bound, since the spool was created */
+            dropped: number;
+            /** @description Spool records found torn by a crash mid-write (each one event lost), since the spool was created */
+            torn: number;
+            refused?: number | null;
+        };
         CliSignin: {
             /** Format: uuid */
             id: string;
@@ -1244,6 +1251,20 @@ export interface components {
                 subject: string;
                 email: string;
             };
+            /** @description The agent's cumulative counts of events it could not deliver, as it last reported them with a batch; null when it never did */
+            spool: {
+                /** @description Events the agent dropped unsent to stay under its spool size bound */
+                dropped: number;
+                /** @description Records of its spool found torn by a crash mid-write (each lost) */
+                torn: number;
+                /** @description Events this service refused and the agent dropped (for example older than retention) */
+                refused: number;
+                /**
+                 * Format: date-time
+                 * @description When the agent last reported these counters
+                 */
+                reported_at: string;
+            } | null;
             /** @description Current agents by agent_type: at most 200 (and 128 KiB) */
             agents: {
                 agent_type: string;
@@ -3408,6 +3429,7 @@ export interface operations {
                             [key: string]: unknown;
                         } | null;
                     }[];
+                    spool?: components["schemas"]["SpoolCounters"] | null;
                 };
             };
         };

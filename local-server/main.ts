@@ -52,7 +52,7 @@ async function main() {
       : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
     `  try: curl ${service.url}/v1/healthcheck`,
     `  admin console: ${service.url}/console/`,
-    `  fleet: npm run agent -- simulate --url ${service.url} --email ${admin.email} --password '<admin password>' --devices 10 --events 2000${config.dashboard_url ? '' : '   (needs --dashboard-url: without it no new device can register)'}`,
+    `  fleet: npm run agent -- simulate --url ${service.url} --email ${admin.email} --devices 10 --events 2000 (asks the admin password; or set ACP_PASSWORD)${config.dashboard_url ? '' : '   (needs --dashboard-url: without it no new device can register)'}`,
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

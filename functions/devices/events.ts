@@ -1,3 +1,4 @@
+import { recordSpoolCounters } from '#shared/domain/device-spool.ts';
 import { checkBatchSize, ingestEvents } from '#shared/domain/events.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { deviceSignature } from '#shared/http/middleware/device-signature.ts';
@@ -13,8 +14,11 @@ const batchBound: Precheck = ({ context }) => {
 
 export const handler = httpHandler(
   routes.ingestEvents,
-  async ({ body }, { db, config, device, sourceIp }) =>
-    flat({ success: true, ...(await ingestEvents(db, config, device, body.events, sourceIp)) }),
+  async ({ body }, { db, config, device, sourceIp }) => {
+    const result = await ingestEvents(db, config, device, body.events, sourceIp);
+    if (body.spool) await recordSpoolCounters(db, result.deviceId, body.spool, new Date(result.receivedAt));
+    return flat({ success: true, ...result });
+  },
   {
     deviceAuth: deviceSignature({ signatureInBody: false, enrollment: 'in-write' }),
     prechecks: [batchBound],

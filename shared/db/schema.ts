@@ -67,6 +67,14 @@ export const devices = pgTable(
     // The version of the endpoint agent that sent the last inventory; null when that agent did not say.
     agentVersion: text('agent_version'),
     lastEventAt: ts('last_event_at'),
+    // The agent's own counters of events it could not deliver, cumulative since its spool was created, as it last
+    // reported them with a batch (POST /v1/devices/events, `spool`): dropped unsent to stay under the spool's size
+    // bound, torn by a crash mid-write, refused by this service (e.g. older than the retention window). NULL: never
+    // reported (an agent that does not send them).
+    spoolDropped: bigint('spool_dropped', { mode: 'number' }),
+    spoolTorn: bigint('spool_torn', { mode: 'number' }),
+    spoolRefused: bigint('spool_refused', { mode: 'number' }),
+    spoolReportedAt: ts('spool_reported_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     // The device as the fleet's device counters last counted it (shared/domain/fleet-stats.ts): counted at all, and

@@ -170,6 +170,8 @@ export async function getDevice(db: Db, config: Config, id: string, now = new Da
         'not_before', ${iso(sql`d.cert_not_before`)}, 'not_after', ${iso(sql`d.cert_not_after`)},
         'valid_now', d.cert_not_before <= ${tsParam(now)} AND d.cert_not_after > ${tsParam(now)}),
       'owner', json_build_object('subject', d.owner_subject, 'email', d.owner_email),
+      'spool', CASE WHEN d.spool_reported_at IS NULL THEN NULL ELSE json_build_object('dropped', d.spool_dropped,
+        'torn', d.spool_torn, 'refused', d.spool_refused, 'reported_at', ${iso(sql`d.spool_reported_at`)}) END,
       'agents', ${boundedArray(
         sql`SELECT json_build_object('agent_type', a.agent_type, 'display_name', a.display_name,
             'version', a.version, 'capture', a.capture, 'first_seen_at', ${iso(sql`a.first_seen_at`)}, 'last_seen_at', ${iso(sql`a.last_seen_at`)}) AS o,

@@ -164,12 +164,28 @@ export const observabilityEvent = nullAsAbsent(
 });
 export type ObservabilityEventInput = z.output<typeof observabilityEvent>;
 
+const counter = (description: string) =>
+  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).meta({ description });
+
+/** The agent's cumulative counts of events it could not deliver (docs/device-protocol.md, "Spool counters"). */
+export const spoolCounters = nullAsAbsent(
+  z.object({
+    dropped: counter('Events dropped unsent to stay under the spool size bound, since the spool was created'),
+    torn: counter(
+      'Spool records found torn by a crash mid-write (each one event lost), since the spool was created',
+    ),
+    refused: counter('Events this service refused (400 naming the event) and the agent dropped').default(0),
+  }),
+).meta({ id: 'SpoolCounters' });
+export type SpoolCounters = z.output<typeof spoolCounters>;
+
 export const eventsBody = nullAsAbsent(
   z.object({
     certificate: pem,
     clientTimestamp: rfc3339,
     // The 1..max_batch bound (413 above it) is checked against the config by the handler.
     events: z.array(observabilityEvent).min(1, { message: 'must hold at least one event' }),
+    spool: spoolCounters.optional(),
   }),
 );
 export type EventsBody = z.output<typeof eventsBody>;

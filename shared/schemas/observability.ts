@@ -296,6 +296,20 @@ export const deviceDetailResponse = envelope(
         valid_now: z.boolean().meta({ description: 'not_before <= now < not_after' }),
       }),
       owner: z.object({ subject: z.string(), email: z.string() }),
+      spool: z
+        .object({
+          dropped: count('Events the agent dropped unsent to stay under its spool size bound'),
+          torn: count('Records of its spool found torn by a crash mid-write (each lost)'),
+          refused: count(
+            'Events this service refused and the agent dropped (for example older than retention)',
+          ),
+          reported_at: isoTimestamp.meta({ description: 'When the agent last reported these counters' }),
+        })
+        .nullable()
+        .meta({
+          description:
+            "The agent's cumulative counts of events it could not deliver, as it last reported them with a batch; null when it never did",
+        }),
       agents: z
         .array(deviceAgent)
         .meta({ description: 'Current agents by agent_type: at most 200 (and 128 KiB)' }),

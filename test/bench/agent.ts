@@ -6,14 +6,23 @@
 //   wrote into ~/.claude/settings.json, through sh, payload on stdin), against `node -e 0` run the same way.
 //   Goal: p95 ≤ 1.5× the baseline's p95.
 // - spool: appending events to the spool and reading them back in batches with an ack after each.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// - daemon: `agent run` (the built file, as the service runs it): resident memory after start and after flushing
+//   10,000 events, idle CPU, against an idle `node` process.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DeviceClient } from '#agent/client.ts';
 import { CLIENTS } from '#agent/clients/index.ts';
+import { loadDaemonStatus } from '#agent/daemon/status.ts';
 import { scanMachine } from '#agent/discovery/scan.ts';
 import { installHooks } from '#agent/hooks/install.ts';
-import { Spool } from '#agent/spool/spool.ts';
+import { createDeviceIdentity } from '#agent/identity.ts';
+import { daemonCommand } from '#agent/service/definition.ts';
+import { openSpool, Spool } from '#agent/spool/spool.ts';
+import { saveState } from '#agent/state.ts';
+import { invocationEvent } from '#test/support/device-requests.ts';
 import {
   buildHookBundle,
   fixture,
@@ -225,11 +234,141 @@ async function spoolSection() {
   }
 }
 
+/** Resident memory (and its peak) and CPU time so far of process `pid`, from /proc (Linux). */
+function processUsage(pid: number): { rssMb: number; peakMb: number; cpuMs: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  // utime and stime, fields 14 and 15 of /proc/<pid>/stat (after the command name in parentheses), in clock ticks.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024, cpuMs: (ticks * 1000) / hz };
+}
+
+/**
+ * daemon: `agent run` from the built single file, against the local service, on a home with Claude Code and Cursor:
+ * its resident memory once it has sent the inventory and after it has flushed 10,000 spooled events, and its CPU
+ * while idle (IDLE_SECONDS, default 60); against an idle `node` process in the same run. Goal: ≤ 80 MB resident,
+ * near-zero idle CPU.
+ */
+async function daemonSection() {
+  const EVENTS = 10_000;
+  const idleSeconds = Number(process.env.IDLE_SECONDS ?? 60);
+  const root = mkdtempSync(join(tmpdir(), 'bench-daemon-'));
+  // DAEMON_NODE: another Node to run the daemon with (the laptop's), default the one running the benchmark.
+  const node = process.env.DAEMON_NODE ?? process.execPath;
+  const { service, database } = await (async () => {
+    const { provisionDatabase } = await import('#test/support/databases.ts');
+    const { startCheckedService, testConfig } = await import('#test/support/service.ts');
+    const { createLogger, setLogLevel } = await import('#shared/logger.ts');
+    setLogLevel('warn');
+    const db = await provisionDatabase('pglite');
+    const config = testConfig({ dashboard_url: 'http://dashboard.test', db: { dsn: db.dsn } });
+    return {
+      service: (await startCheckedService({ config, log: createLogger({ test: true }) })).service,
+      database: db,
+    };
+  })();
+  const children: ChildProcess[] = [];
+  try {
+    const { TEST_ADMIN } = await import('#test/support/service.ts');
+    const login = await fetch(`${service.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(TEST_ADMIN),
+    });
+    const admin = ((await login.json()) as { data: { access_token: string } }).data.access_token;
+    const identity = await createDeviceIdentity('p256');
+    const { body } = await new DeviceClient({ baseUrl: service.url, identity }).register(admin, {
+      serialNumber: 'BENCH-DAEMON',
+      brand: 'Bench',
+      model: 'Laptop',
+    });
+    const stateDir = join(root, 'state');
+    saveState(stateDir, { identity, deviceId: body.deviceId, baseUrl: service.url });
+    const home = join(root, 'home');
+    write(
+      join(home, '.claude.json'),
+      JSON.stringify({
+        mcpServers: { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem'] } },
+      }),
+    );
+    write(
+      join(home, '.cursor', 'mcp.json'),
+      JSON.stringify({ mcpServers: { github: { url: 'https://api.githubcopilot.com/mcp/' } } }),
+    );
+    const bundle = join(root, 'acp-agent.cjs');
+    execFileSync(process.execPath, ['scripts/agent-build.ts', '--outfile', bundle], { stdio: 'ignore' });
+
+    const spawnIdle = (args: string[]) => {
+      const child = spawn(node, args, {
+        env: { PATH: process.env.PATH ?? '', HOME: home, TZ: 'UTC' },
+        stdio: 'ignore',
+      });
+      children.push(child);
+      return child;
+    };
+    const baseline = spawnIdle(['-e', 'setInterval(() => {}, 1 << 30)']);
+    // Exactly the command the service definitions run (agent/service/definition.ts).
+    const [, ...daemonArgs] = daemonCommand(node, bundle, stateDir);
+    const daemon = spawnIdle(daemonArgs);
+    const wait = async (what: string, probe: () => boolean, timeoutMs = 120_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!probe()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await wait('the inventory', () => !!loadDaemonStatus(stateDir)?.inventory.sentAt);
+    await new Promise((r) => setTimeout(r, 1000));
+    const started = processUsage(daemon.pid as number);
+    const bare = processUsage(baseline.pid as number);
+
+    const spool = openSpool(stateDir);
+    const t0 = performance.now();
+    for (let i = 0; i < EVENTS; i++) spool.append(invocationEvent());
+    const appendMs = performance.now() - t0;
+    await wait('10,000 events sent', () => (loadDaemonStatus(stateDir)?.events.stored ?? 0) >= EVENTS);
+    const flushMs = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 2000));
+    const flushed = processUsage(daemon.pid as number);
+
+    const idleFrom = processUsage(daemon.pid as number);
+    const bareFrom = processUsage(baseline.pid as number);
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const idleTo = processUsage(daemon.pid as number);
+    const bareTo = processUsage(baseline.pid as number);
+    const pct = (a: { cpuMs: number }, b: { cpuMs: number }) =>
+      ((b.cpuMs - a.cpuMs) / (idleSeconds * 1000)) * 100;
+
+    console.log(
+      `\ndaemon — the built file as the service runs it, by Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}; a local service on PGlite; ${EVENTS} events`,
+    );
+    console.log(`  an idle node process:            ${bare.rssMb.toFixed(1)} MB resident`);
+    console.log(
+      `  the daemon after start:          ${started.rssMb.toFixed(1)} MB resident (${(started.rssMb / bare.rssMb).toFixed(2)}× idle node)`,
+    );
+    console.log(
+      `  after flushing ${EVENTS} events:    ${flushed.rssMb.toFixed(1)} MB resident, peak ${flushed.peakMb.toFixed(1)} MB (goal ≤ 80 MB); appended in ${appendMs.toFixed(0)} ms, all stored ${(flushMs / 1000).toFixed(1)} s after the first append`,
+    );
+    console.log(
+      `  idle CPU over ${idleSeconds} s:           daemon ${pct(idleFrom, idleTo).toFixed(3)} % (${(idleTo.cpuMs - idleFrom.cpuMs).toFixed(0)} ms), idle node ${pct(bareFrom, bareTo).toFixed(3)} % (${(bareTo.cpuMs - bareFrom.cpuMs).toFixed(0)} ms)`,
+    );
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await service.stop();
+    await database.cleanup();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 /** The sections, by name: the daemon adds its own here. */
 const SECTIONS: Record<string, () => Promise<void>> = {
   scan: scanSection,
   hook: hookSection,
   spool: spoolSection,
+  daemon: daemonSection,
 };
 
 const wanted = process.argv.slice(2);

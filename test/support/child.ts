@@ -93,10 +93,13 @@ export interface AgentCliRun {
   output(): string;
 }
 
-/** `npm run agent -- <args>` (agent/cli.ts) in a child process, read as it prints (stdout and stderr together). */
-export function runAgentCli(args: readonly string[]): AgentCliRun {
+/**
+ * `npm run agent -- <args>` (agent/cli.ts) in a child process, read as it prints (stdout and stderr together), with
+ * only PATH, TZ=UTC and `env` in its environment.
+ */
+export function runAgentCli(args: readonly string[], env: Record<string, string> = {}): AgentCliRun {
   const child = spawn(process.execPath, ['agent/cli.ts', ...args], {
-    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -123,19 +126,20 @@ export async function simulateFleet(
   admin: { email: string; password: string },
   size: { devices: number; events: number },
 ): Promise<void> {
-  const simulate = runAgentCli([
-    'simulate',
-    '--url',
-    url,
-    '--email',
-    admin.email,
-    '--password',
-    admin.password,
-    '--devices',
-    String(size.devices),
-    '--events',
-    String(size.events),
-  ]);
+  const simulate = runAgentCli(
+    [
+      'simulate',
+      '--url',
+      url,
+      '--email',
+      admin.email,
+      '--devices',
+      String(size.devices),
+      '--events',
+      String(size.events),
+    ],
+    { ACP_PASSWORD: admin.password },
+  );
   assert.equal(await simulate.exited, 0, simulate.output());
 }
 

@@ -167,3 +167,12 @@ export function signPayload(
 ): string {
   return encodeSignature(signBytes(privateKey, keyType, bytes), encoding);
 }
+
+/** A key and a self-signed certificate for a TLS server on `host` (a service whose certificate no one trusts). */
+export async function selfSignedTls(host: string): Promise<{ key: string; cert: string }> {
+  const identity = await makeDeviceIdentity({ keyType: 'p256', subject: `CN=${host}` });
+  return {
+    key: identity.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    cert: identity.certificatePem,
+  };
+}

@@ -1,0 +1,38 @@
+// What the daemon reads on a real machine: the scan of the AI clients' configs (agent/discovery), whose server names
+// it also keeps for the hook (which splits `mcp__<server>__<tool>` by them), and the spool the hooks append to
+// (agent/spool).
+import type { ScanOptions } from '../discovery/scan.ts';
+import type { EventSpool, InventorySource } from './daemon.ts';
+
+export async function machineSources(
+  stateDir: string,
+  machine: Omit<ScanOptions, 'clients'>,
+): Promise<{ version: string; inventory: InventorySource; spool: EventSpool }> {
+  const [{ AGENT_VERSION }, { openSpool }, { inventoryReport, scanMachine }, { loadFingerprintKey }, hooks] =
+    await Promise.all([
+      import('../version.ts'),
+      import('../spool/spool.ts'),
+      import('../discovery/scan.ts'),
+      import('../discovery/fingerprint.ts'),
+      import('../hooks/index.ts'),
+    ]);
+  const key = loadFingerprintKey(stateDir);
+  return {
+    version: AGENT_VERSION,
+    spool: openSpool(stateDir) as unknown as EventSpool,
+    inventory: {
+      async scan() {
+        const scan = await scanMachine(machine);
+        for (const client of scan.clients) {
+          if (hooks.hookClient(client.agentType))
+            hooks.saveKnownServers(
+              stateDir,
+              client.agentType,
+              client.servers.map((s) => s.name),
+            );
+        }
+        return { body: inventoryReport(scan, key), watchedPaths: scan.watchedPaths };
+      },
+    },
+  };
+}
