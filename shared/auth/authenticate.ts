@@ -4,9 +4,8 @@ import { unauthenticated } from '../errors.ts';
 /** Config keys holding a service's bearer token (RouteSpec.serviceToken: the routes that take it). */
 export type ServiceTokenKey = 'audit.ingest_token';
 
-import { TokenRejected } from './hs256.ts';
 import { verifyIdpToken } from './idp-tokens.ts';
-import { rolesFrom, verifyLocalToken } from './local-tokens.ts';
+import { rolesFrom, TokenRejected, verifyLocalToken } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
 
 export const BYPASS_PRINCIPAL: Principal = {

@@ -38,6 +38,7 @@ import { runNode } from '#test/support/child.ts';
 import { assertContract } from '#test/support/contract.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
 import { startS3Server } from '#test/support/s3-server.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import {
   CHUNK_FILE,
   ENTRY_FILE,
@@ -51,7 +52,7 @@ import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
-const JWT_SECRET = 'bundle-test-secret-0123456789abcdef-0123456789';
+const JWT_SECRET = randomSecret();
 const ADMIN = { email: 'admin@bundle.test', password: 'a long bundle-test password' };
 const FAKE_ARN = {
   cluster: 'arn:aws:rds:us-east-1:123456789012:cluster:bundle-test',
@@ -69,7 +70,7 @@ const FAKE_ARN_OF: Record<string, string> = {
   // Not an ARN: the console's URL (CloudFront's domain), the dashboard when config/prod.toml names none.
   SVC_DASHBOARD_URL: 'https://d111111abcdef8.cloudfront.net/console',
 };
-const AUDIT_INGEST_TOKEN = 'bundle-test-audit-ingest-token-0123456789abcdef';
+const AUDIT_INGEST_TOKEN = randomSecret();
 
 interface Bundle {
   planned: PlannedFunction;
@@ -88,6 +89,7 @@ interface Invocation {
 const RUNNER = `
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { randomSecret } from '#test/support/secrets.ts';
 const [bundle, eventFile, resultFile] = process.argv.slice(2);
 const mod = await import(pathToFileURL(bundle).href);
 const context = {
@@ -209,7 +211,7 @@ async function invoke(
       ? {}
       : {
           SVC_JWT_SECRET: JWT_SECRET,
-          SVC_ENVSVC_TOKEN: 'bundle-test-envsvc-token',
+          SVC_ENVSVC_TOKEN: randomSecret(),
           SVC_AUDIT_INGEST_TOKEN: AUDIT_INGEST_TOKEN,
         }),
     ...options.env,
@@ -527,11 +529,11 @@ describe('bundles as synthesized', () => {
       // (infra/openapi-module.ts).
       assert.ok(!code.includes('draft-2020-12'), `${planned.handler} bundles zod's JSON Schema generator`);
       if (planned.handler !== 'migrate') {
-        // The token authenticators only in functions with a row that takes a bearer token: the local tokens'
-        // (shared/auth/hs256.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
+        // The token authenticators only in functions with a row that takes a bearer token: the local tokens' (jose,
+        // shared/auth/local-tokens.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
         const bearer = takesBearerToken(planned.entry, PROJECT_ROOT);
         assert.equal(
-          code.includes('The signature does not match.'),
+          code.includes('The token was issued in the future.'),
           bearer,
           `${planned.handler}: token authenticators`,
         );
@@ -710,7 +712,7 @@ describe('bundles as synthesized', () => {
   test('the JWT secret comes from Secrets Manager by its ARN, fetched once per container', async () => {
     const bundle = bundleOf('auth/me');
     assert.ok(bundle.environment[ENV.jwtSecretArn], 'the function is given the secret ARN, not its value');
-    const fromSecretsManager = 'secret-from-secrets-manager-0123456789abcdef';
+    const fromSecretsManager = randomSecret();
     const fake = await fakeSecretsManager({ [FAKE_ARN.jwt]: fromSecretsManager });
     try {
       const { access_token } = await issueLocalToken(

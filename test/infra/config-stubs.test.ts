@@ -16,6 +16,7 @@ import type { Database } from '#shared/db/database.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { buildSplit } from '../../infra/bundle/split.ts';
 import {
   BUILTIN_ENVIRONMENTS_STUB,
@@ -31,7 +32,7 @@ import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
-const JWT_SECRET = 'config-stubs-test-secret-0123456789abcdef';
+const JWT_SECRET = randomSecret();
 /** Text of each stand-in's error (infra/bundle/no-*.ts), and of the code it stands for. */
 const MARKERS = {
   idpStub: 'IdP tokens are not checked by this bundle',
@@ -294,7 +295,7 @@ async function invoke(dir: string, event: unknown, dsn: string): Promise<Invocat
       SVC_CONFIG: join(dir, basename(LAMBDA_CONFIG_PATH)),
       SVC_DB_DSN: dsn,
       SVC_JWT_SECRET: JWT_SECRET,
-      SVC_ENVSVC_TOKEN: 'config-stubs-envsvc-token',
+      SVC_ENVSVC_TOKEN: randomSecret(),
     },
     dir,
   );

@@ -8,6 +8,7 @@ import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
 import { ServiceError } from '#shared/errors.ts';
 import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const config = testConfig();
@@ -69,7 +70,7 @@ test('alg none, other algorithms, wrong issuer or audience, expired and wrong se
     'token_expired',
   );
   await rejectsWith(
-    authenticate(config, headers(await sign('HS256', (j) => j, new TextEncoder().encode('y'.repeat(40))))),
+    authenticate(config, headers(await sign('HS256', (j) => j, new TextEncoder().encode(randomSecret())))),
     401,
     'invalid_token',
   );
@@ -77,11 +78,79 @@ test('alg none, other algorithms, wrong issuer or audience, expired and wrong se
   await rejectsWith(authenticate(config, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthorized');
 });
 
+test('a local token has a bounded lifetime: exp no further past iat than auth.token_ttl, iat not ahead past the skew', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const ttl = config.auth.token_ttl / 1000;
+  const skew = config.auth.token_clock_skew / 1000;
+  const signed = (claims: { iat?: number; exp?: number }) => {
+    const jwt = new SignJWT({ roles: ['admin'], ...claims })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('ghost')
+      .setIssuer(config.auth.jwt_issuer)
+      .setAudience(config.auth.jwt_audience);
+    return jwt.sign(secret);
+  };
+  // The year 300000, and one second past the lifetime.
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: now, exp: 9_405_000_000_000 }))),
+    401,
+    'invalid_token',
+  );
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: now, exp: now + ttl + 1 }))),
+    401,
+    'invalid_token',
+  );
+  // Issued ahead of this clock: within the skew it is taken, beyond it refused.
+  const ahead = now + skew - 5;
+  assert.equal(
+    (await authenticate(config, headers(await signed({ iat: ahead, exp: ahead + 60 })))).subject,
+    'ghost',
+  );
+  const future = now + skew + 60;
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: future, exp: future + 60 }))),
+    401,
+    'invalid_token',
+  );
+  // Both claims are required.
+  await rejectsWith(authenticate(config, headers(await signed({ exp: now + 60 }))), 401, 'invalid_token');
+  await rejectsWith(authenticate(config, headers(await signed({ iat: now }))), 401, 'invalid_token');
+  // Exactly the lifetime is taken; a lifetime that has run out is token_expired.
+  assert.equal(
+    (await authenticate(config, headers(await signed({ iat: now, exp: now + ttl })))).subject,
+    'ghost',
+  );
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: now - ttl, exp: now - 1 }))),
+    401,
+    'token_expired',
+  );
+});
+
+test('local tokens are HS256 only: an RS256 token and a token cut short are refused', async () => {
+  const { privateKey } = await generateKeyPair('RS256');
+  const claims = () =>
+    new SignJWT({ roles: ['admin'] })
+      .setSubject('x')
+      .setIssuer(config.auth.jwt_issuer)
+      .setAudience(config.auth.jwt_audience)
+      .setIssuedAt()
+      .setExpirationTime('10m');
+  const rs = await claims().setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
+  await rejectsWith(authenticate(config, headers(rs)), 401, 'invalid_token');
+  const good = await claims().setProtectedHeader({ alg: 'HS256' }).sign(secret);
+  assert.equal((await authenticate(config, headers(good))).subject, 'x');
+  for (const broken of [good.slice(0, -2), `${good}A`, good.split('.').slice(0, 2).join('.')]) {
+    await rejectsWith(authenticate(config, headers(broken)), 401, 'invalid_token');
+  }
+});
+
 test('idp mode verifies RS256 tokens from the issuer JWKS with aws-jwt-verify; roles from the configured claim', async () => {
   const idp = testConfig({
     auth: {
       provider: 'idp',
-      jwt_secret: 'z'.repeat(40),
+      jwt_secret: randomSecret(),
       idp_domain: 'tenant.example.com',
       idp_audience: 'api://acp',
       idp_roles_claim: 'https://acp.example.com/roles',
@@ -130,7 +199,7 @@ test('idp_bypass: no token is the local developer; a token is read without verif
 });
 
 test('a service token: exactly the configured one, never when none is configured, never as a session', () => {
-  const token = 'a-log-shipper-token-0123456789abcdef';
+  const token = randomSecret();
   const configured = testConfig({ audit: { ingest_token: token } });
   const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
   const principal = servicePrincipal(configured, 'audit.ingest_token', bearer(token));
