@@ -1086,12 +1086,16 @@ export interface components {
             /** Format: uuid */
             id: string;
             /**
-             * @description account: the lower-cased email given at POST /v1/auth/login (whether or not such a user exists); source: the source address there (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token
+             * @description account_source: an account from one source address at POST /v1/auth/login (the lower-cased email given, whether or not such a user exists; its lock refuses that account from that address only); source: the source address there, whatever the accounts (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token
              * @enum {string}
              */
-            scope: "account" | "source" | "cli_source";
-            /** @description The email or the address */
+            scope: "account_source" | "source" | "cli_source";
+            /** @description What is counted: the address, or for account_source the address, a space and the email */
             key: string;
+            /** @description The email (account_source); null for the other scopes */
+            account: string | null;
+            /** @description The address (IPv4, or an IPv6 /64); null when the service did not know it */
+            source: string | null;
             /** @description Failed attempts in the current window */
             failures: number;
             /** @description Sign-in for this key is refused now (429 too_many_attempts) */
@@ -2651,7 +2655,7 @@ export interface operations {
     listSigninLockouts: {
         parameters: {
             query?: {
-                scope?: "account" | "source" | "cli_source";
+                scope?: "account_source" | "source" | "cli_source";
                 status?: "locked" | "failing";
                 limit?: number;
                 offset?: number;

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { JwtVerifier } from 'aws-jwt-verify';
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { authenticate, BYPASS_PRINCIPAL, servicePrincipal } from '#shared/auth/authenticate.ts';
-import { idpIssuer, idpVerifier, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
+import { idpVerifier } from '#shared/auth/idp-tokens.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
 import { ServiceError } from '#shared/errors.ts';
 import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
+import { installOfflineIdp } from '#test/support/offline-idp.ts';
 import { randomSecret } from '#test/support/secrets.ts';
 import { testConfig } from '#test/support/service.ts';
 
@@ -15,6 +15,9 @@ const config = testConfig();
 const secret = new TextEncoder().encode(config.auth.jwt_secret);
 const person = { subject: 'u-1', email: 'u@example.test', name: 'U', roles: ['admin' as const] };
 const headers = (token: string) => ({ authorization: `Bearer ${token}` });
+/** The person a token states (who may do what is the users table's: shared/domain/caller.ts). */
+const principalOf = async (c: typeof config, h: Record<string, string>) =>
+  (await authenticate(c, h)).principal;
 
 async function rejectsWith(promise: Promise<unknown>, status: number, code: string) {
   await assert.rejects(
@@ -26,7 +29,7 @@ async function rejectsWith(promise: Promise<unknown>, status: number, code: stri
 test('a local token round-trips with its claims', async () => {
   const { access_token, expires_in } = await issueLocalToken(config, person);
   assert.equal(expires_in, 3600);
-  const p = await authenticate(config, headers(access_token));
+  const p = await principalOf(config, headers(access_token));
   assert.deepEqual(p, { ...person, tokenUse: 'session' });
 });
 
@@ -104,7 +107,7 @@ test('a local token has a bounded lifetime: exp no further past iat than auth.to
   // Issued ahead of this clock: within the skew it is taken, beyond it refused.
   const ahead = now + skew - 5;
   assert.equal(
-    (await authenticate(config, headers(await signed({ iat: ahead, exp: ahead + 60 })))).subject,
+    (await principalOf(config, headers(await signed({ iat: ahead, exp: ahead + 60 })))).subject,
     'ghost',
   );
   const future = now + skew + 60;
@@ -118,7 +121,7 @@ test('a local token has a bounded lifetime: exp no further past iat than auth.to
   await rejectsWith(authenticate(config, headers(await signed({ iat: now }))), 401, 'invalid_token');
   // Exactly the lifetime is taken; a lifetime that has run out is token_expired.
   assert.equal(
-    (await authenticate(config, headers(await signed({ iat: now, exp: now + ttl })))).subject,
+    (await principalOf(config, headers(await signed({ iat: now, exp: now + ttl })))).subject,
     'ghost',
   );
   await rejectsWith(
@@ -140,7 +143,7 @@ test('local tokens are HS256 only: an RS256 token and a token cut short are refu
   const rs = await claims().setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
   await rejectsWith(authenticate(config, headers(rs)), 401, 'invalid_token');
   const good = await claims().setProtectedHeader({ alg: 'HS256' }).sign(secret);
-  assert.equal((await authenticate(config, headers(good))).subject, 'x');
+  assert.equal((await principalOf(config, headers(good))).subject, 'x');
   for (const broken of [good.slice(0, -2), `${good}A`, good.split('.').slice(0, 2).join('.')]) {
     await rejectsWith(authenticate(config, headers(broken)), 401, 'invalid_token');
   }
@@ -156,25 +159,10 @@ test('idp mode verifies RS256 tokens from the issuer JWKS with aws-jwt-verify; r
       idp_roles_claim: 'https://acp.example.com/roles',
     },
   });
-  const { publicKey, privateKey } = await generateKeyPair('RS256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-  const verifier = JwtVerifier.create({
-    issuer: idpIssuer(idp),
-    audience: 'api://acp',
-    jwksUri: 'https://tenant.example.com/.well-known/jwks.json',
-  });
-  verifier.cacheJwks({ keys: [jwk] } as never);
-  installIdpVerifier(idp, verifier as never);
-  const token = (claims: Record<string, unknown>, aud = 'api://acp', key = privateKey) =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-      .setSubject('idp|42')
-      .setIssuer('https://tenant.example.com/')
-      .setAudience(aud)
-      .setIssuedAt()
-      .setExpirationTime('10m')
-      .sign(key);
-  const p = await authenticate(
+  const offline = await installOfflineIdp(idp);
+  const token = (claims: Record<string, unknown>, audience?: string, key?: Parameters<SignJWT['sign']>[0]) =>
+    offline.sign(claims, 'idp|42', { audience, key });
+  const p = await principalOf(
     idp,
     headers(await token({ email: 'e@x.test', 'https://acp.example.com/roles': ['admin', 'other'] })),
   );
@@ -191,9 +179,9 @@ test('idp mode verifies RS256 tokens from the issuer JWKS with aws-jwt-verify; r
 
 test('idp_bypass: no token is the local developer; a token is read without verification', async () => {
   const bypass = testConfig({ auth: { provider: 'idp', idp_bypass: true, jwt_secret: '' } });
-  assert.deepEqual(await authenticate(bypass, {}), BYPASS_PRINCIPAL);
+  assert.deepEqual(await principalOf(bypass, {}), BYPASS_PRINCIPAL);
   const unsigned = new UnsecuredJWT({ email: 'dev2@x.test', roles: ['user'] }).setSubject('dev2').encode();
-  const p = await authenticate(bypass, headers(unsigned));
+  const p = await principalOf(bypass, headers(unsigned));
   assert.equal(p.subject, 'dev2');
   assert.deepEqual(p.roles, ['user']);
 });
@@ -253,7 +241,7 @@ test("the IdP's verifier takes its issuer with and without the trailing slash (A
       .setExpirationTime('10m')
       .sign(privateKey);
   for (const issuer of [base, `${base}/`]) {
-    const p = await authenticate(cognito, headers(await token(issuer)));
+    const p = await principalOf(cognito, headers(await token(issuer)));
     assert.equal(p.subject, 'cognito-user', issuer);
   }
   await rejectsWith(authenticate(cognito, headers(await token(`${base}-other`))), 401, 'invalid_token');
