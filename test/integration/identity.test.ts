@@ -134,6 +134,19 @@ for (const driver of driversUnderTest()) {
       assert.equal((await svc.call('GET', '/v1/me', { token: erin.token })).status, 200);
     });
 
+    test('POST /v1/admin/users: roles is bounded (300,000 items is 400 naming roles), each role once; nothing stored', async () => {
+      const before = await userCount();
+      for (const roles of [Array.from({ length: 300_000 }, () => 'admin'), ['user', 'user'], []]) {
+        const res = await svc.call('POST', '/v1/admin/users', {
+          token: admin,
+          body: { email: `roles-${roles.length}@example.test`, password: PASSWORD, roles },
+        });
+        assert.deepEqual([res.status, res.body.error], [400, 'validation_failed'], res.text.slice(0, 300));
+        assert.match(String(res.body.message), /roles/);
+      }
+      assert.equal(await userCount(), before);
+    });
+
     test('what a token says of its person is not what the service answers: the email and name are the row’s', async () => {
       const fay = await signedIn('fay@example.test', ['user']);
       await db().execute(sql`UPDATE users SET name = 'Fay Renamed' WHERE id = ${fay.id}::uuid`);

@@ -20,6 +20,7 @@ const DASHBOARD = 'http://dashboard.test';
 const PASSWORD = 'a long enough password';
 const MAX_ACCOUNT = 3;
 const MAX_SOURCE = 6;
+const MAX_AUTHORIZE = 4;
 
 interface Answer {
   status: number;
@@ -117,6 +118,7 @@ for (const driver of driversUnderTest()) {
           signin_max_failures_per_source: MAX_SOURCE,
           signin_lockout: '1s',
           signin_failure_window: '1m',
+          cli_authorize_max_per_source: MAX_AUTHORIZE,
         },
       });
       admin = await svc.adminToken();
@@ -378,6 +380,50 @@ for (const driver of driversUnderTest()) {
       const exchanged = await exchange(code);
       assert.equal(exchanged.status, 200);
       assert.equal(exchanged.body.token_type, 'Bearer');
+    });
+
+    test('CLI sign-ins started per address are bounded: past auth.cli_authorize_max_per_source, 429 with Retry-After and nothing stored; other addresses go on', async () => {
+      const from = address();
+      const authorize = (origin: string) =>
+        callFrom(
+          svc,
+          origin,
+          'GET',
+          `/v1/auth/cli/authorize?${new URLSearchParams({
+            redirect_uri: 'http://127.0.0.1:5011/callback',
+            state: 'st',
+            code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+            client_id: 'acp-agent-cli',
+            code_challenge_method: 'S256',
+          })}`,
+        );
+      const stored = async (origin: string) =>
+        Number(
+          (
+            await queryRows<{ n: number }>(
+              svc.runtime.database.db,
+              sql`SELECT count(*)::int AS n FROM cli_signins WHERE source_ip = ${origin}`,
+            )
+          )[0]?.n,
+        );
+      for (let i = 0; i < MAX_AUTHORIZE; i++) {
+        const res = await authorize(from);
+        assert.equal(res.status, 302, `sign-in ${i + 1}`);
+      }
+      const refused = await authorize(from);
+      assert.deepEqual([refused.status, refused.body.error], [429, 'too_many_requests']);
+      assert.equal(refused.headers.location, undefined);
+      // Until the oldest open one ends (each lives 10 minutes).
+      const retry = Number(refused.headers['retry-after']);
+      assert.ok(retry > 590 && retry <= 600, String(retry));
+      assert.equal(await stored(from), MAX_AUTHORIZE);
+      assert.equal((await authorize(address())).status, 302);
+      // Once the oldest has ended, the address may start one again.
+      await svc.runtime.database.db.execute(
+        sql`UPDATE cli_signins SET expires_at = now() - interval '1 second'
+            WHERE id = (SELECT id FROM cli_signins WHERE source_ip = ${from} ORDER BY created_at LIMIT 1)`,
+      );
+      assert.equal((await authorize(from)).status, 302);
     });
 
     test('concurrent failures each count once, and the lock is audited once', async () => {
