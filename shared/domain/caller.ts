@@ -11,9 +11,9 @@
 // - The log shipper's service token and auth.idp_bypass (local development) read nothing.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { ServiceTokenKey } from '../auth/authenticate.ts';
-import { authenticate, servicePrincipal } from '../auth/authenticate.ts';
-import { type Principal, ROLES, type Role } from '../auth/principal.ts';
+import { authenticate, type ServiceTokenKey, servicePrincipal } from '../auth/authenticate.ts';
+import { rolesFrom } from '../auth/local-tokens.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
@@ -33,7 +33,7 @@ interface UserRecord {
   idp_subject: string | null;
   email: string;
   name: string;
-  roles: unknown;
+  roles: string;
   disabled: boolean;
 }
 
@@ -42,24 +42,20 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const USER_COLUMNS = sql`id::text AS id, idp_subject, email, name, roles::text AS roles,
   (disabled_at IS NOT NULL) AS disabled`;
 
-const parseRoles = (value: unknown): Role[] => {
-  const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
-  return Array.isArray(list) ? list.filter((r): r is Role => (ROLES as readonly string[]).includes(r)) : [];
-};
-
 const userGone = () =>
   unauthenticated('The user this token names no longer exists; sign in again.', 'invalid_token');
 
 /** The caller as its row says, keeping what the token was for. */
 function principalOf(row: UserRecord, tokenUse: Principal['tokenUse']): Principal {
-  if (row.disabled === true || String(row.disabled) === 'true') {
+  if (String(row.disabled) === 'true') {
     throw unauthenticated('This account is disabled; an admin can enable it again.', 'account_disabled');
   }
   return {
     subject: row.idp_subject ?? row.id,
     email: row.email,
     name: row.name,
-    roles: parseRoles(row.roles),
+    // roles::text is the jsonb array's JSON text on every driver.
+    roles: rolesFrom(JSON.parse(String(row.roles))),
     tokenUse,
   };
 }

@@ -31,6 +31,7 @@ import type { Config } from '#shared/config/schema.ts';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate, readMigrations } from '#shared/db/migrate.ts';
 import { readArchivedHour } from '#shared/domain/event-archive.ts';
+import { createUser } from '#shared/domain/users.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { fallback, routes } from '#shared/routes.ts';
@@ -89,7 +90,6 @@ interface Invocation {
 const RUNNER = `
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { randomSecret } from '#test/support/secrets.ts';
 const [bundle, eventFile, resultFile] = process.argv.slice(2);
 const mod = await import(pathToFileURL(bundle).href);
 const context = {
@@ -715,13 +715,23 @@ describe('bundles as synthesized', () => {
     const fromSecretsManager = randomSecret();
     const fake = await fakeSecretsManager({ [FAKE_ARN.jwt]: fromSecretsManager });
     try {
+      // The token's person is in the users table (every bearer check reads it there).
+      const dsn = `pglite:${join(work, 'pglite-me')}`;
+      const database = await connectDatabase({ db: { ...prodConfig().db, dsn } });
+      await migrate(database.db);
+      const ana = await createUser(
+        database.db,
+        { email: 'ana@bundle.test', name: 'Ana', password: randomSecret(), roles: ['user'] },
+        { id: 'test', email: 'test', ipAddress: '' },
+      );
+      await database.close();
       const { access_token } = await issueLocalToken(
         { auth: { ...prodConfig().auth, jwt_secret: fromSecretsManager } } as Config,
-        { subject: 'u-1', email: 'ana@bundle.test', name: 'Ana', roles: ['user'] },
+        { subject: ana.id, email: 'ana@bundle.test', name: 'Ana', roles: ['user'] },
       );
       // Two invocations of one container: the secret is fetched once.
       const me = jsonBody(
-        await invoke(bundle, httpEvent(routes.me, { token: access_token }), 'pglite:memory', {
+        await invoke(bundle, httpEvent(routes.me, { token: access_token }), dsn, {
           secretsFromArns: true,
           env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url, BUNDLE_TEST_INVOCATIONS: '2' },
         }),
@@ -814,7 +824,7 @@ describe('bundles as synthesized', () => {
       .map((b) => b.planned.handler);
     assert.deepEqual(withArn, [routes.ingestAuditLogs.handler]);
     const bundle = bundleOf(routes.ingestAuditLogs.handler);
-    const token = 'log-shipper-token-from-secrets-manager-0123456789';
+    const token = randomSecret();
     const fake = await fakeSecretsManager({
       [FAKE_ARN.jwt]: JWT_SECRET,
       [FAKE_ARN.auditIngest]: token,

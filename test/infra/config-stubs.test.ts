@@ -12,7 +12,9 @@ import { pathToFileURL } from 'node:url';
 import type { CfnElement } from 'aws-cdk-lib';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { type Config, configSchema } from '#shared/config/schema.ts';
+import { connectDatabase } from '#shared/db/connect.ts';
 import type { Database } from '#shared/db/database.ts';
+import { createUser } from '#shared/domain/users.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
@@ -231,14 +233,17 @@ describe('a deployment with auth.provider = "idp" and envsvc.provider = "http"',
 
     const query = assetDirs.get('requests/query')!;
     const config = synthesized.deployment.config;
+    // The token's person exists (every bearer check reads it from users).
+    const database = await connectDatabase({ db: { ...config.db, dsn } });
+    const ana = await createUser(
+      database.db,
+      { email: 'ana@config-stubs.test', name: 'Ana', password: randomSecret(), roles: ['user'] },
+      { id: 'test', email: 'test', ipAddress: '' },
+    );
+    await database.close();
     const { access_token } = await issueLocalToken(
       { ...config, auth: { ...config.auth, jwt_secret: JWT_SECRET } },
-      {
-        subject: 'u-1',
-        email: 'ana@config-stubs.test',
-        name: 'Ana',
-        roles: ['user'],
-      },
+      { subject: ana.id, email: ana.email, name: 'Ana', roles: ['user'] },
     );
     // A local token is accepted; the request does not exist (the http querier was built without complaint).
     const unknown = await invoke(query, queryEvent(access_token), dsn);

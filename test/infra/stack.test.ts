@@ -210,15 +210,17 @@ test('environment: the Data API DSN, the bundled config, secret ARNs and never a
 });
 
 test('no secret value reaches the template, even from a config file that holds one', () => {
-  const local = synth({ configFile: 'config/local.toml' });
-  const localToml = parseToml(readFileSync(join(PROJECT_ROOT, 'config/local.toml'), 'utf8')) as {
-    auth?: { jwt_secret?: string };
-  };
-  const secret = localToml.auth?.jwt_secret;
-  assert.ok(
-    secret && secret.length >= 32,
-    'config/local.toml should hold a jwt_secret for this test to mean something',
+  // config/local.toml with a secret of its own (the committed file holds none).
+  const secret = randomSecret();
+  const file = join(scratch, 'local-with-secret.toml');
+  const localToml = readFileSync(join(PROJECT_ROOT, 'config/local.toml'), 'utf8');
+  assert.match(localToml, /^\[auth\]$/m);
+  writeFileSync(file, localToml.replace(/^\[auth\]$/m, `[auth]\njwt_secret = "${secret}"`));
+  assert.equal(
+    (parseToml(readFileSync(file, 'utf8')) as { auth: { jwt_secret: string } }).auth.jwt_secret,
+    secret,
   );
+  const local = synth({ configFile: file });
   assert.ok(!local.templateText.includes(secret));
   assert.ok(!local.deployment.lambdaConfigToml.includes(secret));
   assert.ok(!prod.templateText.includes('"SecretString"'));
