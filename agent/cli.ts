@@ -1,10 +1,13 @@
 // The reference endpoint agent: npm run agent -- <command> [options] (see USAGE below, or --help).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '#client/api.ts';
 import { type AgentReport, DeviceClient, type ToolCallEvent } from './client.ts';
+import { configFingerprint, loadFingerprintKey } from './discovery/fingerprint.ts';
+import { scanTable, scanView, warningLine } from './discovery/print.ts';
+import { inventoryReport, scanMachine } from './discovery/scan.ts';
 import {
   type AgentState,
   createDeviceIdentity,
@@ -15,6 +18,7 @@ import {
 } from './identity.ts';
 import { login } from './login.ts';
 import { rng, simulatedEvents, simulatedInventory } from './simulate.ts';
+import { AGENT_VERSION } from './version.ts';
 
 const USAGE = `usage: npm run agent -- <command> [options]
 
@@ -25,11 +29,20 @@ commands:
                                if the person refuses the sign-in
   register [--key p256|ed25519]
                                create the device key and certificate (once) and enroll this device
-  inventory --file agents.json report the installed agents and their MCP servers
+  scan [--json] [--project DIR]
+                               list the AI clients on this machine, their MCP servers, and whether their tool
+                               calls can be captured (nothing is sent)
+  inventory [--project DIR]    report that scan to the service (what is sent: docs/endpoint-agent.md)
+  inventory --file agents.json report a hand-written inventory instead
   send-events --file events.ndjson
                                send tool-call events (one JSON object per line), batched, with event_id
   simulate [--devices N] [--events M] [--seed S]
                                enroll N simulated devices and stream M realistic tool-call events in total
+  hooks install|uninstall [--managed] [--client ID]… [--root DIR]
+                               register (remove) the hook that records MCP tool calls in each client with hooks;
+                               --managed writes the machine-wide files an MDM deploys (docs/endpoint-agent.md)
+  hook --client ID --event NAME
+                               what the clients run for each hook event (payload on stdin); never run by hand
 
 options:
   --url URL                    the service (default: the saved one, else http://127.0.0.1:8080)
@@ -37,12 +50,16 @@ options:
   --token T                    a user token for register / simulate (instead of login)
   --email E --password P       local sign-in for register / simulate (auth.provider = local)
   --no-browser                 login: only print the URL
+  --project DIR                scan / inventory: also look in this project directory (repeatable; also
+                               ACP_AGENT_PROJECT_DIRS, separated like PATH)
+  --json                       scan: print JSON
   -h, --help                   this text
 
 examples:
   npm run agent -- login --url http://127.0.0.1:8080
   npm run agent -- register
-  npm run agent -- inventory --file agents.json
+  npm run agent -- scan
+  npm run agent -- inventory
   npm run agent -- send-events --file events.ndjson
   npm run agent -- simulate --url http://127.0.0.1:8080 --email admin@localhost --password '<password>' --devices 10 --events 2000`;
 
@@ -64,6 +81,13 @@ function parse() {
         password: { type: 'string' },
         seed: { type: 'string', default: '42' },
         'no-browser': { type: 'boolean', default: false },
+        project: { type: 'string', multiple: true, default: [] },
+        json: { type: 'boolean', default: false },
+        client: { type: 'string', multiple: true },
+        event: { type: 'string' },
+        managed: { type: 'boolean', default: false },
+        root: { type: 'string' },
+        'hook-entry': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -140,13 +164,38 @@ async function main() {
       );
       return;
     }
+    case 'scan': {
+      const scan = await scanThisMachine();
+      if (values.json) {
+        const key = loadFingerprintKey(stateDir);
+        out(
+          JSON.stringify(
+            scanView(scan, homedir(), (name, config) => configFingerprint(key, name, config)),
+            null,
+            2,
+          ),
+        );
+        return;
+      }
+      for (const line of scanTable(scan, homedir())) out(line);
+      for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
+      return;
+    }
     case 'inventory': {
-      if (!values.file) throw new Error('--file agents.json is required');
-      const parsed = JSON.parse(readFileSync(values.file, 'utf8')) as
-        | AgentReport[]
-        | { agents: AgentReport[] };
-      const agents = Array.isArray(parsed) ? parsed : parsed.agents;
-      const { body } = await enrolledClient().reportInventory(agents);
+      const client = enrolledClient();
+      if (values.file) {
+        const parsed = JSON.parse(readFileSync(values.file, 'utf8')) as
+          | AgentReport[]
+          | { agents: AgentReport[] };
+        const agents = Array.isArray(parsed) ? parsed : parsed.agents;
+        const { body } = await client.reportInventory(agents);
+        out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
+        return;
+      }
+      const scan = await scanThisMachine();
+      for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
+      const report = inventoryReport(scan, loadFingerprintKey(stateDir));
+      const { body } = await client.reportInventory(report.agents, report.agentVersion);
       out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
       return;
     }
@@ -188,7 +237,7 @@ async function main() {
             // traffic to each device from run to run.
             const r = rng(Number(values.seed) * 100_003 + i);
             const inventory = simulatedInventory(r);
-            await client.reportInventory(inventory);
+            await client.reportInventory(inventory, AGENT_VERSION);
             const events = simulatedEvents(r, inventory, perDevice, {
               actorEmail: `user${i}@example.com`,
               from,
@@ -205,6 +254,34 @@ async function main() {
       );
       return;
     }
+    case 'hook': {
+      const { runHookProcess } = await import('./hooks/main.ts');
+      runHookProcess([
+        '--client',
+        values.client?.[0] ?? '',
+        '--event',
+        values.event ?? '',
+        '--state',
+        stateDir,
+      ]);
+      return;
+    }
+    case 'hooks': {
+      const { runHooksCommand } = await import('./hooks/hooks-command.ts');
+      process.exitCode = runHooksCommand(
+        positionals[1],
+        {
+          stateDir,
+          managed: values.managed,
+          ...(values.client ? { clients: values.client } : {}),
+          ...(values.root ? { root: values.root } : {}),
+          ...(values['hook-entry'] ? { hookEntry: values['hook-entry'] } : {}),
+        },
+        out,
+        (line) => process.stderr.write(`${line}\n`),
+      );
+      return;
+    }
     default:
       if (command) process.stderr.write(`error: unknown command ${JSON.stringify(command)}\n\n`);
       (command ? process.stderr : process.stdout).write(`${USAGE}\n`);
@@ -213,6 +290,17 @@ async function main() {
 }
 
 const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length] as T;
+
+/** This machine, as discovery sees it: the user's home, the projects given by --project and the environment. */
+function scanThisMachine() {
+  const fromEnv = (process.env.ACP_AGENT_PROJECT_DIRS ?? '').split(delimiter).filter(Boolean);
+  return scanMachine({
+    home: homedir(),
+    platform: process.platform,
+    env: process.env,
+    projectDirs: [...fromEnv, ...values.project],
+  });
+}
 
 main().catch((err) => {
   process.stderr.write(`error: ${(err as Error).message}\n`);

@@ -110,8 +110,13 @@ export class DeviceClient {
     });
   }
 
-  reportInventory(agents: AgentReport[]) {
-    return this.post<InventoryAccepted>('/v1/devices/inventory', () => ({ agents }), { header: true });
+  /** Reports the agents and their MCP servers; `agentVersion` is this agent's own version (agent/version.ts). */
+  reportInventory(agents: AgentReport[], agentVersion?: string) {
+    return this.post<InventoryAccepted>(
+      '/v1/devices/inventory',
+      () => (agentVersion ? { agentVersion, agents } : { agents }),
+      { header: true },
+    );
   }
 
   /**

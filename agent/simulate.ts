@@ -6,24 +6,58 @@ import type { AgentReport, McpReport, ToolCallEvent } from './client.ts';
 /** An agent of the simulated inventory: every one lists its MCP servers. */
 export type SimulatedAgent = AgentReport & { mcps: McpReport[] };
 
+const npm = (name: string, version?: string) => ({
+  type: 'npm' as const,
+  name,
+  ...(version ? { version } : {}),
+});
+const remote = (name: string) => ({ type: 'remote' as const, name });
 const CATALOG = [
   {
     name: 'filesystem',
     transport: 'stdio',
+    source: npm('@modelcontextprotocol/server-filesystem', '2025.8.21'),
     tools: ['read_file', 'write_file', 'list_directory', 'search_files'],
   },
   {
     name: 'github',
     transport: 'http',
+    source: remote('https://api.githubcopilot.com'),
     tools: ['create_issue', 'get_pull_request', 'search_code', 'merge_pull_request'],
   },
-  { name: 'postgres', transport: 'stdio', tools: ['query', 'list_tables', 'describe_table'] },
-  { name: 'slack', transport: 'sse', tools: ['post_message', 'search_messages', 'list_channels'] },
-  { name: 'browser', transport: 'stdio', tools: ['navigate', 'screenshot', 'click'] },
-  { name: 'jira', transport: 'http', tools: ['create_ticket', 'search_issues'] },
+  {
+    name: 'postgres',
+    transport: 'stdio',
+    source: npm('@modelcontextprotocol/server-postgres'),
+    tools: ['query', 'list_tables', 'describe_table'],
+  },
+  {
+    name: 'slack',
+    transport: 'sse',
+    source: remote('https://mcp.slack.com'),
+    tools: ['post_message', 'search_messages', 'list_channels'],
+  },
+  {
+    name: 'browser',
+    transport: 'stdio',
+    source: npm('@playwright/mcp'),
+    tools: ['navigate', 'screenshot', 'click'],
+  },
+  {
+    name: 'jira',
+    transport: 'http',
+    source: remote('https://mcp.atlassian.com'),
+    tools: ['create_ticket', 'search_issues'],
+  },
 ] as const;
 /** Configured on some laptops but never called: what the MCP list's configured_never_called shows. */
-const IDLE = [{ name: 'sentry', transport: 'http', tools: ['list_issues'] }] as const;
+const IDLE = [
+  { name: 'sentry', transport: 'http', source: remote('https://mcp.sentry.dev'), tools: ['list_issues'] },
+] as const;
+/** Windsurf's `github` is another build of the server (its docs run the image): one name, two sources in the fleet. */
+const FORKS: Record<string, Record<string, { type: 'oci'; name: string; version?: string }>> = {
+  windsurf: { github: { type: 'oci', name: 'ghcr.io/github/github-mcp-server', version: 'v0.9.1' } },
+};
 /** Called but configured on no laptop (installed outside the agents' configs): the MCP list's shadow entries. */
 const SHADOW = [
   { name: 'pastebin-uploader', transport: 'stdio', tools: ['upload_snippet'] },
@@ -96,6 +130,8 @@ export function simulatedInventory(r: () => number): SimulatedAgent[] {
         name: m.name,
         enabled: r() < 0.85,
         transport: m.transport,
+        scope: 'user',
+        source: FORKS[a.agentType]?.[m.name] ?? m.source,
       })),
   }));
 }

@@ -166,7 +166,7 @@ export interface paths {
         };
         /**
          * Audit records from every source (api, env-svc, logshipper), filtered and paginated
-         * @description No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied.
+         * @description No query value is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied. What is no text at all is 400 validation_failed naming the parameter, as on every route: U+0000 (NUL), or an escape that is not percent-encoded UTF-8 (%FF).
          */
         get: operations["listAuditLogs"];
         put?: never;
@@ -885,7 +885,7 @@ export interface paths {
         };
         /**
          * Every request, filtered by status and risk_level, sorted by created_at, paginated
-         * @description No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied.
+         * @description No query value is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied. What is no text at all is 400 validation_failed naming the parameter, as on every route: U+0000 (NUL), or an escape that is not percent-encoded UTF-8 (%FF).
          */
         get: operations["listAdminRequests"];
         put?: never;
@@ -1209,6 +1209,13 @@ export interface components {
             /** Format: date-time */
             receivedAt: string;
         };
+        McpSource: {
+            /** @enum {string} */
+            type: "npm" | "pypi" | "oci" | "executable" | "remote";
+            /** @description npm / PyPI package, OCI image (without tag), the command's base name, or for remote the URL origin scheme://host[:port] */
+            name: string;
+            version?: string | null;
+        };
         EventsAccepted: {
             /** @constant */
             success: true;
@@ -1269,6 +1276,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Version of the endpoint agent that sent the last inventory; null if it did not say */
+            agent_version: string | null;
             /** @description Agents currently installed */
             agents: number;
             /** @description MCP servers currently configured, over all its agents */
@@ -1297,6 +1306,10 @@ export interface components {
                 agent_type: string;
                 /** @description Empty when the inventory gave none */
                 display_name: string;
+                /** @description The client's version, when its config reveals it */
+                version: string | null;
+                /** @description Whether the agent captures this client's tool calls; null if not reported */
+                capture: ("hooks" | "none") | null;
                 /**
                  * Format: date-time
                  * @description First inventory that listed it
@@ -1320,6 +1333,12 @@ export interface components {
                 enabled: boolean;
                 /** @enum {string} */
                 transport: "stdio" | "http" | "sse";
+                /** @description Where the client keeps it (user, project, …); null if not reported */
+                scope: string | null;
+                /** @description Its source identity; null if the agent reported none */
+                source: components["schemas"]["McpSourceIdentity"] | null;
+                /** @description HMAC-SHA256 of its whole config entry under the device's key: changes when the entry changes; comparable only within one device */
+                fingerprint: string | null;
                 /**
                  * Format: date-time
                  * @description First inventory that listed it
@@ -1361,6 +1380,15 @@ export interface components {
              */
             as_of: string;
         };
+        /** @description Where an MCP server comes from, as the device derived it */
+        McpSourceIdentity: {
+            /** @enum {string} */
+            type: "npm" | "pypi" | "oci" | "executable" | "remote";
+            /** @description npm / PyPI package, OCI image, executable base name, or the remote origin scheme://host[:port] */
+            name: string;
+            /** @description Pinned package version, image tag or digest; absent if none */
+            version?: string;
+        };
         /** @description An agent type across the fleet; calls in `window` */
         FleetAgent: {
             agent_type: string;
@@ -1370,9 +1398,9 @@ export interface components {
             mcps: {
                 /** @description Distinct MCP server names configured in it, fleet-wide */
                 distinct: number;
-                /** @description Configurations (device × MCP server) enabled */
+                /** @description Configurations (device × MCP server × scope × config) enabled */
                 enabled: number;
-                /** @description Configurations (device × MCP server) disabled */
+                /** @description Configurations (device × MCP server × scope × config) disabled */
                 disabled: number;
             };
             /** @description Transports of its MCP servers, distinct */
@@ -1426,6 +1454,10 @@ export interface components {
             agent_types: string[];
             /** @description Agent types it is configured in, all of them */
             agent_types_total: number;
+            /** @description Distinct source identities reported for this name (npm / PyPI package, OCI image, executable, remote origin), sorted: at most 10 */
+            sources: components["schemas"]["McpSourceIdentity"][];
+            /** @description More than 10 distinct sources are reported */
+            sources_truncated: boolean;
             /**
              * Format: date-time
              * @description First inventory that listed it, on any device
@@ -1473,7 +1505,7 @@ export interface components {
                 servers: number;
                 /** @description Devices with at least one */
                 devices: number;
-                /** @description Configurations (device × agent × MCP server) */
+                /** @description Configurations (device × agent × MCP server × scope × config) */
                 installs: number;
             }[];
             /** @description Tool-call events of the last 24 hours, by whole hours */
@@ -2443,6 +2475,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too Many Requests */
             429: {
                 headers: {
@@ -2683,6 +2724,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -2904,6 +2954,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -2956,7 +3015,10 @@ export interface operations {
                 "application/json": {
                     records: {
                         action_type: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 with a zone (Z or ±hh:mm), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: kept as the instant in UTC, to the millisecond (the offset and digits past the millisecond are not kept), and covered by the record’s hash as kept
+                         */
                         timestamp: string;
                         actor_email?: string | null;
                         actor_id?: string | null;
@@ -3022,6 +3084,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3128,6 +3199,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3333,14 +3413,20 @@ export interface operations {
                 "application/json": {
                     certificate: string;
                     clientTimestamp: string;
+                    agentVersion?: string | null;
                     agents: {
                         agentType: string;
                         displayName?: string | null;
+                        version?: string | null;
+                        capture?: ("hooks" | "none") | null;
                         mcps?: {
                             name: string;
                             enabled: boolean;
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
+                            scope?: string | null;
+                            source?: components["schemas"]["McpSource"] | null;
+                            fingerprint?: string | null;
                         }[] | null;
                     }[];
                 };
@@ -3376,6 +3462,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3417,14 +3512,20 @@ export interface operations {
                 "application/json": {
                     certificate: string;
                     clientTimestamp: string;
+                    agentVersion?: string | null;
                     agents: {
                         agentType: string;
                         displayName?: string | null;
+                        version?: string | null;
+                        capture?: ("hooks" | "none") | null;
                         mcps?: {
                             name: string;
                             enabled: boolean;
                             /** @enum {string} */
                             transport: "stdio" | "http" | "sse";
+                            scope?: string | null;
+                            source?: components["schemas"]["McpSource"] | null;
+                            fingerprint?: string | null;
                         }[] | null;
                     }[];
                 };
@@ -3460,6 +3561,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3561,6 +3671,15 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3805,6 +3924,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3894,6 +4022,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3958,6 +4095,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6073,6 +6219,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -6483,6 +6638,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -6761,6 +6925,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7109,6 +7282,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -7256,11 +7438,19 @@ export interface operations {
                         data: {
                             intact: boolean;
                             checked: number;
+                            /** @description The first record that does not verify; null when the chain is intact */
                             broken_at: {
+                                /** @description The id of the first record that does not verify */
                                 id: string;
+                                /** @description Its position in the chain (1 is the first record) */
                                 seq: number;
                                 /** Format: date-time */
                                 timestamp: string;
+                                /**
+                                 * @description content: its fields, as stored, no longer give its hash (it was changed); link: its prev_hash is not the hash of the record before it (a record was removed or put in before it)
+                                 * @enum {string}
+                                 */
+                                reason: "content" | "link";
                             } | null;
                             head: {
                                 seq: number;

@@ -7,8 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Config } from '#shared/config/schema.ts';
+import { invalidField } from '#shared/errors.ts';
+import { isUtf8Charset, mediaType } from '#shared/http/content-type.ts';
 import { corsHeaders, preflightHeaders } from '#shared/http/cors.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
+import { decodeUtf8, undecodablePercent } from '#shared/http/utf8.ts';
 import type { Logger } from '#shared/logger.ts';
 import { consoleResponse, isConsolePath } from './console.ts';
 
@@ -68,27 +71,38 @@ export function lambdaContext(functionName: string, requestId: string): Context 
   };
 }
 
-function isTextual(contentType: string | undefined): boolean {
-  return (
-    !contentType ||
-    /^(text\/|application\/(json|[\w.+-]*\+json|x-www-form-urlencoded|xml))/i.test(contentType)
-  );
+/** The media types whose bodies an HTTP API passes to Lambda as text (docs/api.md, "Text is UTF-8"). */
+const TEXT_MEDIA = /^(text\/[^\s]+|application\/(json|xml|javascript))$/;
+
+/**
+ * Whether API Gateway passes a body as text (isBase64Encoded false) rather than base64: a text media type with no
+ * parameter but a UTF-8 charset; any other type, none, or another charset is base64. For bytes that are not UTF-8
+ * under a text type AWS documents nothing; here they go base64 too, so that the function sees them as they were.
+ */
+export function passedAsText(contentType: string | undefined, body: Buffer): boolean {
+  const type = mediaType(contentType);
+  if (!type || !TEXT_MEDIA.test(type.essence)) return false;
+  const params = Object.entries(type.params);
+  if (params.some(([name, value]) => name !== 'charset' || !isUtf8Charset(value))) return false;
+  return decodeUtf8(body) !== undefined;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+/**
+ * The body, or `tooLarge` once it passed MAX_BODY_BYTES. The rest of a body that is too large is read and dropped, so
+ * that the client, still sending, sees the 413 rather than a reset connection; node:http's requestTimeout bounds how
+ * long that may take.
+ */
+function readBody(req: IncomingMessage): Promise<{ body: Buffer; tooLarge: false } | { tooLarge: true }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(Object.assign(new Error('payload too large'), { status: 413 }));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () =>
+      resolve(size > MAX_BODY_BYTES ? { tooLarge: true } : { body: Buffer.concat(chunks), tooLarge: false }),
+    );
     req.on('error', reject);
   });
 }
@@ -110,7 +124,7 @@ export function toEvent(
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
   const cookies = req.headers.cookie?.split(/;\s*/).filter(Boolean);
-  const textual = isTextual(headers['content-type']);
+  const textual = passedAsText(headers['content-type'], body);
   const now = new Date();
   return {
     version: '2.0',
@@ -144,17 +158,22 @@ export function toEvent(
   };
 }
 
-/** The decoded path parameters of a route's match; undefined when a segment is not valid percent-encoded UTF-8. */
-function decodeParams(names: readonly string[], match: RegExpExecArray): Record<string, string> | undefined {
+/**
+ * The decoded path parameters of a route's match, or the first that is not percent-encoded UTF-8 and what in it is
+ * not (`%FF`, `%ZZ`).
+ */
+function decodeParams(
+  names: readonly string[],
+  match: RegExpExecArray,
+): { params: Record<string, string> } | { name: string; what: string } {
   const params: Record<string, string> = {};
   for (const [i, name] of names.entries()) {
-    try {
-      params[name] = decodeURIComponent(match[i + 1] as string);
-    } catch {
-      return undefined;
-    }
+    const raw = match[i + 1] as string;
+    const what = undecodablePercent(raw);
+    if (what) return { name, what };
+    params[name] = decodeURIComponent(raw);
   }
-  return params;
+  return { params };
 }
 
 function send(
@@ -210,11 +229,25 @@ export async function startApiGateway(
     const origin = req.headers.origin;
     const method = req.method ?? 'GET';
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const json = { 'content-type': 'application/json', 'apigw-requestid': requestId };
     try {
       if (method === 'OPTIONS' && req.headers['access-control-request-method']) {
         send(res, 204, { ...preflightHeaders(origins, origin), 'apigw-requestid': requestId });
         return;
       }
+      const cors = corsHeaders(origins, origin);
+      const read = await readBody(req);
+      if (read.tooLarge) {
+        // The gateway's own answer, before any function: documented as such (docs/api.md, "Size limits").
+        send(
+          res,
+          413,
+          { ...json, ...cors },
+          JSON.stringify({ error: 'payload_too_large', message: 'The request body is larger than 10 MB.' }),
+        );
+        return;
+      }
+      const { body } = read;
       // The admin console's static files (local-server/console.ts); in AWS they are not served by the API.
       if ((method === 'GET' || method === 'HEAD') && isConsolePath(path)) {
         const answer = await consoleResponse(path, config);
@@ -226,15 +259,20 @@ export async function startApiGateway(
         if (route.route.method !== method) continue;
         const m = route.pattern.exec(path);
         if (!m) continue;
-        const params = decodeParams(route.paramNames, m);
-        // A segment that is not percent-encoded UTF-8 (`%ZZ`, `%ED%A0%80`) names nothing: no route matches it, and
-        // the default route answers 404 not_found (it was a 500 of the emulator's own).
-        if (!params) continue;
-        match = { route, params };
+        const decoded = decodeParams(route.paramNames, m);
+        if ('what' in decoded) {
+          // A segment that is not percent-encoded UTF-8 (`%FF`, `%ZZ`, `%ED%A0%80`) is refused as a query value
+          // is (shared/http/middleware/request-text.ts), never decoded with U+FFFD in its place.
+          const refusal = JSON.stringify(
+            invalidField('path', [decoded.name], `is not percent-encoded UTF-8 (${decoded.what})`).toJSON(),
+          );
+          options.onResponse?.({ requestId, method, path, status: 400, body: refusal });
+          send(res, 400, { ...json, ...cors }, refusal);
+          return;
+        }
+        match = { route, params: decoded.params };
         break;
       }
-      const cors = corsHeaders(origins, origin);
-      const body = await readBody(req);
       // No row matches: the gateway's default route (shared/routes.ts `fallback`), as in AWS.
       const target = match ?? { route: fallbackRoute, params: {} };
       const routeKey = match ? `${match.route.route.method} ${match.route.route.path}` : '$default';
@@ -262,19 +300,9 @@ export async function startApiGateway(
       });
       send(res, result.statusCode ?? 200, headers, payload);
     } catch (err) {
-      const status = (err as { status?: number }).status === 413 ? 413 : 500;
-      if (status === 500) log.error('local gateway failure', { error: (err as Error).message, path });
+      log.error('local gateway failure', { error: (err as Error).message, path });
       if (!res.headersSent) {
-        send(
-          res,
-          status,
-          { 'content-type': 'application/json', 'apigw-requestid': requestId },
-          JSON.stringify(
-            status === 413
-              ? { error: 'payload_too_large', message: 'The request body is larger than 10 MB.' }
-              : { error: 'internal_error', message: 'Internal Server Error' },
-          ),
-        );
+        send(res, 500, json, JSON.stringify({ error: 'internal_error', message: 'Internal Server Error' }));
       }
     }
   });

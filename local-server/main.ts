@@ -17,7 +17,7 @@ const USAGE = [
   'environment only:',
   ...Object.entries(ENVIRONMENT_OVERRIDES).map(([name, key]) => `  ${name.padEnd(24)} ${key}`),
   '',
-  'Every other setting is in the config file (README, Configuration).',
+  'Every other setting is in the config file (docs/configuration.md).',
 ].join('\n');
 
 async function main() {

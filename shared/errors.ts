@@ -16,6 +16,8 @@ export type ErrorKind =
   | 'conflict'
   /** The request is larger than allowed (413). */
   | 'too_large'
+  /** The body is in an encoding the route does not take (415: a charset other than UTF-8). */
+  | 'unsupported_media_type'
   /** Well-formed, but contradicting an earlier request (422: an idempotency key reused with another body). */
   | 'unprocessable'
   /** Too many attempts; retry after the given time (429). */
@@ -60,15 +62,22 @@ export const notFound = (message = 'Not found.', code = 'not_found') =>
   new ServiceError('not_found', code, message);
 export const conflict = (code: string, message: string) => new ServiceError('conflict', code, message);
 export const tooLarge = (code: string, message: string) => new ServiceError('too_large', code, message);
+export const unsupportedMediaType = (code: string, message: string) =>
+  new ServiceError('unsupported_media_type', code, message);
 export const unprocessable = (code: string, message: string) =>
   new ServiceError('unprocessable', code, message);
 export const rateLimited = (code: string, message: string, retryAfterSeconds: number) =>
   new ServiceError('rate_limited', code, message, retryAfterSeconds);
 export const dependencyFailed = (code: string, message: string) =>
   new ServiceError('dependency_failed', code, message);
+/** How long to wait before retrying after a 503: the Retry-After of each (the health check's too). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** A dependency is down or busy: retrying later succeeds, so the answer says when (RFC 9110 Retry-After). */
-export const dependencyUnavailable = (code: string, message: string, retryAfterSeconds = 5) =>
-  new ServiceError('dependency_unavailable', code, message, retryAfterSeconds);
+export const dependencyUnavailable = (
+  code: string,
+  message: string,
+  retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS,
+) => new ServiceError('dependency_unavailable', code, message, retryAfterSeconds);
 export const databaseUnavailable = () =>
   dependencyUnavailable(
     'database_unavailable',

@@ -1,5 +1,5 @@
 // Where the stored events stop: a read whose range reaches before the retention cutoff carries archived_before and
-// archive_location (README, Retention), and the page says so in words, never a silent empty page.
+// archive_location (docs/observability.md, Retention), and the page says so in words, never a silent empty page.
 import { formatTime } from './load.tsx';
 
 export interface Retention {
@@ -10,8 +10,8 @@ export interface Retention {
 /** How to read the archive at `location`: Athena for S3, the files for a directory. */
 const howToRead = (location: string, by: string) =>
   location.startsWith('s3://')
-    ? `Parquet; query them${by} with Athena through the Glue table agent_control_plane_archive.events, see the README, Retention and Archive`
-    : 'Parquet files by dt=YYYY-MM-DD/hour=HH, see the README, Archive';
+    ? `Parquet; query them${by} with Athena through the Glue table agent_control_plane_archive.events, see docs/observability.md, Retention and Archive`
+    : 'Parquet files by dt=YYYY-MM-DD/hour=HH, see docs/observability.md, Archive';
 
 /**
  * The notice of a read that carries archived_before (nothing otherwise). A list's range reaches before the cutoff;

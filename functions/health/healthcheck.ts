@@ -1,9 +1,16 @@
 import { healthReport } from '#shared/domain/health.ts';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { flat } from '#shared/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.healthcheck, async (_input, { config, runtime }) => {
   const report = await healthReport(config, runtime.database, runtime.startedAt, runtime.lambda);
-  return flat(report, report.status === 'unavailable' ? 503 : 200, { 'cache-control': 'no-store' });
+  // A 503 says when to look again, as every 503 of the service does (docs/api.md, "When to retry").
+  return report.status === 'unavailable'
+    ? flat(report, 503, {
+        'cache-control': 'no-store',
+        'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+      })
+    : flat(report, 200, { 'cache-control': 'no-store' });
 });

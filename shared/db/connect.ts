@@ -28,7 +28,7 @@ export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Datab
         max: config.db.max_open_conns,
         // node-postgres keeps an idle connection until it has been idle for idleTimeoutMillis; it has no cap on
         // idle connections below `max`. So max_idle_conns = 0 means "close idle connections at once", any other
-        // value keeps them for db.max_idle_time (the README says so).
+        // value keeps them for db.max_idle_time (docs/configuration.md says so).
         idleTimeoutMillis: config.db.max_idle_conns === 0 ? 1 : config.db.max_idle_time,
         connectionTimeoutMillis: 5_000,
         statement_timeout: config.db.statement_timeout,

@@ -1,4 +1,4 @@
-// Tables of the admin observability area (issue 4), declared for drizzle (typed queries, and part of drizzle-kit's
+// Tables of the admin observability area, declared for drizzle (typed queries, and part of drizzle-kit's
 // schema): created by the hand-written migrations/0002_observability.sql (which also defines the SQL function
 // obs_duration_bucket, the histogram bucket of a duration) and migrations/0003_observability_series.sql.
 // test/integration/schema-drift.test.ts holds these declarations and the migrated database to the same columns.

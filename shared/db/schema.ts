@@ -71,6 +71,8 @@ export const devices = pgTable(
     certNotAfter: ts('cert_not_after').notNull(),
     lastSeenAt: ts('last_seen_at'),
     lastInventoryAt: ts('last_inventory_at'),
+    // The version of the endpoint agent that sent the last inventory; null when that agent did not say.
+    agentVersion: text('agent_version'),
     lastEventAt: ts('last_event_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -157,6 +159,9 @@ export const inventoryAgents = pgTable(
       .references(() => devices.id, { onDelete: 'cascade' }),
     agentType: text('agent_type').notNull(),
     displayName: text('display_name').notNull().default(''),
+    // The client's own version where its config reveals it, and whether the agent captures its tool calls.
+    version: text('version'),
+    capture: text('capture'),
     firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
     lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
     removedAt: ts('removed_at'),
@@ -170,6 +175,7 @@ export const inventoryAgents = pgTable(
     index('inventory_agents_type_idx').on(t.agentType),
     index('inventory_agents_last_seen_idx').on(t.lastSeenAt),
     index('inventory_agents_stats_dirty_idx').on(t.id).where(sql`${t.statsDirty}`),
+    check('inventory_agents_capture_check', sql`${t.capture} in ('hooks', 'none')`),
   ],
 );
 
@@ -184,6 +190,13 @@ export const inventoryMcps = pgTable(
     name: text('name').notNull(),
     enabled: boolean('enabled').notNull(),
     transport: text('transport').notNull(),
+    // Reported by agents that derive them (docs/device-protocol.md, "Inventory"); null from older agents. The same
+    // name in two scopes, or with two configs (fingerprints), is two rows: no distinct server is folded into another.
+    scope: text('scope'),
+    sourceType: text('source_type'),
+    sourceName: text('source_name'),
+    sourceVersion: text('source_version'),
+    fingerprint: text('fingerprint'),
     firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
     lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
     removedAt: ts('removed_at'),
@@ -194,11 +207,25 @@ export const inventoryMcps = pgTable(
     statsDirty: boolean('stats_dirty').notNull().default(true),
   },
   (t) => [
-    uniqueIndex('inventory_mcps_device_agent_name_key').on(t.deviceId, t.agentType, t.name),
+    uniqueIndex('inventory_mcps_device_agent_name_key').on(
+      t.deviceId,
+      t.agentType,
+      t.name,
+      sql`coalesce(${t.scope}, '')`,
+      sql`coalesce(${t.fingerprint}, '')`,
+    ),
     index('inventory_mcps_name_idx').on(t.name),
+    // The distinct sources of a name (the fleet MCP list), read by skipping from one to the next on this index.
+    index('inventory_mcps_source_idx')
+      .on(t.name, t.sourceType, t.sourceName, sql`coalesce(${t.sourceVersion}, '')`)
+      .where(sql`${t.removedAt} IS NULL AND ${t.sourceType} IS NOT NULL`),
     index('inventory_mcps_last_seen_idx').on(t.lastSeenAt),
     index('inventory_mcps_stats_dirty_idx').on(t.deviceId).where(sql`${t.statsDirty}`),
     check('inventory_mcps_transport_check', sql`${t.transport} in ('stdio', 'http', 'sse')`),
+    check(
+      'inventory_mcps_source_type_check',
+      sql`${t.sourceType} in ('npm', 'pypi', 'oci', 'executable', 'remote')`,
+    ),
   ],
 );
 
@@ -345,7 +372,7 @@ export const observabilityEvents = pgTable(
   },
   (t) => [
     // Partitioned by day of event_time (migrations/0009_events_partitioned.sql): keys include it. A retried event
-    // carries its own event_time again, so it meets its first copy in the same partition (README, Admin observability).
+    // carries its own event_time again, so it meets its first copy in the same partition (docs/observability.md, Partitions).
     primaryKey({ name: 'observability_events_pkey', columns: [t.id, t.eventTime] }),
     uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId, t.eventTime),
     index('observability_events_ingest_xid_idx').on(t.ingestXid),

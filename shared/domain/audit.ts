@@ -5,6 +5,7 @@ import { auditLogs } from '../db/schema.ts';
 import { jsonParam, textEquals, tsParam, uuidParam } from '../db/sql-values.ts';
 import { canonicalize } from '../device/canonical-json.ts';
 import type { ListAuditLogsQuery } from '../schemas/audit.ts';
+import { AUDIT_TIME_BOUNDS } from '../schemas/input-rules.ts';
 
 export interface AuditActor {
   id: string;
@@ -71,9 +72,16 @@ export function auditContent(row: {
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** The values of one audit row, with `hash` = its content hash; the database chains it on insert. */
+/**
+ * The values of one audit row, with `hash` = its content hash; the database chains it on insert. Its timestamp is in
+ * AUDIT_TIME_BOUNDS (request validation refuses others), the range every driver reads back as the text hashed.
+ */
 export function auditValues(input: AuditInput) {
   const now = new Date();
+  const at = Math.floor((input.timestamp ?? now).getTime());
+  if (!(at >= AUDIT_TIME_BOUNDS.from && at < AUDIT_TIME_BOUNDS.until)) {
+    throw new RangeError(`an audit record's timestamp ${AUDIT_TIME_BOUNDS.says}`);
+  }
   const record = {
     id: randomUUID(),
     actionType: input.actionType,
@@ -90,7 +98,7 @@ export function auditValues(input: AuditInput) {
     stage: input.stage ?? '',
     source: input.source ?? 'api',
     // Millisecond precision, so the stored value hashes the same when read back.
-    timestamp: new Date(Math.floor((input.timestamp ?? now).getTime())),
+    timestamp: new Date(at),
     createdAt: now,
     metadata: input.metadata ?? {},
   };
@@ -241,7 +249,12 @@ export async function verifyAuditChain(db: Db, options: { pageSize?: number; atS
         return {
           intact: false,
           checked,
-          broken_at: { id: row.id, seq: row.seq, timestamp: row.timestamp.toISOString() },
+          broken_at: {
+            id: row.id,
+            seq: row.seq,
+            timestamp: row.timestamp.toISOString(),
+            reason: row.prevHash !== prev ? ('link' as const) : ('content' as const),
+          },
           head,
           ...extra(),
         };

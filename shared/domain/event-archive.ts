@@ -1,7 +1,7 @@
-// The event archive (issue 18, item 3): each closed hour of events as one Parquet file plus a manifest, under
+// The event archive: each closed hour of events as one Parquet file plus a manifest, under
 // Hive-partitioned keys that Athena reads through the stack's Glue table (infra/constructs/event-archive.ts):
-// <prefix>/events/dt=YYYY-MM-DD/hour=HH/part-0000.parquet and .../_manifest.json. Design: README, "Admin
-// observability" (Archive), and docs/operations.md.
+// <prefix>/events/dt=YYYY-MM-DD/hour=HH/part-0000.parquet and .../_manifest.json. Design: docs/observability.md
+// (Archive) and docs/operations.md.
 //
 // * Closed hours. An hour is archived once events.archive.delay has passed since its end. Devices send events late
 //   (offline laptops, retries), and ingest accepts any event_time, so an event can still arrive for an hour already

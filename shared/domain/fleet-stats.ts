@@ -1,4 +1,4 @@
-// Fleet counters (issue 18, item 5): the agents and MCPs views and the fleet summary read per-key counters instead of
+// Fleet counters: the agents and MCPs views and the fleet summary read per-key counters instead of
 // aggregating every inventory row, which at 100,000 devices (about a million MCP rows) took more than a second.
 //
 // The counters are kept by a fold, as the event rollups are (observability-rollups.ts):

@@ -1,4 +1,4 @@
-// Fleet views for admins (issue 4): devices (list, detail), agents and MCP servers across the fleet (with configured
+// Fleet views for admins: devices (list, detail), agents and MCP servers across the fleet (with configured
 // vs called), the fleet summary and the inventory change feed. The agents, MCPs and summary views read the fleet
 // counters (fleet-stats.ts) rather than the inventory rows, which number about ten per device; call counts come from
 // the event rollups (observability-rollups.ts). Both are folded first (foldCounters).
@@ -66,6 +66,7 @@ const deviceJson = (
   'brand', d.brand, 'model', d.model, 'owner_subject', d.owner_subject, 'owner_email', d.owner_email,
   'status', ${statusSql(since)}, 'last_seen_at', ${iso(sql`d.last_seen_at`)},
   'last_inventory_at', ${iso(sql`d.last_inventory_at`)}, 'last_event_at', ${iso(sql`d.last_event_at`)},
+  'agent_version', d.agent_version,
   'created_at', ${iso(sql`d.created_at`)}, 'updated_at', ${iso(sql`d.updated_at`)},
   'agents', (SELECT count(*) FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL)::int,
   'mcps', (SELECT count(*) FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL)::int)`;
@@ -141,6 +142,13 @@ function paginate<T>(rows: Bounded<T> | null, limit: number, cursorOf: (last: T)
 /** Current agents and MCPs a device detail lists at most (and their byte budgets); `*_total` counts them all. */
 const DEVICE_AGENTS_MAX = 200;
 const DEVICE_MCPS_MAX = 500;
+/** A device's MCP rows in order: the same name in several scopes or configs side by side. */
+const DEVICE_MCP_ORDER = sql.raw('m.agent_type, m.name, m.scope NULLS FIRST, m.fingerprint NULLS FIRST');
+
+/** An MCP row's source identity as JSON, or null when its agent reported none. */
+const sourceJson = (m: string): SQL =>
+  sql.raw(`CASE WHEN ${m}.source_type IS NULL THEN NULL ELSE json_strip_nulls(json_build_object('type', ${m}.source_type,
+    'name', ${m}.source_name, 'version', ${m}.source_version)) END`);
 
 /**
  * One device: certificate, owner, current agents and MCPs with first / last seen (at most 200 agents and 500 MCPs,
@@ -164,7 +172,7 @@ export async function getDevice(db: Db, config: Config, id: string, now = new Da
       'owner', json_build_object('subject', d.owner_subject, 'email', d.owner_email),
       'agents', ${boundedArray(
         sql`SELECT json_build_object('agent_type', a.agent_type, 'display_name', a.display_name,
-            'first_seen_at', ${iso(sql`a.first_seen_at`)}, 'last_seen_at', ${iso(sql`a.last_seen_at`)}) AS o,
+            'version', a.version, 'capture', a.capture, 'first_seen_at', ${iso(sql`a.first_seen_at`)}, 'last_seen_at', ${iso(sql`a.last_seen_at`)}) AS o,
             row_number() OVER (ORDER BY a.agent_type) AS rn
           FROM (SELECT * FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL
             ORDER BY a.agent_type LIMIT ${DEVICE_AGENTS_MAX}) a`,
@@ -173,11 +181,12 @@ export async function getDevice(db: Db, config: Config, id: string, now = new Da
       'agents_total', (SELECT count(*) FROM inventory_agents a WHERE a.device_id = d.id AND a.removed_at IS NULL)::int,
       'mcps', ${boundedArray(
         sql`SELECT json_build_object('agent_type', m.agent_type, 'name', m.name, 'enabled', m.enabled,
-            'transport', m.transport, 'first_seen_at', ${iso(sql`m.first_seen_at`)},
+            'transport', m.transport, 'scope', m.scope, 'source', ${sourceJson('m')},
+            'fingerprint', m.fingerprint, 'first_seen_at', ${iso(sql`m.first_seen_at`)},
             'last_seen_at', ${iso(sql`m.last_seen_at`)}) AS o,
-            row_number() OVER (ORDER BY m.agent_type, m.name) AS rn
+            row_number() OVER (ORDER BY ${DEVICE_MCP_ORDER}) AS rn
           FROM (SELECT * FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL
-            ORDER BY m.agent_type, m.name LIMIT ${DEVICE_MCPS_MAX}) m`,
+            ORDER BY ${DEVICE_MCP_ORDER} LIMIT ${DEVICE_MCPS_MAX}) m`,
         8 * LIST_BYTES,
       )},
       'mcps_total', (SELECT count(*) FROM inventory_mcps m WHERE m.device_id = d.id AND m.removed_at IS NULL)::int,
@@ -279,12 +288,40 @@ export async function listAgents(
 }
 
 const SIDE_LIST_MAX = 100;
-/** Agent types listed per MCP (agent_types_total counts them all). */
+/**
+ * Agent types listed per MCP (agent_types_total counts them all). The slice is written `[1 : n]`: over the Data API,
+ * `:20` reads as the named parameter 20 once a statement has that many.
+ */
 const MCP_AGENT_TYPES_MAX = 20;
+/** Source identities listed per MCP name (sources_truncated says there are more). */
+const MCP_SOURCES_MAX = 10;
+
+/**
+ * The distinct source identities (type, name, version) the fleet's current rows of MCP `name` report, the first
+ * MCP_SOURCES_MAX + 1 of them: each found by one probe of inventory_mcps_source_idx past the previous one, so a
+ * name on every device costs a dozen probes, not a read of its rows.
+ */
+const distinctSourcesSql = (name: SQL): SQL => {
+  const key = sql.raw(`i.source_type, i.source_name, coalesce(i.source_version, '')`);
+  const from = sql`FROM inventory_mcps i WHERE i.name = ${name} AND i.removed_at IS NULL AND i.source_type IS NOT NULL`;
+  const max = sql.raw(String(MCP_SOURCES_MAX));
+  return sql`WITH RECURSIVE r(t, n, v, k) AS (
+      (SELECT ${key}, 1 ${from} ORDER BY ${key} LIMIT 1)
+      UNION ALL
+      SELECT x.t, x.n, x.v, r.k + 1 FROM r CROSS JOIN LATERAL
+        (SELECT ${key} ${from} AND (${key}) > (r.t, r.n, r.v) ORDER BY ${key} LIMIT 1) AS x(t, n, v)
+      WHERE r.k <= ${max})
+    SELECT coalesce(json_agg(json_strip_nulls(json_build_object('type', t, 'name', n, 'version', nullif(v, '')))
+          ORDER BY t, n, v)
+        FILTER (WHERE k <= ${max}), '[]'::json) AS list,
+      count(*) > ${max} AS more
+    FROM r`;
+};
 
 /**
  * One row per MCP server name: devices where it is configured (enabled / disabled), transports, agent types,
- * first / last seen, and calls in the window (configured vs called). Also, over the whole fleet: `shadow` (called
+ * first / last seen, the source identities its agents report (so that an official server and a fork of the same
+ * name are told apart), and calls in the window (configured vs called). Also, over the whole fleet: `shadow` (called
  * in the window but configured on no device) and `configured_never_called` (configured, no call in the window),
  * each at most 100 names and 64 KiB (`*_total` counts them all). From the fleet counters (fleet-stats.ts): with the
  * filters agent_type and transport ('' when absent), a name's row is its (name, agent_type, transport) key, its
@@ -325,9 +362,10 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
             FILTER (WHERE s.agent_type = ${agentType} AND s.transport <> '') AS transports,
           (count(*) FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))::int AS agent_types_total,
           (array_agg(s.agent_type ORDER BY s.agent_type)
-            FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))[1:${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
+            FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))[1 : ${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
             AS agent_types
         FROM fleet_mcp_stats s WHERE s.name IN (SELECT name FROM mp) AND s.devices > 0 GROUP BY s.name),
+      srcs AS (SELECT mp.name, x.list, x.more FROM mp CROSS JOIN LATERAL (${distinctSourcesSql(sql`mp.name`)}) x),
       shadow AS (SELECT c.* FROM calls c WHERE c.calls > 0 AND c.name NOT IN (SELECT name FROM configured)),
       unused AS (SELECT cf.name, cf.devices FROM configured cf
         WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.name = cf.name AND c.calls > 0))
@@ -337,12 +375,14 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
             'enabled_devices', mp.enabled_devices, 'disabled_devices', mp.disabled_devices,
             'transports', coalesce(sd.transports, '[]'::json), 'agent_types', to_json(coalesce(sd.agent_types, '{}')),
             'agent_types_total', coalesce(sd.agent_types_total, 0),
+            'sources', coalesce(sr.list, '[]'::json), 'sources_truncated', coalesce(sr.more, false),
             'first_seen_at', ${iso(sql`mp.first_seen_at`)}, 'last_seen_at', ${iso(sql`mp.last_seen_at`)},
             'calls', coalesce(c.calls, 0), 'denied', coalesce(c.denied, 0), 'errors', coalesce(c.errors, 0),
             'tokens_in', coalesce(c.tokens_in, 0), 'tokens_out', coalesce(c.tokens_out, 0),
             'usage', CASE WHEN coalesce(c.calls, 0) > 0 THEN 'configured_and_called' ELSE 'configured_never_called' END)
             AS o, row_number() OVER (ORDER BY mp.name) AS rn
-          FROM mp LEFT JOIN sides sd ON sd.name = mp.name LEFT JOIN calls c ON c.name = mp.name`,
+          FROM mp LEFT JOIN sides sd ON sd.name = mp.name LEFT JOIN srcs sr ON sr.name = mp.name
+            LEFT JOIN calls c ON c.name = mp.name`,
         PAGE_BYTES,
       )},
       'shadow', ${boundedArray(

@@ -79,7 +79,7 @@ export interface ProbeCheck {
  * The background probe: checks the database (and any extra dependency, e.g. the environment service), stores the
  * result, and prunes what has expired (replay records, stale sign-ins, sign-in failures past their window and not locked, probe
  * history beyond 7 days). It touches the
- * database on purpose: on Aurora with min capacity 0 that wakes the cluster each probe_interval (see README).
+ * database on purpose: on Aurora with min capacity 0 that wakes the cluster each probe_interval (docs/operations.md, Waking from zero).
  */
 export async function runHealthProbe(database: Database, extraChecks: ProbeCheck[] = []) {
   const started = performance.now();

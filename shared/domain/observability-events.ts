@@ -1,5 +1,5 @@
-// Admin observability (issue 4): the MCP tool-call event browser (the list, one event, a session's calls).
-// Figures: `npm run bench:observability` (test/bench/observability.ts), recorded in the README.
+// Admin observability: the MCP tool-call event browser (the list, one event, a session's calls).
+// Figures: `npm run bench:observability` (test/bench/observability.ts), recorded in docs/benchmarks.md.
 //
 // * Event browser: keyset on (event_time DESC, id DESC) — id is the unique tie-break — with composite indexes
 //   (x, event_time DESC, id DESC) for device, MCP + tool, agent, actor, session, deny code, a partial index for

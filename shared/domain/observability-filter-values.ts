@@ -1,4 +1,4 @@
-// Admin observability (issue 4): the values each event filter can take in a range, for the dashboard's dropdowns,
+// Admin observability: the values each event filter can take in a range, for the dashboard's dropdowns,
 // read from the rollups where they hold the values and from a sample of the latest events where none does.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';

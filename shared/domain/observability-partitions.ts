@@ -2,7 +2,7 @@
 // scheduled maintenance: partitions are created ahead, so ingest always finds the day of a current event, and a day
 // whose events landed in the default partition (an event far from now, sent before its day had a partition) gets
 // its partition and its rows. Retention drops the partitions past events.retention whole, with an audit record
-// each, and deletes rollup and series rows past events.rollup_retention. Design: README, Admin observability
+// each, and deletes rollup and series rows past events.rollup_retention. Design: docs/observability.md
 // (Partitions, Retention).
 import { sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';

@@ -4,7 +4,7 @@
 // stored since the last fold; the summary's raw path (shared/domain/observability-summary.ts) computes the very same
 // aggregate from the events table, so both paths read alike and a property test can compare them.
 //
-// DESIGN (figures: `npm run bench:observability`, test/bench/observability.ts; recorded in the README)
+// DESIGN (figures: `npm run bench:observability`, test/bench/observability.ts; recorded in docs/benchmarks.md)
 //
 // * Rollups folded from the stored events. The ingest statement (shared/domain/events.ts) stores events only, each
 //   stamped with its transaction (ingest_xid); observability_fold() (below) upserts the aggregates of the events of
@@ -451,7 +451,7 @@ $fold$`;
 
 /**
  * The most events a read folds before it answers (foldFunctionSql): tens of milliseconds at most, and more than a
- * minute of events of issue 18's fleet (10,000 laptops x 300 calls a day, ~2,100 a minute), so with the schedule
+ * minute of events of a 10,000-laptop fleet (10,000 laptops x 300 calls a day, ~2,100 a minute), so with the schedule
  * folding every minute a read still sees every event committed before it.
  */
 export const READ_FOLD_MAX_EVENTS = 5_000;

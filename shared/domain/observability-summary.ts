@@ -1,6 +1,6 @@
-// Admin observability (issue 4): the summary of the events of a range (totals, breakdowns, top lists, percentiles and
+// Admin observability: the summary of the events of a range (totals, breakdowns, top lists, percentiles and
 // a time series), read from the rollups (observability-rollups.ts) wherever the filters allow, else from the events.
-// Figures: `npm run bench:observability` (test/bench/observability.ts), recorded in the README.
+// Figures: `npm run bench:observability` (test/bench/observability.ts), recorded in docs/benchmarks.md.
 //
 // * The summary's range is widened to whole buckets (hours for bucket=minute and hour, days for day); its actor
 //   section to whole UTC days. The response states both ranges and where each part came from (`source`). The call

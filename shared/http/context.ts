@@ -27,7 +27,10 @@ export interface RequestBase {
   sourceIp: string;
   headers: Record<string, string | undefined>;
   event: HttpEvent;
-  /** The request body text as received (base64 decoded when API Gateway encoded it), before parsing. */
+  /**
+   * The request body text as received (base64 decoded when API Gateway encoded it), before parsing; set, once
+   * decoded strictly as UTF-8, on the routes that take a body (requestText).
+   */
   rawBody: string | undefined;
   /** Size of the request body as received. */
   rawBodyBytes: number;

@@ -1,8 +1,9 @@
 // Every HTTP function is this: a middy chain of small named middlewares (shared/http/middleware/), in one order, and
 // the route's handler at its core. The order: the request's context and access log; the mount check; the body size
-// bound; who is calling (bearer token); the body as JSON; the device signature (device routes); the route's
-// prechecks and validation; the handler; its reply as the HTTP answer. Anything thrown becomes `{error, message}` in
-// errorResponse. A handler receives its parsed input and a context typed for its route's authentication.
+// bound; who is calling (bearer token); the request's text, decoded strictly as UTF-8; the body as JSON; the device
+// signature (device routes); the route's prechecks and validation; the handler; its reply as the HTTP answer.
+// Anything thrown becomes `{error, message}` in errorResponse. A handler receives its parsed input and a context
+// typed for its route's authentication.
 import middy from '@middy/core';
 import {
   type ContextFor,
@@ -17,6 +18,7 @@ import { errorResponse } from './middleware/error-response.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { mounted } from './middleware/mounted.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { requestText } from './middleware/request-text.ts';
 import type { ServiceMiddleware } from './middleware/types.ts';
 import { type Precheck, validate } from './middleware/validate.ts';
 import { type Reply, toHttpResult } from './reply.ts';
@@ -51,6 +53,7 @@ export function httpHandler<R extends RouteSpec>(route: R, fn: HandlerFn<R>, opt
     mounted(route),
     bodyLimit(route),
     bearerAuth(route),
+    requestText(route),
     jsonBody(route),
     ...(options.deviceAuth ? [options.deviceAuth] : []),
     validate(route, options.prechecks),

@@ -93,6 +93,8 @@ export function errorStatuses(route: RouteSpec): number[] {
   }
   if (route.body || route.query || route.params) set.add(400);
   if (route.maxBody) set.add(413);
+  // A body in another charset than UTF-8 (shared/http/middleware/request-text.ts).
+  if (route.body) set.add(415);
   if (route.auth !== 'public') set.add(401);
   // Only an admin route refuses a signed-in person for a role; a session-less token is 401 everywhere.
   if (route.auth === 'admin') set.add(403);

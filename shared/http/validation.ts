@@ -191,17 +191,11 @@ export function checkShape(value: unknown): { path: PropertyKey[]; problem: stri
 /**
  * Validates one part of the request with its schema. First, rules for every route (checkShape): no string may hold
  * U+0000 or a lone surrogate, which PostgreSQL text and jsonb cannot store, and nothing nests past MAX_NESTING (400
- * naming the field). `nulAllowed` leaves a part to its schema: the query of the two admin lists whose spec lists no
- * 400, where such a filter matches nothing (textEquals).
+ * naming the field; on the two lenient admin lists too, which refuse no value but refuse what is no text).
  */
-export function parsePart(
-  schema: z.ZodType | undefined,
-  value: unknown,
-  part: RequestPart,
-  options: { nulAllowed?: boolean } = {},
-): unknown {
+export function parsePart(schema: z.ZodType | undefined, value: unknown, part: RequestPart): unknown {
   if (!schema) return undefined;
-  const bad = options.nulAllowed ? undefined : checkShape(value);
+  const bad = checkShape(value);
   if (bad) throw invalidField(part, bad.path, bad.problem);
   const result = schema.safeParse(value);
   if (!result.success) throw validationFailed(describeIssues(result.error.issues, part, value));

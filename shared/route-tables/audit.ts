@@ -14,9 +14,11 @@ export const auditRoutes = {
     tags: ['audit'],
     summary: 'Audit records from every source (api, env-svc, logshipper), filtered and paginated',
     description:
-      'No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied.',
+      'No query value is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown source matches nothing (an empty page, total 0), an unknown sort is -created_at, an empty filter is no filter, unknown parameters are ignored. The answer’s limit and offset are the values applied. What is no text at all is 400 validation_failed naming the parameter, as on every route: U+0000 (NUL), or an escape that is not percent-encoded UTF-8 (%FF).',
     query: listAuditLogsQuery,
     response: auditLogListResponse,
     specErrors: [401, 403, 500],
+    // A parameter that is no text (NUL, %FF): refused as on every route, never compared with U+FFFD in its place.
+    errors: [400],
   }),
 } satisfies Record<string, RouteSpec>;

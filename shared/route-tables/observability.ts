@@ -1,4 +1,4 @@
-// Rows of the route table for the admin observability endpoints (issue 4); merged into shared/routes.ts.
+// Rows of the route table for the admin observability endpoints; merged into shared/routes.ts.
 // Each endpoint is given under /v1/admin/* and, as the spec says, also under /admin/* (an alias row naming the
 // same handler file, so both share one Lambda).
 // Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows

@@ -1,4 +1,4 @@
-// Rows of the route table for data-access requests, catalog and audit extras (issue 5); merged into shared/routes.ts.
+// Rows of the route table for data-access requests, catalog and audit extras; merged into shared/routes.ts.
 // Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
 // and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
 // (body limits are numbers, not products; `envelope(...)` is marked pure too).
@@ -138,10 +138,12 @@ export const listAdminRequests = /* @__PURE__ */ defineRoute({
   tags: ['requests', 'admin'],
   summary: 'Every request, filtered by status and risk_level, sorted by created_at, paginated',
   description:
-    'No query parameter is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied.',
+    'No query value is refused (the spec lists no 400 for this route): limit is capped into 1..100 and offset into 0..1,000,000, a value that is not a number is the default (20, 0), an unknown status or risk_level matches nothing (an empty page, total 0), an unknown sort is -created_at, unknown parameters are ignored. The answer’s limit and offset are the values applied. What is no text at all is 400 validation_failed naming the parameter, as on every route: U+0000 (NUL), or an escape that is not percent-encoded UTF-8 (%FF).',
   query: listAdminRequestsQuery,
   response: requestListResponse,
   specErrors: [401, 403, 500],
+  // A parameter that is no text (NUL, %FF): refused as on every route, never compared with U+FFFD in its place.
+  errors: [400],
 });
 
 export const getAdminRequest = /* @__PURE__ */ defineRoute({

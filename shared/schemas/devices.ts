@@ -53,12 +53,38 @@ export const deviceReleaseView = z
   })
   .meta({ id: 'DeviceRelease' });
 
-// command, args and env are not part of the schema: zod drops them, so they are never stored, logged or returned.
+export const MCP_SOURCE_TYPES = ['npm', 'pypi', 'oci', 'executable', 'remote'] as const;
+
+/** Where an MCP server comes from, derived on the laptop from its command line or URL (docs/device-protocol.md). */
+export const mcpSource = nullAsAbsent(
+  z.object({
+    type: z.enum(MCP_SOURCE_TYPES),
+    name: short(300).meta({
+      description:
+        "npm / PyPI package, OCI image (without tag), the command's base name, or for remote the URL origin scheme://host[:port]",
+    }),
+    version: short(128).optional().meta({
+      description: 'The pinned package version, or the image tag or digest, when the config gives one',
+    }),
+  }),
+).meta({ id: 'McpSource' });
+
+// command, args, env, headers and URLs are not part of the schema: zod drops them, so they are never stored, logged
+// or returned. An agent sends none of them (the source identity and the fingerprint are derived on the laptop).
 const mcp = nullAsAbsent(
   z.object({
     name: short(200),
     enabled: z.boolean(),
     transport: z.enum(['stdio', 'http', 'sse']),
+    scope: short(64).optional().meta({
+      description: "Where the client keeps it, in the client's words: user, project, local, managed, …",
+    }),
+    source: mcpSource.optional(),
+    fingerprint: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex characters (HMAC-SHA256)' })
+      .optional()
+      .meta({ description: "HMAC-SHA256 of the whole config entry under the device's own key" }),
   }),
 );
 
@@ -66,17 +92,27 @@ const agent = nullAsAbsent(
   z.object({
     agentType: short(100),
     displayName: z.string().max(200).default(''),
+    version: short(100)
+      .optional()
+      .meta({ description: "The client's own version, when its config reveals it" }),
+    capture: z
+      .enum(['hooks', 'none'])
+      .optional()
+      .meta({ description: "Whether the agent captures this client's tool calls (through its hooks)" }),
     mcps: z.array(mcp).max(500).default([]),
   }),
-).refine((a) => new Set(a.mcps.map((m) => m.name)).size === a.mcps.length, {
-  message: 'lists the same MCP name twice',
-  path: ['mcps'],
-});
+).refine(
+  (a) =>
+    new Set(a.mcps.map((m) => JSON.stringify([m.name, m.scope ?? '', m.fingerprint ?? '']))).size ===
+    a.mcps.length,
+  { message: 'lists the same MCP name twice in one scope with one fingerprint', path: ['mcps'] },
+);
 
 export const inventoryBody = nullAsAbsent(
   z.object({
     certificate: pem,
     clientTimestamp: rfc3339,
+    agentVersion: short(64).optional().meta({ description: "The endpoint agent's own version" }),
     agents: z
       .array(agent)
       .max(200)

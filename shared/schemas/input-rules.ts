@@ -133,8 +133,30 @@ export const cappedPagination = {
  * service computes ranges of a few weeks around a time (a default span, whole weekly buckets) that must stay inside
  * them. Outside, each was a 500 from the database (22008, 22009) rather than a 400 naming the field.
  */
-export const TIME_BOUNDS = { from: '0002-01-01T00:00:00Z', until: '9999-01-01T00:00:00Z' } as const;
-const [EARLIEST, UNTIL] = [Date.parse(TIME_BOUNDS.from), Date.parse(TIME_BOUNDS.until)];
+export const TIME_BOUNDS: TimeBounds = {
+  from: Date.parse('0002-01-01T00:00:00Z'),
+  until: Date.parse('9999-01-01T00:00:00Z'),
+  says: 'must be between 0002-01-01 and 9998-12-31 (UTC)',
+};
+
+/** A range of instants, `from` included and `until` not (epoch milliseconds), and how a refusal says it. */
+export interface TimeBounds {
+  from: number;
+  until: number;
+  says: string;
+}
+
+/**
+ * The times of the audit chain (an audit record's `timestamp`): the years 1970 to 9999, in UTC. Each is stored and
+ * hashed as the instant to the millisecond (`toISOString`), and read back as the same text by every driver and by
+ * JavaScript's own date parser, which reads the years 0 to 99 as 1900 to 1999 (a record dated 0002-01-01 was read
+ * back as 2001-02-01, and the chain no longer verified).
+ */
+export const AUDIT_TIME_BOUNDS: TimeBounds = {
+  from: Date.UTC(1970, 0, 1),
+  until: Date.UTC(10_000, 0, 1),
+  says: 'must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z (UTC)',
+};
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -148,22 +170,22 @@ function realDay(text: string): boolean {
 
 /**
  * What is wrong with a time that passed its syntax check, if anything: a day its month does not have, or a time out
- * of TIME_BOUNDS.
+ * of `bounds` (TIME_BOUNDS unless said otherwise).
  */
-export function timeProblem(text: string): string | undefined {
+export function timeProblem(text: string, bounds: TimeBounds = TIME_BOUNDS): string | undefined {
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
   if (/^\d{4}-\d{2}-\d{2}/.test(text) && !realDay(text)) return 'is not a real date';
   const offset = /[+-](\d{2}):\d{2}$/.exec(text);
   if (offset && Number(offset[1]) > 15) return 'has a zone offset past ±15:59';
-  if (at < EARLIEST || at >= UNTIL) return 'must be between 0002-01-01 and 9998-12-31 (UTC)';
+  if (at < bounds.from || at >= bounds.until) return bounds.says;
   return undefined;
 }
 
-/** A time of a request: `schema` (its RFC 3339 syntax), a real day, and TIME_BOUNDS. */
-export const boundedTime = <T extends z.ZodType<string>>(schema: T) =>
+/** A time of a request: `schema` (its RFC 3339 syntax), a real day, and `bounds` (TIME_BOUNDS unless said). */
+export const boundedTime = <T extends z.ZodType<string>>(schema: T, bounds: TimeBounds = TIME_BOUNDS) =>
   schema.superRefine((value, ctx) => {
-    const problem = timeProblem(value);
+    const problem = timeProblem(value, bounds);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
 

@@ -1,8 +1,9 @@
-// Query, path and response schemas of the admin observability endpoints (issue 4): devices, agents, MCPs, fleet,
+// Query, path and response schemas of the admin observability endpoints: devices, agents, MCPs, fleet,
 // the event browser, sessions and the summary. Every list is bounded (limit 1..100, default 20) and paginated by an
 // opaque keyset cursor; every filter is validated here, so a bad value is 400 naming it.
 import * as z from 'zod';
 import { DEFAULT_LIMIT, envelope, isoTimestamp, MAX_LIMIT } from './common.ts';
+import { MCP_SOURCE_TYPES } from './devices.ts';
 import { boundedTime } from './input-rules.ts';
 
 const limit = z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT);
@@ -161,6 +162,19 @@ const nullTs = (description: string) => nullableTs.meta({ description });
 const eventType = z.enum(['invocation', 'result', 'error']);
 const eventResult = z.enum(['allowed', 'denied', 'error']);
 const transport = z.enum(['stdio', 'http', 'sse']);
+const mcpSource = z
+  .object({
+    type: z.enum(MCP_SOURCE_TYPES),
+    name: z.string().meta({
+      description:
+        'npm / PyPI package, OCI image, executable base name, or the remote origin scheme://host[:port]',
+    }),
+    version: z
+      .string()
+      .optional()
+      .meta({ description: 'Pinned package version, image tag or digest; absent if none' }),
+  })
+  .meta({ id: 'McpSourceIdentity', description: 'Where an MCP server comes from, as the device derived it' });
 const page = {
   next_cursor: z.string().nullable().meta({
     description: 'Pass as `cursor`, with the same filters, for the next page; null on the last page',
@@ -211,6 +225,9 @@ export const deviceListItem = z
     last_event_at: nullTs('The latest event_time the device reported; null if it sent no events'),
     created_at: ts('Enrollment'),
     updated_at: isoTimestamp,
+    agent_version: z.string().nullable().meta({
+      description: 'Version of the endpoint agent that sent the last inventory; null if it did not say',
+    }),
     agents: count('Agents currently installed'),
     mcps: count('MCP servers currently configured, over all its agents'),
   })
@@ -228,6 +245,11 @@ export const deviceListResponse = envelope(
 const deviceAgent = z.object({
   agent_type: z.string(),
   display_name: z.string().meta({ description: 'Empty when the inventory gave none' }),
+  version: z.string().nullable().meta({ description: "The client's version, when its config reveals it" }),
+  capture: z
+    .enum(['hooks', 'none'])
+    .nullable()
+    .meta({ description: "Whether the agent captures this client's tool calls; null if not reported" }),
   first_seen_at: ts('First inventory that listed it'),
   last_seen_at: ts('Latest inventory that listed it'),
 });
@@ -236,6 +258,15 @@ const deviceMcp = z.object({
   name: z.string(),
   enabled: z.boolean(),
   transport,
+  scope: z
+    .string()
+    .nullable()
+    .meta({ description: 'Where the client keeps it (user, project, …); null if not reported' }),
+  source: mcpSource.nullable().meta({ description: 'Its source identity; null if the agent reported none' }),
+  fingerprint: z.string().nullable().meta({
+    description:
+      "HMAC-SHA256 of its whole config entry under the device's key: changes when the entry changes; comparable only within one device",
+  }),
   first_seen_at: ts('First inventory that listed it'),
   last_seen_at: ts('Latest inventory that listed it'),
 });
@@ -294,8 +325,8 @@ export const agentListResponse = envelope(
           mcps: z
             .object({
               distinct: count('Distinct MCP server names configured in it, fleet-wide'),
-              enabled: count('Configurations (device × MCP server) enabled'),
-              disabled: count('Configurations (device × MCP server) disabled'),
+              enabled: count('Configurations (device × MCP server × scope × config) enabled'),
+              disabled: count('Configurations (device × MCP server × scope × config) disabled'),
             })
             .meta({ description: 'Its MCP server configurations across the fleet' }),
           transports: z.array(transport).meta({ description: 'Transports of its MCP servers, distinct' }),
@@ -327,6 +358,11 @@ export const mcpListResponse = envelope(
             .min(1)
             .meta({ description: 'Agent types it is configured in, sorted: at most 20' }),
           agent_types_total: count('Agent types it is configured in, all of them'),
+          sources: z.array(mcpSource).meta({
+            description:
+              'Distinct source identities reported for this name (npm / PyPI package, OCI image, executable, remote origin), sorted: at most 10',
+          }),
+          sources_truncated: z.boolean().meta({ description: 'More than 10 distinct sources are reported' }),
           first_seen_at: ts('First inventory that listed it, on any device'),
           last_seen_at: ts('Latest inventory that listed it, on any device'),
           ...callMeasures,
@@ -383,7 +419,7 @@ export const fleetSummaryResponse = envelope(
           transport,
           servers: count('Distinct MCP server names'),
           devices: count('Devices with at least one'),
-          installs: count('Configurations (device × agent × MCP server)'),
+          installs: count('Configurations (device × agent × MCP server × scope × config)'),
         }),
       ),
       events_24h: z

@@ -4,7 +4,14 @@
 import * as z from 'zod';
 import { REQUEST_STATUSES, RISK_LEVELS } from '../db/schema.ts';
 import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
-import { boundedJson, boundedTime, cappedPagination, lenientQuery, nullAsAbsent } from './input-rules.ts';
+import {
+  AUDIT_TIME_BOUNDS,
+  boundedJson,
+  boundedTime,
+  cappedPagination,
+  lenientQuery,
+  nullAsAbsent,
+} from './input-rules.ts';
 
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const identifier = z.string().regex(IDENTIFIER, {
@@ -341,7 +348,11 @@ export const shippedAuditRecord = nullAsAbsent(
   z
     .object({
       action_type: z.string().min(1).max(200),
-      timestamp: boundedTime(z.iso.datetime({ offset: true, abort: true })),
+      // The chain's range (AUDIT_TIME_BOUNDS): stored and hashed in UTC to the millisecond.
+      timestamp: boundedTime(z.iso.datetime({ offset: true, abort: true }), AUDIT_TIME_BOUNDS).meta({
+        description:
+          'RFC 3339 with a zone (Z or ±hh:mm), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: kept as the instant in UTC, to the millisecond (the offset and digits past the millisecond are not kept), and covered by the record’s hash as kept',
+      }),
       actor_email: z.string().max(320).default(''),
       actor_id: z.string().max(200).default(''),
       app_name: z.string().max(200).default(''),
@@ -373,7 +384,18 @@ export const auditVerifyResponse = envelope(
   z.object({
     intact: z.boolean(),
     checked: z.number().int(),
-    broken_at: z.object({ id: z.string(), seq: z.number().int(), timestamp: isoTimestamp }).nullable(),
+    broken_at: z
+      .object({
+        id: z.string().meta({ description: 'The id of the first record that does not verify' }),
+        seq: z.number().int().meta({ description: 'Its position in the chain (1 is the first record)' }),
+        timestamp: isoTimestamp,
+        reason: z.enum(['content', 'link']).meta({
+          description:
+            'content: its fields, as stored, no longer give its hash (it was changed); link: its prev_hash is not the hash of the record before it (a record was removed or put in before it)',
+        }),
+      })
+      .nullable()
+      .meta({ description: 'The first record that does not verify; null when the chain is intact' }),
     /** The last record of the verified chain (when broken: the last one before the break); null for an empty log. */
     head: chainPoint.nullable(),
     /** With ?at_seq: that record as the verified chain has it now (null if it is past the head or absent). */

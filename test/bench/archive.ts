@@ -1,6 +1,6 @@
 // npm run bench:archive [-- --events N] [-- --store s3] — the event archive (shared/domain/event-archive.ts) on
 // PostgreSQL (a fresh database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run): it seeds N
-// events (default 1,000,000; issue 18's figure) over one day, in bench:partitions' shape (seed-events.ts), then archives every hour
+// events (default 1,000,000) over one day, in bench:partitions' shape (seed-events.ts), then archives every hour
 // of it in one run and prints:
 //  - export speed: events per second, the whole run (reading the rows in pages, encoding Parquet, writing each hour
 //    and its manifest, recording it);

@@ -1,14 +1,14 @@
 // npm run bench:console -- --pages [--events N | --full] — the console on real data, measured in Chromium from npm.
 //
 // Seeds the bench:observability data set (2,000 devices; 500,000 events over 30 days by default, --full for the
-// 5,000,000 of issue 19, --events N for another count) into PostgreSQL (TEST_DATABASE_URL, else one from npm),
+// 5,000,000, --events N for another count) into PostgreSQL (TEST_DATABASE_URL, else one from npm),
 // rebuilds the rollups, adds 200 catalog entries and 2,000 data-access requests in every state (made through the
 // domain functions, with their audit records: access-seed.ts; --requests N for another count), starts the service as npm start does, signs in in a headless Chromium and opens each page
 // RUNS times. For each page: the time from navigation to its first data on screen (rows, totals, the chart's canvas,
 // or its empty state in words), median and slowest. For the Summary over 30 days of hourly buckets (720 bars): the
 // time from the summary response's last byte to the chart drawn (JSON, Preact, uPlot) and the longest main-thread
 // task while the page loaded (what "freezing" would be). Every page must show data: an empty state counts as a
-// failure (each page has data in this data set). Target (issue 19): first data within 1 s on every page; the script
+// failure (each page has data in this data set). Target: first data within 1 s on every page; the script
 // exits non-zero when a page misses it (bench:console sets the same for its size goal, and a failure there stays).
 import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';

@@ -1,4 +1,4 @@
-// npm run bench:fleet — the fleet views at issue 18's scale: BENCH_FLEET_DEVICES devices (default 100,000), each with
+// npm run bench:fleet — the fleet views at fleet scale: BENCH_FLEET_DEVICES devices (default 100,000), each with
 // a few agents and MCP servers, and BENCH_FLEET_EVENTS events (default 500,000) over the last 7 days folded into the
 // rollups, on PostgreSQL (a fresh database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run).
 // Measured (BENCH_RUNS each, default 30, after 2 warm-ups): the device list's first page and its 20th page (by cursor)
@@ -81,11 +81,23 @@ try {
     WHERE (hashtext(d.id::text || a.t) % 3) <> 0`),
   );
   await db.execute(
-    sql.raw(`INSERT INTO inventory_mcps (device_id, agent_type, name, enabled, transport, first_seen_at, last_seen_at)
-    SELECT a.device_id, a.agent_type, m.name, (hashtext(a.device_id::text || m.name) % 5) <> 0, m.tr,
+    // As the discovering agent reports them: a scope, a source identity (one device in ten runs another build of
+    // the server under the same name) and a config fingerprint.
+    sql.raw(`INSERT INTO inventory_mcps (device_id, agent_type, name, enabled, transport, scope, source_type,
+        source_name, source_version, fingerprint, first_seen_at, last_seen_at)
+    SELECT a.device_id, a.agent_type, m.name, (hashtext(a.device_id::text || m.name) % 5) <> 0, m.tr, 'user',
+      CASE WHEN abs(hashtext(a.device_id::text || m.name)) % 10 = 1 THEN 'oci' ELSE m.st END,
+      CASE WHEN abs(hashtext(a.device_id::text || m.name)) % 10 = 1 THEN 'ghcr.io/acme/' || m.name || '-mcp'
+        ELSE m.sn END,
+      CASE WHEN abs(hashtext(a.device_id::text || m.name)) % 10 = 1 THEN 'v1.' || abs(hashtext(a.device_id::text)) % 4
+        WHEN m.st = 'npm' THEN '1.' || abs(hashtext(a.device_id::text)) % 3 || '.0' END,
+      md5(a.device_id::text || m.name) || md5(m.name || a.device_id::text),
       a.first_seen_at, a.last_seen_at
-    FROM inventory_agents a CROSS JOIN (VALUES ('filesystem', 'stdio'), ('github', 'http'), ('postgres', 'stdio'),
-      ('slack', 'sse'), ('jira', 'http'), ('notion', 'http'), ('linear', 'http'), ('sentry', 'http')) AS m(name, tr)
+    FROM inventory_agents a CROSS JOIN (VALUES ('filesystem', 'stdio', 'npm', '@modelcontextprotocol/server-filesystem'),
+      ('github', 'http', 'remote', 'https://api.githubcopilot.com'), ('postgres', 'stdio', 'npm', '@modelcontextprotocol/server-postgres'),
+      ('slack', 'sse', 'remote', 'https://mcp.slack.com'), ('jira', 'http', 'remote', 'https://mcp.atlassian.com'),
+      ('notion', 'http', 'remote', 'https://mcp.notion.com'), ('linear', 'http', 'remote', 'https://mcp.linear.app'),
+      ('sentry', 'http', 'remote', 'https://mcp.sentry.dev')) AS m(name, tr, st, sn)
     WHERE abs(hashtext(a.device_id::text || m.name)) % 3 = 0`),
   );
   for (let day = 0; day <= 8; day++) {

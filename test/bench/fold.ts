@@ -1,8 +1,8 @@
 // npm run bench:fold — the rollup fold under a backlog (shared/domain/observability-rollups.ts), on PostgreSQL (a fresh
 // database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run). A backlog of BENCH_BACKLOG events
-// (default 1,000,000; issue 18 asks for 5M: BENCH_BACKLOG=5000000, about 5x as long) that the schedule did not fold
+// (default 1,000,000) that the schedule did not fold
 // (the schedule down for a while), stored by ingest-sized transactions (BENCH_TX_EVENTS, default 5,000) at the rate
-// of issue 18's fleet (10,000 laptops x 300 calls a day: 125,000 an hour, so 5M span 40 hours), then:
+// of a 10,000-laptop fleet (10,000 laptops x 300 calls a day: 125,000 an hour, so 5M span 40 hours), then:
 //  1. before: one unbounded fold of the whole backlog, what the first admin read paid when every read folded all
 //     that was pending (the previous design);
 //  2. baseline: the 30-day summary read p50 / p95 with nothing to fold;

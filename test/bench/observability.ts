@@ -1,4 +1,4 @@
-// npm run bench:observability — the admin observability area at fleet scale (issue 4).
+// npm run bench:observability — the admin observability area at fleet scale.
 //
 // Seeds 2,000 devices and events over 30 days (5M on PostgreSQL, 500k on PGlite), in time order as a live table
 // fills, with generate_series in SQL (the event table's secondary indexes are dropped for the load and rebuilt

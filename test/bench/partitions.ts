@@ -1,7 +1,7 @@
 // npm run bench:partitions — what the daily partitions of the events (migrations/0009_events_partitioned.sql) buy:
 // removing one day of events by dropping its partition against DELETE of a day of the same size, on PostgreSQL (a
 // fresh database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run). It seeds three days of
-// BENCH_ROWS_PER_DAY events each (default 200,000; issue 18 asks for 1M, which takes ~5× as long here), identical
+// BENCH_ROWS_PER_DAY events each (default 200,000), identical
 // in shape, then:
 //  1. DELETE FROM observability_events WHERE <day 1>: time, table size after, then VACUUM's time and size after
 //     (a DELETE leaves the dead rows in place; VACUUM makes the space reusable but does not return it);

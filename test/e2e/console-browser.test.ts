@@ -293,17 +293,27 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await assertFleetCountsShown(page, fleet.devices);
   // The devices as the API lists them for the page's query, each marked new exactly when it enrolled within 7 days.
   const devices = await api<{
-    devices: { serial_number: string; created_at: string; last_seen_at: string }[];
+    devices: {
+      serial_number: string;
+      created_at: string;
+      last_seen_at: string;
+      agent_version: string | null;
+    }[];
   }>('/v1/admin/devices?limit=100&sort=-last_seen');
   assert.equal(devices.devices.length, DEVICES);
   const deviceRows = await page.evaluate(fleetRowsOnPage, '#devices');
   assert.deepEqual(
-    deviceRows.map((r) => [r.name, r.badges, r.cells[2]]),
+    deviceRows.map((r) => [r.name, r.badges, r.cells[2], r.cells.at(-1)]),
     devices.devices.map((d) => [
       d.serial_number,
       newByApi(d.created_at) ? ['new'] : [],
       consoleTime(d.last_seen_at),
+      d.agent_version ?? '—',
     ]),
+  );
+  assert.ok(
+    devices.devices.every((d) => d.agent_version),
+    'the simulated agents report their version',
   );
   assert.ok(
     devices.devices.some((d) => newByApi(d.created_at)) &&
@@ -337,7 +347,13 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   // The MCP servers: each row the API's, marked new and never called as the API says; the shadow ones and the
   // configured-but-never-called ones listed on their own.
   const mcps = await api<{
-    mcps: ({ name: string; devices: number; transports: string[]; usage: string } & Usage)[];
+    mcps: ({
+      name: string;
+      devices: number;
+      transports: string[];
+      usage: string;
+      sources: { type: string; name: string; version?: string }[];
+    } & Usage)[];
     shadow: { name: string }[];
     configured_never_called: { name: string; devices: number }[];
   }>('/v1/admin/mcps?limit=100');
@@ -363,7 +379,18 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
       m.denied,
       consoleTime(m.first_seen_at),
       consoleTime(m.last_seen_at),
+      m.sources.length === 0
+        ? '—'
+        : m.sources
+            .map(
+              (x) => `${x.type} ${x.name}${x.version ? `${x.type === 'oci' ? ':' : '@'}${x.version}` : ''}`,
+            )
+            .join(', '),
     ]),
+  );
+  assert.ok(
+    mcps.mcps.some((m) => m.sources.length > 1),
+    'a name with two sources (the simulator gives Windsurf another github build)',
   );
   assert.ok(
     mcps.mcps.some((m) => newByApi(m.first_seen_at)) && mcps.mcps.some((m) => !newByApi(m.first_seen_at)),

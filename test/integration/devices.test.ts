@@ -435,7 +435,7 @@ for (const driver of driversUnderTest()) {
         assert.equal(res.body.accepted, 1);
       }
       // A signature over the exact bytes sent, although they are not the canonical form: accepted (the
-      // verification fast path; see the README's device choices).
+      // verification fast path; see docs/design/devices.md).
       const body = {
         events: [event()],
         certificate: identity.certificatePem,
@@ -585,7 +585,7 @@ for (const driver of driversUnderTest()) {
 
     test('events: stored with server stamps; duplicates by event_id; prompt truncated and marked; last seen updated', async () => {
       const { identity, deviceId } = await enroll();
-      // A retry resends the event as it was: its id and its time (the dedup key is the pair, see README).
+      // A retry resends the event as it was: its id and its time (the dedup key is the pair, see docs/design/devices.md).
       const dup = randomUUID();
       const dupTime = new Date().toISOString();
       const batch = [

@@ -1,4 +1,4 @@
-// The event archive (issue 18, item 3; shared/domain/event-archive.ts): closed hours of events as Parquet with a
+// The event archive (shared/domain/event-archive.ts): closed hours of events as Parquet with a
 // manifest, in a directory and in S3 (s3rver, through the real @aws-sdk/client-s3), read back with a real Parquet
 // reader (hyparquet) and held to PostgreSQL's counts and sums per hour; resumed from its watermark, rewritten whole
 // on a rerun, after a crash and for late events, exactly once under two overlapping runs; and retention that never

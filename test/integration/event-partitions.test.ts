@@ -1,4 +1,4 @@
-// The events table partitioned by day (issue 18, item 1; migrations/0009_events_partitioned.sql): the conversion of an
+// The events table partitioned by day (migrations/0009_events_partitioned.sql): the conversion of an
 // unpartitioned table loses no row, the maintenance creates partitions ahead and drains the default partition, and a
 // retried event is a duplicate whatever day it is resent on and on either side of midnight.
 import assert from 'node:assert/strict';

@@ -24,7 +24,9 @@ import {
   operations,
   prepareWorld,
   RawJson,
+  rawBytesCase,
   runCase,
+  sampleCase,
 } from '#test/support/fuzz-requests.ts';
 import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
@@ -80,6 +82,41 @@ for (const driver of driversUnderTest()) {
       if (failures.length) assert.fail(`${failures.length} operations failed:\n\n${failures.join('\n\n')}`);
     });
 
+    test('bytes that are not UTF-8, sent raw in a string of every body: 400 naming that string, nothing stored', async () => {
+      const wrong: string[] = [];
+      const writes = selected.filter((o) => o.body);
+      for (const op of writes) {
+        for (const bytes of [[0xff], [0xed, 0xa0, 0x80], [0xf0, 0x90, 0x80], [0xc0, 0xaf]]) {
+          const c = rawBytesCase(op, world, bytes);
+          const outcome = await runCase(world, c);
+          if (outcome.problems.length) wrong.push(describeOutcome(c, outcome));
+        }
+      }
+      assert.deepEqual(wrong, []);
+      assert.ok(ONLY || writes.length >= 15, `${writes.length} routes with a body`);
+    });
+
+    test('a body in another charset than UTF-8 (Latin-1, UTF-16) on every route that takes one: 415 naming the header, nothing stored', async () => {
+      const wrong: string[] = [];
+      for (const op of selected.filter((o) => o.body)) {
+        const valid = sampleCase(op, world);
+        for (const contentType of ['application/json; charset=latin1', 'application/json; charset=UTF-16']) {
+          const c = {
+            ...valid,
+            contentType,
+            expect: {
+              status: op.statuses.includes('415') ? 415 : 400,
+              error: 'unsupported_charset',
+              message: /^Content-Type: charset=/i,
+            },
+          };
+          const outcome = await runCase(world, c);
+          if (outcome.problems.length) wrong.push(describeOutcome(c, outcome));
+        }
+      }
+      assert.deepEqual(wrong, []);
+    });
+
     test('what it found, as it answers now: 400/401/404 {error, message}, nothing stored', async () => {
       const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
       let group: unknown = { conditions: [{ condition: { column: 'id', op: 'eq', value: 1 } }] };
@@ -88,9 +125,26 @@ for (const driver of driversUnderTest()) {
       (deepFilters.scope.datasources[0]!.datasets[0] as Record<string, unknown>).filters = group;
       const request = world.ids.requests![0]!;
       const found: Array<[ReturnType<typeof caseFor>, number, string, RegExp]> = [
-        // A path segment that is not percent-encoded UTF-8: the local gateway's decodeURIComponent threw (500).
-        [caseFor('getRequest', { path: { id: '%ZZ' } }), 404, 'not_found', /./],
-        [caseFor('obsGetDevice', { path: { id: '%ED%A0%80' } }), 404, 'not_found', /./],
+        // A path segment that is not percent-encoded UTF-8: the local gateway's decodeURIComponent threw (500), then
+        // no route matched (404); it is refused naming the parameter, as a query value is.
+        [
+          caseFor('getRequest', { path: { id: '%ZZ' } }),
+          400,
+          'validation_failed',
+          /^path\.id: is not percent-encoded UTF-8 \(%ZZ\)$/,
+        ],
+        [
+          caseFor('obsGetDevice', { path: { id: '%ED%A0%80' } }),
+          400,
+          'validation_failed',
+          /^path\.id: is not percent-encoded UTF-8 \(%ED%A0%80\)$/,
+        ],
+        [
+          caseFor('cliAuthorize', { query: 'state=%FF' }),
+          400,
+          'validation_failed',
+          /^query\.state: is not percent-encoded UTF-8 \(%FF\)$/,
+        ],
         // A lone surrogate: PostgreSQL's jsonb refused the \ud800 escape, the audit chain's JCS had no form (500).
         [
           caseFor('ingestEvents', {

@@ -1,4 +1,4 @@
-// Admin observability (issue 4): every response stays under 1 MiB (the RDS Data API's response cap) in the worst
+// Admin observability: every response stays under 1 MiB (the RDS Data API's response cap) in the worst
 // case, on every driver (the Data API test endpoint refuses database responses over 1 MiB). Events of the maximum
 // size the device protocol accepts, every text made of control characters (6 bytes each in JSON, the most any
 // character costs), go through the real ingest path; so do a 500-MCP inventory and 150 devices with maximal fields.

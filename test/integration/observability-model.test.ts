@@ -1,4 +1,4 @@
-// Admin observability (issue 4) against a model, on every driver: random batches (fast-check, several seeds) go
+// Admin observability against a model, on every driver: random batches (fast-check, several seeds) go
 // through the ingest path; after each, the stored rollups and series equal a raw recomputation from the events, and
 // the summary — on the rollups where they apply and forced onto the raw scan — equals figures computed in JS from the
 // events the test ingested, for a matrix of filters (call-key, device, serial, session, actor, group, skill, free

@@ -1,4 +1,4 @@
-// Admin observability (issue 4) through HTTP on every driver: devices, agents, MCPs (configured vs called), fleet,
+// Admin observability through HTTP on every driver: devices, agents, MCPs (configured vs called), fleet,
 // the event browser with keyset cursors, sessions, the summary (rollups = raw recomputation) and the filters.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

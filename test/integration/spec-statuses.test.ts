@@ -4,9 +4,11 @@
 // dependency fault, documented separately (docs/api.md, "When to retry"; test/integration/fault-matrix.test.ts).
 //
 // The route table carries the table (RouteSpec.specErrors) and the OpenAPI document documents exactly it, plus 503
-// and the exceptions a row declares in `errors`: one, approve's 400 for a body that is not the documented shape (no
-// other status refuses malformed input). Approving a request that is not pending is 404 request_not_pending; a body
-// over the limit of a route whose list has no 413 is 400 payload_too_large.
+// and the exceptions a row declares in `errors`: approve's 400 for a body that is not the documented shape (no
+// other status refuses malformed input), and the two admin lists' 400 for a parameter that is no text (U+0000, an
+// escape that is not percent-encoded UTF-8), which they refuse as every route does. Approving a request that is not
+// pending is 404 request_not_pending; a body over the limit of a route whose list has no 413 is 400
+// payload_too_large, and a body in a charset other than UTF-8 on a route whose list has no 415 is 400.
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -82,8 +84,9 @@ interface Case {
   path: string;
   token?: string;
   body?: unknown;
-  /** Sent as it is, with Content-Type: application/json (also on a GET). */
+  /** Sent as it is, with Content-Type: application/json (also on a GET), or `contentType`. */
   rawBody?: string;
+  contentType?: string;
   /** The status this input answers now. */
   expect: number;
 }
@@ -91,13 +94,13 @@ interface Case {
 /** A request over node:http, which (unlike fetch) can send a body with a GET. */
 function rawCall(
   baseUrl: string,
-  c: Pick<Case, 'method' | 'path' | 'token' | 'rawBody'>,
+  c: Pick<Case, 'method' | 'path' | 'token' | 'rawBody' | 'contentType'>,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (c.token) headers.authorization = `Bearer ${c.token}`;
     if (c.rawBody !== undefined) {
-      headers['content-type'] = 'application/json';
+      headers['content-type'] = c.contentType ?? 'application/json';
       // Framed: a GET body without a length would be read as the next request.
       headers['content-length'] = String(Buffer.byteLength(c.rawBody));
     }
@@ -177,7 +180,15 @@ for (const driver of driversUnderTest()) {
       const unknownId = '00000000-0000-4000-8000-000000000000';
       /** Cases of one route: each variant gives what it changes (token, path, body) and the status it answers. */
       type Variant = Pick<Case, 'what' | 'token' | 'expect'> &
-        Partial<Pick<Case, 'path' | 'body' | 'rawBody'>>;
+        Partial<Pick<Case, 'path' | 'body' | 'rawBody' | 'contentType'>>;
+      /** A body in a charset other than UTF-8: 415 is in none of these lists, so 400. */
+      const latin1 = (token: string): Variant => ({
+        what: 'a body in Latin-1',
+        token,
+        rawBody: '{}',
+        contentType: 'application/json; charset=latin1',
+        expect: 400,
+      });
       const on = (route: Case['route'], path: string, body: unknown, variants: Variant[]): Case[] => {
         const method = route.split(' ')[0] as string;
         return variants.map((v) => ({ route, method, path, body, ...v }));
@@ -205,6 +216,13 @@ for (const driver of driversUnderTest()) {
         return on(route, base, undefined, [
           ...queries.map((q) => ({ what: q, path: `${base}?${q}`, token: admin, expect: 200 })),
           { what: 'a body on a GET, not JSON', token: admin, rawBody: '{', expect: 200 },
+          { what: 'a NUL in a filter', token: admin, path: `${base}?resource_id=a%00b`, expect: 400 },
+          {
+            what: 'a filter that is not UTF-8',
+            token: admin,
+            path: `${base}?resource_id=a%FFb`,
+            expect: 400,
+          },
           { what: 'no token', expect: 401 },
           { what: 'a user', token: ana, expect: 403 },
           { what: 'a CLI sign-in token', token: anaCli, expect: 401 },
@@ -223,6 +241,7 @@ for (const driver of driversUnderTest()) {
           { what: 'no token', expect: 401 },
           { what: 'the requester, request pending', token: ana, expect: 409 },
           { what: 'a bad body', token: ana, body: { sql: 1 }, expect: 400 },
+          latin1(ana),
           {
             what: 'a body over the limit',
             token: ana,
@@ -237,6 +256,7 @@ for (const driver of driversUnderTest()) {
           { what: 'another user', token: bob, expect: 404 },
           { what: 'no token', expect: 401 },
           { what: 'the requester, request pending (not revocable)', token: ana, expect: 400 },
+          latin1(ana),
         ]),
         // approve and the catalog update list 403: a user, or the admin who asked, is Forbidden.
         ...on('POST /v1/admin/requests/{id}/approve', approve(anaRequest), {}, [
@@ -244,6 +264,7 @@ for (const driver of driversUnderTest()) {
           { what: 'a user', token: ana, expect: 403 },
           { what: 'the admin who asked', token: admin, path: approve(adminRequest), expect: 403 },
           { what: 'a body that is not the documented shape', token: admin, body: { notes: 5 }, expect: 400 },
+          latin1(admin),
           { what: 'an unknown id', token: admin, path: approve(unknownId), expect: 404 },
           { what: 'no token', expect: 401 },
         ]),
@@ -251,6 +272,7 @@ for (const driver of driversUnderTest()) {
           { what: 'the entry as read, sent back', token: admin, body: entry, expect: 200 },
           { what: 'nulls', token: admin, body: { summary: null, metadata: null }, expect: 200 },
           { what: 'an unknown member', token: admin, body: { owner: 'x' }, expect: 400 },
+          latin1(admin),
           {
             what: 'a body over the limit',
             token: admin,

@@ -1,5 +1,5 @@
-// Node.js child processes: one run to its end, with what it printed (the infra tests load bundles in fresh
-// processes), and `npm start` (local-server/main.ts) left running, read as it prints.
+// Child processes: one run to its end, with what it printed (the infra tests load bundles in fresh processes, the
+// hook tests run hook commands through a shell), and `npm start` (local-server/main.ts) left running, read as it prints.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -18,10 +18,19 @@ export async function runNode(
   args: readonly string[],
   options: { cwd: string; env: NodeJS.ProcessEnv },
 ): Promise<ChildOutcome> {
-  const child = spawn(process.execPath, args, {
+  return runProcess(process.execPath, args, options);
+}
+
+/** Runs a program to its end, with `input` (if any) on its stdin. */
+export async function runProcess(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; input?: string },
+): Promise<ChildOutcome> {
+  const child = spawn(file, args, {
     cwd: options.cwd,
-    env: options.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.env ?? process.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -31,7 +40,8 @@ export async function runNode(
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
   });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  child.stdin.end(options.input);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { code, stdout, stderr };
 }
 

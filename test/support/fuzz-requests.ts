@@ -14,6 +14,9 @@ import type { DeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { canonicalize } from '#shared/device/canonical-json.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { isUtf8Charset, mediaType } from '#shared/http/content-type.ts';
+import { firstInvalidUtf8 } from '#shared/http/utf8.ts';
+import { fieldName } from '#shared/http/validation.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { enrolledDevice, hardware, invocationEvent, rawSign } from './device-requests.ts';
 import { demoOrdersRequest } from './request-fixtures.ts';
@@ -448,15 +451,26 @@ export interface FuzzCase {
   headers: Record<string, string>;
   /** The content type (null: no header); undefined: application/json when there is a body. */
   contentType?: string | null;
-  /** The body as a value (may hold RawJson) or, as `text`, exactly the bytes to send. */
-  body?: { value: unknown } | { text: string; latin1?: boolean };
+  /**
+   * The body as a value (may hold RawJson), with `rawBytes` (bytes that are not UTF-8) put into the string at their
+   * path as they are; or, as `text`, exactly the bytes to send.
+   */
+  body?:
+    | { value: unknown; rawBytes?: { path: Path; bytes: readonly number[] } }
+    | { text: string; latin1?: boolean };
+  /** What the answer must be, when the case knows (raw bytes, a charset): its status and error code. */
+  expect?: { status: number; error: string; message?: RegExp };
 }
 
 const render = (c: FuzzCase): string => {
   const body =
     c.body === undefined
       ? ''
-      : ` body ${short('text' in c.body ? JSON.stringify(c.body.text) : jsonText(c.body.value), 300)}`;
+      : ` body ${short('text' in c.body ? JSON.stringify(c.body.text) : jsonText(c.body.value), 300)}${
+          'rawBytes' in c.body && c.body.rawBytes
+            ? ` with bytes ${Buffer.from(c.body.rawBytes.bytes).toString('hex')} at ${fieldText('body', c.body.rawBytes.path)}`
+            : ''
+        }`;
   const type = c.contentType === undefined ? '' : ` content-type ${JSON.stringify(c.contentType)}`;
   return `${c.op.method} ${short(concretePath(c), 300)}  [${short(c.mutation, 200)}]${type}${body}`;
 };
@@ -699,6 +713,73 @@ const latin1Header = fc.string({
   maxLength: 20,
 });
 
+/** Byte sequences that are not UTF-8: the classic faults, and random bytes that hold one. */
+export const notUtf8: fc.Arbitrary<readonly number[]> = fc.oneof(
+  fc.constantFrom(
+    [0xff],
+    [0xfe, 0xff],
+    [0x80],
+    [0xc3],
+    [0xc3, 0x28],
+    [0xc0, 0xaf],
+    [0xe0, 0x80, 0xaf],
+    [0xed, 0xa0, 0x80],
+    [0xf0, 0x90, 0x80],
+    [0xf4, 0x90, 0x80, 0x80],
+    [0xf8, 0x88, 0x80, 0x80, 0x80],
+  ),
+  // Random bytes that hold a fault, and none that would end the JSON string they are in (a control character, a
+  // quote, a backslash): the string is what the answer must name.
+  fc
+    .uint8Array({ minLength: 1, maxLength: 12 })
+    .filter((b) => firstInvalidUtf8(b) !== undefined && b.every((x) => x >= 0x20 && x !== 0x22 && x !== 0x5c))
+    .map((b) => [...b]),
+);
+
+/** `base` with `bytes` put, as they are, into a string at `path` of its body (the place replaced by that string). */
+export function withRawBytes(base: FuzzCase, value: unknown, path: Path, bytes: readonly number[]): FuzzCase {
+  return mutated(base, {
+    mutation: `${fieldText('body', path)} holds bytes ${Buffer.from(bytes).toString('hex')}`,
+    body: { value: setAt(value, path, () => RAW_BYTES_MARK), rawBytes: { path, bytes } },
+    expect: {
+      status: 400,
+      error: 'validation_failed',
+      message: new RegExp(`^${escapeRegExp(fieldName('body', path))}: is not valid UTF-8 \\(byte 0x`),
+    },
+  });
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A string no generated value holds: where the raw bytes go in the JSON text. */
+const RAW_BYTES_MARK = 'raw-bytes-0c8f3e';
+
+/** A valid request for `op`, the same for a given seed. */
+export const sampleCase = (op: Operation, world: FuzzWorld, seed = 1): FuzzCase =>
+  (fc.sample(validCase(op, world), { seed, numRuns: 1 }) as [FuzzCase])[0];
+
+/**
+ * For an operation that takes a body: a valid request (the same for a given seed) with `bytes` put into the first
+ * string of its body (the body itself when it holds none), expecting 400 naming that string.
+ */
+export function rawBytesCase(op: Operation, world: FuzzWorld, bytes: readonly number[], seed = 1): FuzzCase {
+  const base = sampleCase(op, world, seed);
+  const value = base.body && 'value' in base.body ? base.body.value : {};
+  const at = (path: Path) =>
+    path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], value);
+  const place = placesIn(value).find((path) => typeof at(path) === 'string') ?? [];
+  return withRawBytes(base, value, place, bytes);
+}
+
+/** A body declared in a charset other than UTF-8: 415 on a route that takes a body and lists it, else 400. */
+function charsetExpectation(op: Operation, contentType: string | null): Pick<FuzzCase, 'expect'> {
+  const charset = contentType === null ? undefined : mediaType(contentType)?.params.charset;
+  if (charset === undefined || isUtf8Charset(charset)) return {};
+  return {
+    expect: { status: op.statuses.includes('415') ? 415 : 400, error: 'unsupported_charset' },
+  };
+}
+
 /** One request for `op` with one part of it broken (or, now and then, nothing). */
 export function caseArbitrary(op: Operation, world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   return validCase(op, world).chain((base) => {
@@ -771,18 +852,25 @@ export function caseArbitrary(op: Operation, world: FuzzWorld): fc.Arbitrary<Fuz
           .constantFrom('{"a":"\xff\xfe"}', '\xc3\x28', '{"title":"\xed\xa0\x80"}', '\xef\xbb\xbf{}')
           .map((text) => mutated(base, { mutation: 'body bytes not UTF-8', body: { text, latin1: true } })),
       );
+      // Bytes that are not UTF-8, sent as they are inside a string of a valid body: 400 naming that string.
+      add(
+        4,
+        fc.tuple(at, notUtf8).map(([path, bytes]) => withRawBytes(base, value, path, bytes)),
+      );
       add(
         2,
-        fc
-          .constantFrom(...CONTENT_TYPES)
-          .map((contentType) =>
-            mutated(base, { mutation: `content-type ${JSON.stringify(contentType)}`, contentType }),
-          ),
+        fc.constantFrom(...CONTENT_TYPES).map((contentType) =>
+          mutated(base, {
+            mutation: `content-type ${JSON.stringify(contentType)}`,
+            contentType,
+            ...charsetExpectation(op, contentType),
+          }),
+        ),
       );
       // The body left out (an optional one may be: the approve notes, the revoke reason).
       add(1, fc.constant(mutated(base, { mutation: 'no body', body: { text: '' } })));
     } else {
-      // A route that takes no body ignores one (docs/api.md, "Requests").
+      // A route that takes no body ignores one (docs/api.md, "Requests"), but for a charset it does not take.
       add(
         1,
         fc
@@ -792,6 +880,7 @@ export function caseArbitrary(op: Operation, world: FuzzWorld): fc.Arbitrary<Fuz
               mutation: `unexpected body ${fc.stringify(short(text))}`,
               body: { text },
               contentType,
+              ...(text ? charsetExpectation(op, contentType) : {}),
             }),
           ),
       );
@@ -905,10 +994,12 @@ function wireRequest(c: FuzzCase, world: FuzzWorld): WireRequest {
   if (token) headers.authorization = `Bearer ${token}`;
   let text: string | undefined;
   let latin1 = false;
+  let rawBytes: readonly number[] | undefined;
   if (c.body && 'text' in c.body) {
     text = c.body.text;
     latin1 = c.body.latin1 ?? false;
   } else if (c.body) {
+    rawBytes = c.body.rawBytes?.bytes;
     let value = c.body.value;
     if (
       isDeviceRoute(c.op) &&
@@ -925,24 +1016,31 @@ function wireRequest(c: FuzzCase, world: FuzzWorld): WireRequest {
     }
     text = jsonText(value);
   }
-  if (isDeviceRoute(c.op) && text !== undefined) {
-    if (c.op.auth === 'device') {
-      // Signed over the very bytes sent (the protocol's fast path), so that any JSON text reaches validation.
-      headers['x-device-signature'] = rawSign(world.identity, Buffer.from(text, latin1 ? 'latin1' : 'utf8'));
-    } else {
-      text = withBodySignature(text, world.identity);
-    }
+  if (isDeviceRoute(c.op) && text !== undefined && c.op.auth !== 'device') {
+    text = withBodySignature(text, world.identity);
+  }
+  const body = text === undefined ? undefined : bytesOf(text, latin1, rawBytes);
+  // Signed over the very bytes sent (the protocol's fast path), so that any JSON text reaches validation.
+  if (isDeviceRoute(c.op) && body && c.op.auth === 'device') {
+    headers['x-device-signature'] = rawSign(world.identity, body);
   }
   if (text !== undefined) {
     if (c.contentType === undefined) headers['content-type'] = 'application/json';
     else if (c.contentType !== null) headers['content-type'] = c.contentType;
   }
-  return {
-    method: c.op.method,
-    path: concretePath(c),
-    headers,
-    ...(text === undefined ? {} : { body: Buffer.from(text, latin1 ? 'latin1' : 'utf8') }),
-  };
+  return { method: c.op.method, path: concretePath(c), headers, ...(body ? { body } : {}) };
+}
+
+/** The bytes of a body's text: UTF-8 (or Latin-1), with `rawBytes` in place of the mark where there is one. */
+function bytesOf(text: string, latin1: boolean, rawBytes: readonly number[] | undefined): Buffer {
+  const encoding = latin1 ? 'latin1' : 'utf8';
+  const at = rawBytes ? text.indexOf(RAW_BYTES_MARK) : -1;
+  if (at < 0) return Buffer.from(text, encoding);
+  return Buffer.concat([
+    Buffer.from(text.slice(0, at), encoding),
+    Buffer.from(rawBytes as readonly number[]),
+    Buffer.from(text.slice(at + RAW_BYTES_MARK.length), encoding),
+  ]);
 }
 
 /** Register: the signature is a member of the body, over the canonical body without it. */
@@ -1080,6 +1178,16 @@ export async function runCase(world: FuzzWorld, c: FuzzCase): Promise<Outcome> {
     problems.push((err as Error).message.split('\n').slice(0, 3).join(' '));
   }
   if (!answer.requestId) problems.push('the answer did not come from a function (no apigw-requestid)');
+  if (
+    c.expect &&
+    (answer.status !== c.expect.status ||
+      error !== c.expect.error ||
+      (c.expect.message && !c.expect.message.test(String((body as { message?: unknown })?.message))))
+  ) {
+    problems.push(
+      `expected ${c.expect.status} ${c.expect.error}${c.expect.message ? ` ${c.expect.message}` : ''}`,
+    );
+  }
   if (answer.status >= 400 && answer.status < 500) {
     const keys = body && typeof body === 'object' ? Object.keys(body).sort().join(',') : '';
     const b = body as { error?: unknown; message?: unknown } | undefined;

@@ -1,10 +1,17 @@
 // Fleet: devices online and offline with last seen and owner, agents, MCP servers (shadow and never called). The
 // device list's status filter and keyset cursor are kept in the URL.
+import type { components } from '../../../client/api.ts';
+import { mcpSourceText } from '../../../client/mcp-source.ts';
 import { Badge, Empty, formatNumber, formatTime, isNew, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
 const STATUSES = ['online', 'offline', 'never_reported'] as const;
+type McpSource = components['schemas']['McpSourceIdentity'];
+
+/** Where an MCP server name comes from across the fleet: what tells the official server from a fork of its name. */
+const sourcesText = (sources: readonly McpSource[], truncated: boolean): string =>
+  sources.length === 0 ? '—' : `${sources.map(mcpSourceText).join(', ')}${truncated ? ', …' : ''}`;
 type Status = (typeof STATUSES)[number];
 
 export function FleetPage({ session, query }: { session: Session; query: URLSearchParams }) {
@@ -87,6 +94,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       <th scope="col">Owner</th>
                       <th scope="col">Agents</th>
                       <th scope="col">MCP servers</th>
+                      <th scope="col">Agent version</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -106,6 +114,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                         <td>{d.owner_email || d.owner_subject}</td>
                         <td class="num">{d.agents}</td>
                         <td class="num">{d.mcps}</td>
+                        <td>{d.agent_version ?? '—'}</td>
                       </tr>
                     ))}
                   </tbody>
@@ -191,6 +200,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       <th scope="col">Denied</th>
                       <th scope="col">First seen</th>
                       <th scope="col">Last seen</th>
+                      <th scope="col">Sources</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -211,6 +221,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                         <td class="num">{formatNumber(m.denied)}</td>
                         <td>{formatTime(m.first_seen_at)}</td>
                         <td>{formatTime(m.last_seen_at)}</td>
+                        <td>{sourcesText(m.sources, m.sources_truncated)}</td>
                       </tr>
                     ))}
                   </tbody>

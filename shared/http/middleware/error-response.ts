@@ -24,6 +24,7 @@ export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,

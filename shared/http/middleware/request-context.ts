@@ -1,5 +1,5 @@
 // The first step of every request: its id (the caller's x-request-id, else API Gateway's), a logger bound to it, the
-// runtime (config, secrets, database; loaded at the first invocation, in a chunk of its own), the body as received;
+// runtime (config, secrets, database; loaded at the first invocation, in a chunk of its own), the body's size;
 // and, on the way out, the x-request-id header and the access log line.
 import { randomUUID } from 'node:crypto';
 import { invocationFields, rootLogger } from '../../logger.ts';
@@ -32,10 +32,8 @@ export function requestContext(route: RouteSpec): ServiceMiddleware {
       context.rawBodyBytes = event.body
         ? Buffer.byteLength(event.body, event.isBase64Encoded ? 'base64' : 'utf8')
         : 0;
-      context.rawBody =
-        event.body && event.isBase64Encoded
-          ? Buffer.from(event.body, 'base64').toString('utf8')
-          : event.body || undefined;
+      // The body's text, once requestText has decoded it strictly (routes that take a body).
+      context.rawBody = undefined;
     },
     after: async ({ event, context, response }) => {
       if (!response || !context.requestId) return;

@@ -2,7 +2,7 @@
 // U+0000 refused everywhere first, then each 400 names its field). Before that, the route's own prechecks (the event
 // batch bound). A refusal of an authenticated request first lets its authenticator finish (beforeBodyRejected), so
 // that what the caller is not allowed to know about its body stays unsaid.
-import { errorStatuses, type RouteSpec } from '../route.ts';
+import type { RouteSpec } from '../route.ts';
 import { parsePart } from '../validation.ts';
 import type { ServiceMiddleware, ServiceRequest } from './types.ts';
 
@@ -10,8 +10,6 @@ import type { ServiceMiddleware, ServiceRequest } from './types.ts';
 export type Precheck = (request: ServiceRequest) => void;
 
 export function validate(route: RouteSpec, prechecks: readonly Precheck[] = []): ServiceMiddleware {
-  // The two admin lists whose spec lists no 400 leave U+0000 in their query to their lenient schemas.
-  const nulAllowed = !errorStatuses(route).includes(400);
   return {
     name: 'validate',
     before: async (request) => {
@@ -20,7 +18,7 @@ export function validate(route: RouteSpec, prechecks: readonly Precheck[] = []):
         for (const precheck of prechecks) precheck(request);
         context.input = {
           params: parsePart(route.params, event.pathParameters ?? {}, 'path'),
-          query: parsePart(route.query, event.queryStringParameters ?? {}, 'query', { nulAllowed }),
+          query: parsePart(route.query, event.queryStringParameters ?? {}, 'query'),
           body: parsePart(route.body, context.parsedBody ?? {}, 'body'),
         };
       } catch (err) {

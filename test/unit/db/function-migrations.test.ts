@@ -60,3 +60,56 @@ test('a changed function gets a new migration and a journal entry; the applied o
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** Every function the migrations define, with the newest file that defines it. */
+function liveDefinitions(dir = DEFAULT_MIGRATIONS_DIR): Map<string, string> {
+  const live = new Map<string, string>();
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const m of text.matchAll(/CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+"?([a-z_][a-z0-9_]*)"?/gi)) {
+      live.set(m[1]!.toLowerCase(), file);
+    }
+  }
+  return live;
+}
+
+/** The rows of migrations/README.md's table: function name → the file it names as the live definition. */
+function documentedDefinitions(): Map<string, string> {
+  const readme = readFileSync(join(DEFAULT_MIGRATIONS_DIR, 'README.md'), 'utf8');
+  const rows = [...readme.matchAll(/^\| `([a-z_][a-z0-9_]*)` \|[^|]*\| `(\d{4}_[a-z0-9_]+\.sql)` \|$/gm)];
+  return new Map(rows.map((m) => [m[1]!, m[2]!]));
+}
+
+test('migrations/README.md names the newest migration defining every SQL function', () => {
+  const live = liveDefinitions();
+  assert.ok(live.size >= GENERATED_FUNCTIONS.length);
+  const documented = documentedDefinitions();
+  const wrong = [...live].filter(([fn, file]) => documented.get(fn) !== file);
+  const stale = [...documented.keys()].filter((fn) => !live.has(fn));
+  assert.deepEqual(
+    [
+      ...wrong.map(([fn, file]) => `${fn}: the live definition is ${file}`),
+      ...stale.map((fn) => `${fn}: defined nowhere`),
+    ],
+    [],
+    'update the table in migrations/README.md',
+  );
+});
+
+test('the README check can fail: a function redefined by a newer migration is caught', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-fn-readme-'));
+  try {
+    cpSync(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
+    const [fn] = GENERATED_FUNCTIONS;
+    assert.ok(fn);
+    const written = writeFunctionMigration('redefined', dir, [
+      { ...fn, definition: () => sql`-- x\n${fn.definition()}` },
+    ]);
+    assert.equal(liveDefinitions(dir).get(fn.name), written);
+    assert.notEqual(documentedDefinitions().get(fn.name), written);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,6 +1,7 @@
-// The repository's documentation must work in a clone: every relative link in README.md and docs/*.md resolves to a
-// file of the repository (and an `#anchor` into a markdown file to one of its headings, by GitHub's slug rules), no
-// link leaves the repository, and nothing mentions ../shared/, the developer inputs that a clone does not have.
+// The repository's documentation must work in a clone: every relative link in README.md, CONTRIBUTING.md,
+// migrations/README.md and docs/**/*.md resolves to a file of the repository (and an `#anchor` into a markdown file
+// to one of its headings, by GitHub's slug rules), no link leaves the repository, and nothing mentions ../shared/,
+// the developer inputs that a clone does not have.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
@@ -9,12 +10,21 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
+/** Markdown files under `dir` (relative to the root), at any depth. */
+const markdownUnder = (dir: string): string[] =>
+  readdirSync(join(ROOT, dir))
+    .sort()
+    .flatMap((name) => {
+      const path = `${dir}/${name}`;
+      if (statSync(join(ROOT, path)).isDirectory()) return markdownUnder(path);
+      return name.endsWith('.md') ? [path] : [];
+    });
+
 const docFiles = (): string[] => [
   'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .map((name) => `docs/${name}`),
+  'CONTRIBUTING.md',
+  'migrations/README.md',
+  ...markdownUnder('docs'),
 ];
 
 interface Line {

@@ -20,6 +20,7 @@ import {
 } from '#shared/http/middleware/error-response.ts';
 import { jsonBody } from '#shared/http/middleware/json-body.ts';
 import { mounted } from '#shared/http/middleware/mounted.ts';
+import { requestText } from '#shared/http/middleware/request-text.ts';
 import type { ServiceMiddleware, ServiceRequest } from '#shared/http/middleware/types.ts';
 import { validate } from '#shared/http/middleware/validate.ts';
 import { ok } from '#shared/http/reply.ts';
@@ -205,6 +206,71 @@ describe('middlewares on their own', () => {
     const ignores = request({ headers: json, body: '{' });
     await run(jsonBody(route()), ignores);
     assert.equal(ignores.context.parsedBody, undefined);
+  });
+
+  test('requestText: a body API Gateway base64-encoded is decoded strictly; bytes that are not UTF-8 are 400 naming their field', async () => {
+    const takes = requestText(route({ body: z.object({}) }));
+    const json = { 'content-type': 'application/json' };
+    const base64 = (b: Buffer) => ({ headers: json, body: b.toString('base64'), isBase64Encoded: true });
+    const good = request(base64(Buffer.from('{"name":"é😀"}')));
+    await run(takes, good);
+    assert.deepEqual(
+      [good.event.body, good.event.isBase64Encoded, good.context.rawBody],
+      ['{"name":"é😀"}', false, '{"name":"é😀"}'],
+    );
+    const bad = request(
+      base64(Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff]), Buffer.from('"}')])),
+    );
+    await assert.rejects(run(takes, bad), {
+      code: 'validation_failed',
+      message: 'body.name: is not valid UTF-8 (byte 0xFF at offset 10 of the body): send text as UTF-8',
+    });
+    // A text body whose length is not the Content-Length sent: a gateway put U+FFFD where the bytes were.
+    await assert.rejects(
+      run(takes, request({ headers: { ...json, 'content-length': '12' }, body: '{"name":"\ufffd"}' })),
+      { code: 'validation_failed', message: /^body: is not valid UTF-8: Content-Length says 12 bytes/ },
+    );
+    await run(takes, request({ headers: { ...json, 'content-length': '14' }, body: '{"name":"\ufffd"}' }));
+  });
+
+  test('requestText: a charset other than UTF-8 is 415 naming the header (400 where the route takes no body or lists no 415)', async () => {
+    const body = '{}';
+    const charset = (c: string) => ({ headers: { 'content-type': `application/json; charset=${c}` }, body });
+    await refusedWith(
+      run(requestText(route({ body: z.object({}) })), request(charset('latin1'))),
+      'unsupported_media_type',
+      'unsupported_charset',
+    );
+    await assert.rejects(run(requestText(route({ body: z.object({}) })), request(charset('utf-16'))), {
+      message: /^Content-Type: charset=utf-16 is not taken/,
+    });
+    await refusedWith(
+      run(requestText(route()), request(charset('latin1'))),
+      'invalid',
+      'unsupported_charset',
+    );
+    await refusedWith(
+      run(
+        requestText(route({ body: z.object({}), specErrors: [400, 401, 500] })),
+        request(charset('latin1')),
+      ),
+      'invalid',
+      'unsupported_charset',
+    );
+    for (const c of ['utf-8', 'UTF-8', 'utf8', '"utf-8"'])
+      await run(requestText(route({ body: z.object({}) })), request(charset(c)));
+  });
+
+  test('requestText: a query escape that is not percent-encoded UTF-8 is 400 naming the parameter', async () => {
+    const m = requestText(route({ method: 'GET' }));
+    await assert.rejects(run(m, request({ rawQueryString: 'state=a%FFb&x=1' })), {
+      code: 'validation_failed',
+      message: 'query.state: is not percent-encoded UTF-8 (%FF)',
+    });
+    await assert.rejects(run(m, request({ rawQueryString: 'a=1&limit=%ZZ' })), {
+      message: 'query.limit: is not percent-encoded UTF-8 (%ZZ)',
+    });
+    await run(m, request({ rawQueryString: 'state=%E2%82%AC+x&y=%25FF' }));
   });
 
   test('validate: prechecks first, then each part; a refusal lets the authenticator finish first', async () => {

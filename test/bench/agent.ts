@@ -1,0 +1,240 @@
+// npm run bench:agent [-- section…] — the endpoint agent on a laptop: one function per section, each printing its
+// figures against a baseline measured in the same run. With no argument every section runs.
+//
+// - scan: `scanMachine` on a home with 8 clients and 200 projects, against reading the same files and nothing else.
+// - hook: the latency a tool call gains from the agent's hook, run as a client runs it (the command the install
+//   wrote into ~/.claude/settings.json, through sh, payload on stdin), against `node -e 0` run the same way.
+//   Goal: p95 ≤ 1.5× the baseline's p95.
+// - spool: appending events to the spool and reading them back in batches with an ack after each.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { CLIENTS } from '#agent/clients/index.ts';
+import { scanMachine } from '#agent/discovery/scan.ts';
+import { installHooks } from '#agent/hooks/install.ts';
+import { Spool } from '#agent/spool/spool.ts';
+import {
+  buildHookBundle,
+  fixture,
+  fixtureHome,
+  installedCommand,
+  runHookCommand,
+} from '#test/support/hook-runner.ts';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.95) - 1] as number;
+const ms = (xs: number[]) => `p50 ${median(xs).toFixed(1)} ms, p95 ${p95(xs).toFixed(1)} ms`;
+
+function write(path: string, text: string) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** A home with every client of agent/clients configured, and `projects` projects recorded by Claude Code. */
+function laptopHome(projects: number): string {
+  const home = mkdtempSync(join(tmpdir(), 'bench-agent-'));
+  const stdio = (i: number) => ({
+    command: 'npx',
+    args: ['-y', `@acme/mcp-${i % 9}@1.${i}.0`, `--key=k${i}`],
+    env: { TOKEN: `t${i}` },
+  });
+  const remote = (i: number) => ({ type: 'http', url: `https://mcp${i % 5}.example.com/v1/mcp?k=${i}` });
+  const servers = (n: number, offset = 0) =>
+    Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [`srv-${i}`, i % 2 ? remote(i + offset) : stdio(i + offset)]),
+    );
+  const dirs = Array.from({ length: projects }, (_, i) => join(home, 'src', `project-${i}`));
+  write(
+    join(home, '.claude.json'),
+    JSON.stringify({
+      mcpServers: servers(6),
+      projects: Object.fromEntries(
+        dirs.map((d, i) => [d, { allowedTools: [], mcpServers: servers(i % 3, i) }]),
+      ),
+    }),
+  );
+  write(
+    join(home, '.config', 'Claude', 'claude_desktop_config.json'),
+    JSON.stringify({ mcpServers: servers(4) }),
+  );
+  write(join(home, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: servers(5) }));
+  write(
+    join(home, '.config', 'Code', 'User', 'mcp.json'),
+    `// user servers\n${JSON.stringify({ servers: servers(5) }, null, 2)}`,
+  );
+  write(join(home, '.codeium', 'windsurf', 'mcp_config.json'), JSON.stringify({ mcpServers: servers(4) }));
+  write(
+    join(home, '.codex', 'config.toml'),
+    '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "@upstash/context7-mcp"]\n',
+  );
+  write(join(home, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: servers(3) }));
+  write(
+    join(home, '.config', 'zed', 'settings.json'),
+    `// zed\n${JSON.stringify({ context_servers: servers(3) }, null, 2)}`,
+  );
+  dirs.forEach((dir, i) => {
+    // Each project uses a few of the clients, as repositories do.
+    write(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: servers(2, i) }));
+    if (i % 2 === 0) write(join(dir, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: servers(2, i) }));
+    if (i % 3 === 0) write(join(dir, '.vscode', 'mcp.json'), JSON.stringify({ servers: servers(2, i) }));
+    if (i % 5 === 0)
+      write(join(dir, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: servers(1, i) }));
+    if (i % 7 === 0)
+      write(join(dir, '.codex', 'config.toml'), `[mcp_servers.p${i}]\nurl = "https://x.example/${i}"\n`);
+  });
+  return home;
+}
+
+async function scanSection() {
+  const PROJECTS = 200;
+  const RUNS = 15;
+  const home = laptopHome(PROJECTS);
+  try {
+    const options = { home, platform: 'linux' as const, env: {}, systemRoot: home };
+    const first = await scanMachine(options);
+    const files = first.watchedPaths;
+    const servers = first.clients.reduce((n, c) => n + c.servers.length, 0);
+    // The baseline: the same files read (those absent fail as they do for the scan), 64 at a time, nothing parsed.
+    const readOnly = async () => {
+      const queue = [...files];
+      await Promise.all(
+        Array.from({ length: 64 }, async () => {
+          for (let f = queue.pop(); f; f = queue.pop()) await readFile(f).catch(() => undefined);
+        }),
+      );
+    };
+    // Wall time, and the process's CPU time (user + system), which a busy shared machine disturbs less.
+    const timed = async (run: () => Promise<unknown>) => {
+      const cpu = process.cpuUsage();
+      const t = performance.now();
+      await run();
+      const used = process.cpuUsage(cpu);
+      return { wall: performance.now() - t, cpu: (used.user + used.system) / 1000 };
+    };
+    type Run = { wall: number; cpu: number };
+    const scans: Run[] = [];
+    const reads: Run[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      reads.push(await timed(readOnly));
+      scans.push(await timed(() => scanMachine(options)));
+    }
+    const wall = (runs: Run[]) => runs.map((r) => r.wall);
+    const cpu = (runs: Run[]) => runs.map((r) => r.cpu);
+    const line = (runs: Run[]) =>
+      `wall median ${median(wall(runs)).toFixed(1)} ms (p95 ${p95(wall(runs)).toFixed(1)}), CPU median ${median(cpu(runs)).toFixed(1)} ms`;
+    console.log(
+      `\nscan — ${first.clients.length} clients (of ${CLIENTS.length}), ${PROJECTS} projects, ${files.length} paths looked at, ${servers} servers, ${RUNS} runs`,
+    );
+    console.log(`  read the same files only: ${line(reads)}`);
+    console.log(`  scanMachine:              ${line(scans)}`);
+    console.log(
+      `  scan / read (medians): wall ${(median(wall(scans)) / median(wall(reads))).toFixed(2)}×, CPU ${(median(cpu(scans)) / median(cpu(reads))).toFixed(2)}×`,
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+async function hookSection() {
+  const RUNS = Number(process.env.RUNS ?? 60);
+  const home = fixtureHome(['claude-code']);
+  const bundle = buildHookBundle();
+  try {
+    installHooks({ stateDir: home.stateDir, env: home.env, hookEntry: bundle });
+    const pre = installedCommand(home.file('claude-code'), 'claude-code', 'PreToolUse');
+    const post = installedCommand(home.file('claude-code'), 'claude-code', 'PostToolUse');
+    const baseline = `${process.execPath} -e 0`;
+    const body = (file: string, id: number) =>
+      JSON.stringify({ ...JSON.parse(fixture('claude-code', file)), tool_use_id: `toolu_${id}` });
+    const env = { PATH: process.env.PATH, HOME: home.home };
+    const cwd = home.home;
+    const times = { baseline: [] as number[], pre: [] as number[], post: [] as number[] };
+    // Interleaved, so that machine noise hits the baseline and the hook alike.
+    for (let i = -3; i < RUNS; i++) {
+      const runs = [
+        await runHookCommand(baseline, '', { cwd, env }),
+        await runHookCommand(pre, body('pre-tool-use.json', i), { cwd, env }),
+        await runHookCommand(post, body('post-tool-use.json', i), { cwd, env }),
+      ];
+      if (runs.some((run) => run.code !== 0)) throw new Error(`a run failed: ${JSON.stringify(runs)}`);
+      if (i < 0) continue; // warm-up: the file system cache, the first spool segment
+      times.baseline.push(runs[0]?.ms as number);
+      times.pre.push(runs[1]?.ms as number);
+      times.post.push(runs[2]?.ms as number);
+    }
+    const events = new Spool(join(home.stateDir, 'spool'), { graceMs: 0 }).stats().pending;
+    console.log(
+      `\nhook — Claude Code's PreToolUse / PostToolUse commands as installed, through sh, ${RUNS} runs each`,
+    );
+    console.log(`  node -e 0 (baseline):  ${ms(times.baseline)}`);
+    console.log(
+      `  hook, PreToolUse:      ${ms(times.pre)}   ${(p95(times.pre) / p95(times.baseline)).toFixed(2)}× at p95`,
+    );
+    console.log(
+      `  hook, PostToolUse:     ${ms(times.post)}   ${(p95(times.post) / p95(times.baseline)).toFixed(2)}× at p95`,
+    );
+    console.log(`  goal p95 ≤ 1.5× the baseline; ${events} events spooled`);
+  } finally {
+    rmSync(home.home, { recursive: true, force: true });
+    rmSync(bundle, { force: true });
+  }
+}
+
+async function spoolSection() {
+  const EVENTS = Number(process.env.EVENTS ?? 50_000);
+  const dir = join(fixtureHome([]).home, 'spool');
+  try {
+    const event = (n: number) => ({
+      event_id: `0b0f6d3e-5a8e-4f6c-9d47-${String(n).padStart(12, '0')}`,
+      event_time: new Date().toISOString(),
+      agent_type: 'claude-code',
+      mcp_name: 'github',
+      tool: 'create_issue',
+      event_type: 'result',
+      result: 'allowed',
+      duration_ms: 412,
+      session_id: 'sess-42',
+      model: 'claude-sonnet-4-6',
+      metadata: { source: 'hook', hook_event: 'PostToolUse', paired: true },
+    });
+    const spool = new Spool(dir, { graceMs: 0 });
+    let t = performance.now();
+    for (let n = 0; n < EVENTS; n++) spool.append(event(n));
+    const appendMs = performance.now() - t;
+    const { bytes } = spool.stats();
+    t = performance.now();
+    let read = 0;
+    for (let batch = spool.readBatch(1000); batch.length > 0; batch = spool.readBatch(1000)) {
+      read += batch.length;
+      spool.ack((batch.at(-1) as (typeof batch)[number]).position);
+    }
+    const readMs = performance.now() - t;
+    if (read !== EVENTS) throw new Error(`read ${read} of ${EVENTS}`);
+    const rate = (n: number, time: number) =>
+      `${Math.round((n / time) * 1000).toLocaleString('en')} events/s`;
+    console.log(
+      `\nspool — ${EVENTS.toLocaleString('en')} events of ${Math.round(bytes / EVENTS)} bytes on disk`,
+    );
+    console.log(
+      `  append (one process, one open+write+close each): ${rate(EVENTS, appendMs)}, ${((appendMs / EVENTS) * 1000).toFixed(0)} µs each`,
+    );
+    console.log(`  read + ack in batches of 1,000:                  ${rate(EVENTS, readMs)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The sections, by name: the daemon adds its own here. */
+const SECTIONS: Record<string, () => Promise<void>> = {
+  scan: scanSection,
+  hook: hookSection,
+  spool: spoolSection,
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted)
+  if (!SECTIONS[name]) throw new Error(`no section ${name}: ${Object.keys(SECTIONS).join(', ')}`);
+console.log(`bench:agent — Node ${process.version}, ${process.platform}`);
+for (const [name, run] of Object.entries(SECTIONS))
+  if (wanted.length === 0 || wanted.includes(name)) await run();
