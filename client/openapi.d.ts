@@ -192,9 +192,49 @@ export interface paths {
         put?: never;
         /**
          * Register a device: signed body (signature member) plus the user bearer token; the owner is its subject
-         * @description New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: rotated, 200. Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.
+         * @description New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: the key is rotated, 200 (audited device.key_rotated). A device stays with its owner: either by another user is 409 device_owned_by_another_user and stores nothing, unless an admin released the device (POST /v1/admin/devices/{id}/release; the caller then becomes the owner, audited device.re_enrolled). Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.
          */
         post: operations["registerDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/devices/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a device from its owner, so that another user can enroll it (audited)
+         * @description A registered device stays with the user who enrolled it: registering it as another user is 409 device_owned_by_another_user. Released, its next registration by any signed-in user makes that user the owner (audited device.re_enrolled, with the old and the new owner). Until then the owner and the certificate stay as they are. Audited device.released; releasing a released device again answers it as it is.
+         */
+        post: operations["releaseDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/devices/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alias of POST /v1/admin/devices/{id}/release
+         * @description A registered device stays with the user who enrolled it: registering it as another user is 409 device_owned_by_another_user. Released, its next registration by any signed-in user makes that user the owner (audited device.re_enrolled, with the old and the new owner). Until then the owner and the certificate stay as they are. Audited device.released; releasing a released device again answers it as it is.
+         */
+        post: operations["releaseDeviceAlias"];
         delete?: never;
         options?: never;
         head?: never;
@@ -261,7 +301,7 @@ export interface paths {
         };
         /**
          * Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page
-         * @description Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}).
+         * @description Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}). Anyone may start one, so one source address (an IPv6 address by its /64) may have at most auth.cli_authorize_max_per_source sign-ins open (each lives 10 minutes); past it the answer is 429 too_many_requests with Retry-After (until its oldest one ends), and nothing is stored.
          */
         get: operations["cliAuthorize"];
         put?: never;
@@ -1086,12 +1126,16 @@ export interface components {
             /** Format: uuid */
             id: string;
             /**
-             * @description account: the lower-cased email given at POST /v1/auth/login (whether or not such a user exists); source: the source address there (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token
+             * @description account_source: an account from one source address at POST /v1/auth/login (the lower-cased email given, whether or not such a user exists; its lock refuses that account from that address only); source: the source address there, whatever the accounts (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token
              * @enum {string}
              */
-            scope: "account" | "source" | "cli_source";
-            /** @description The email or the address */
+            scope: "account_source" | "source" | "cli_source";
+            /** @description What is counted: the address, or for account_source the address, a space and the email */
             key: string;
+            /** @description The email (account_source); null for the other scopes */
+            account: string | null;
+            /** @description The address (IPv4, or an IPv6 /64); null when the service did not know it */
+            source: string | null;
             /** @description Failed attempts in the current window */
             failures: number;
             /** @description Sign-in for this key is refused now (429 too_many_attempts) */
@@ -1141,6 +1185,19 @@ export interface components {
             certificateFingerprint: string;
             /** @constant */
             ownerAssigned: true;
+        };
+        DeviceRelease: {
+            /** Format: uuid */
+            id: string;
+            serial_number: string;
+            brand: string;
+            /** @description The owner it was released from (they stay the owner until then) */
+            owner_email: string;
+            /**
+             * Format: date-time
+             * @description Since when the next registration of the device, by any signed-in user, makes that user its owner
+             */
+            released_at: string;
         };
         InventoryAccepted: {
             /** @constant */
@@ -2722,7 +2779,7 @@ export interface operations {
     listSigninLockouts: {
         parameters: {
             query?: {
-                scope?: "account" | "source" | "cli_source";
+                scope?: "account_source" | "source" | "cli_source";
                 status?: "locked" | "failing";
                 limit?: number;
                 offset?: number;
@@ -3152,6 +3209,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -3163,6 +3229,170 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeviceRelease"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseDeviceAlias: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeviceRelease"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3537,6 +3767,17 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

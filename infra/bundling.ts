@@ -172,13 +172,12 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
 
 /**
  * For the functions none of whose route rows takes a bearer token (public and device-signed routes): the token
- * authenticators (the local tokens' HS256, the OIDC verifier), which shared/http/middleware/bearer-auth.ts loads
- * with `import()` only for such rows: 4.0 KB in the largest (16.2 KB while local tokens used jose); meta/openapi
- * is still over 450 KB without it.
+ * authenticators (the local tokens' jose, the OIDC verifier) and the caller's lookup in the users table, which
+ * shared/http/middleware/bearer-auth.ts loads with `import()` only for such rows.
  */
 export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
   importer: 'shared/http/middleware/bearer-auth.ts',
-  module: 'shared/auth/authenticate.ts',
+  module: 'shared/domain/caller.ts',
   stub: 'infra/bundle/no-token-authenticator.ts',
 };
 

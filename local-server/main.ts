@@ -27,8 +27,13 @@ async function main() {
     return;
   }
   let config: ReturnType<typeof loadConfig>;
+  let service: Awaited<ReturnType<typeof startLocalService>>;
   try {
     config = loadConfig({ argv, env: process.env });
+    if (config.dashboard_url) {
+      config = { ...config, dashboard_url: consoleDashboardOnPort(config.dashboard_url, config.port) };
+    }
+    service = await startLocalService({ config, schedules: true, host: config.host });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`Refusing to start: ${err.message}`);
@@ -36,15 +41,14 @@ async function main() {
     }
     throw err;
   }
-  if (config.dashboard_url) {
-    config = { ...config, dashboard_url: consoleDashboardOnPort(config.dashboard_url, config.port) };
-  }
-  const service = await startLocalService({ config, schedules: true, host: config.host });
-  const { admin } = service;
+  const { admin, jwtSecret } = service;
   const lines = [
     '',
     `  Agent control plane listening on ${service.url}`,
     `  database: ${service.runtime.database.description}`,
+    jwtSecret === 'configured'
+      ? '  JWT secret: configured (auth.jwt_secret / SVC_JWT_SECRET)'
+      : `  JWT secret: ${jwtSecret.generated ? 'generated into' : 'read from'} ${jwtSecret.file} (owner-only; kept for later starts)`,
     `  sign-in mode: ${config.auth.provider}${config.auth.idp_bypass ? ' (idp_bypass: local development only)' : ''}${consoleUsesIdp(config) ? `, the console through ${idpIssuer(config)} (client ${config.auth.idp_client_id})` : ''}`,
     `  CLI sign-in (/v1/auth/cli/*): ${config.dashboard_url ? `enabled, dashboard ${config.dashboard_url}` : 'disabled (no --dashboard-url)'}`,
     admin.generatedPassword

@@ -4,9 +4,8 @@ import { unauthenticated } from '../errors.ts';
 /** Config keys holding a service's bearer token (RouteSpec.serviceToken: the routes that take it). */
 export type ServiceTokenKey = 'audit.ingest_token';
 
-import { TokenRejected } from './hs256.ts';
 import { verifyIdpToken } from './idp-tokens.ts';
-import { rolesFrom, verifyLocalToken } from './local-tokens.ts';
+import { rolesFrom, TokenRejected, verifyLocalToken } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
 
 export const BYPASS_PRINCIPAL: Principal = {
@@ -61,7 +60,17 @@ function unverifiedClaims(token: string): Record<string, unknown> | undefined {
 }
 
 /**
- * Resolves the caller from the Authorization header, or answers 401. Local tokens are tried first in every mode
+ * A verified bearer token: the person as the token states them, and which kind of token it was: `local` (signed by
+ * this service: a sign-in or a CLI sign-in), `idp` (the identity provider's) or `bypass` (auth.idp_bypass, claims
+ * unverified). What the person may do is then read from the database (shared/domain/caller.ts).
+ */
+export interface AuthenticatedToken {
+  principal: Principal;
+  via: 'local' | 'idp' | 'bypass';
+}
+
+/**
+ * Resolves the token of the Authorization header, or answers 401. Local tokens are tried first in every mode
  * (they are what the CLI sign-in issues); in idp mode an external token is then checked against the IdP.
  * With auth.idp_bypass (refused in prod by config validation) no IdP is called: a token's claims are taken as they
  * are, and a request without one is the local developer.
@@ -69,31 +78,32 @@ function unverifiedClaims(token: string): Record<string, unknown> | undefined {
 export async function authenticate(
   config: Config,
   headers: Record<string, string | undefined>,
-): Promise<Principal> {
+): Promise<AuthenticatedToken> {
   const token = bearerToken(headers);
   if (config.auth.provider === 'idp' && config.auth.idp_bypass) {
-    if (!token) return BYPASS_PRINCIPAL;
+    if (!token) return { principal: BYPASS_PRINCIPAL, via: 'bypass' };
     const claims = unverifiedClaims(token);
     if (!claims || typeof claims.sub !== 'string')
       throw unauthenticated('The bearer token is not a JWT.', 'invalid_token');
-    return {
+    const principal: Principal = {
       subject: claims.sub,
       email: typeof claims.email === 'string' ? claims.email : '',
       name: typeof claims.name === 'string' ? claims.name : '',
       roles: rolesFrom(claims[config.auth.idp_roles_claim] ?? claims.roles),
       tokenUse: claims.token_use === 'cli' ? 'cli' : 'session',
     };
+    return { principal, via: 'bypass' };
   }
   if (!token) throw unauthenticated();
   if (config.auth.jwt_secret.length >= 32) {
     try {
-      return await verifyLocalToken(config, token);
+      return { principal: await verifyLocalToken(config, token), via: 'local' };
     } catch (err) {
       if (config.auth.provider === 'local') throw tokenError(err);
     }
   }
   try {
-    return await verifyIdpToken(config, token);
+    return { principal: await verifyIdpToken(config, token), via: 'idp' };
   } catch (err) {
     throw tokenError(err);
   }

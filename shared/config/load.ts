@@ -41,6 +41,7 @@ export const COMMAND_LINE_OPTIONS = {
 /** Environment variables without a command-line option, and the config key each overrides. */
 export const ENVIRONMENT_OVERRIDES = {
   SVC_DB_DSN: 'db.dsn',
+  SVC_DATA_DIR: 'data_dir',
   SVC_LOG_LEVEL: 'log.level',
   SVC_JWT_SECRET: 'auth.jwt_secret',
   IDP_DOMAIN: 'auth.idp_domain',

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { isCommittedSecret } from './committed-secrets.ts';
 import { parseDuration } from './duration.ts';
 
 const duration = (fallback: string) =>
@@ -26,6 +27,18 @@ const absoluteUrl = z.string().refine(
   { message: 'must be an absolute http(s) URL with scheme and host, e.g. https://dashboard.example.com' },
 );
 
+/** The config keys holding a secret that signs or authenticates: refused when the value was committed. */
+const SECRET_KEYS = ['auth.jwt_secret', 'audit.ingest_token', 'envsvc.token'] as const;
+const secretAt = (
+  cfg: { auth: { jwt_secret: string }; audit: { ingest_token: string }; envsvc: { token: string } },
+  key: (typeof SECRET_KEYS)[number],
+): string =>
+  ({
+    'auth.jwt_secret': cfg.auth.jwt_secret,
+    'audit.ingest_token': cfg.audit.ingest_token,
+    'envsvc.token': cfg.envsvc.token,
+  })[key];
+
 /** The service version the OpenAPI document and /meta report when `version` is not configured. */
 export const DEFAULT_VERSION = '0.1.0';
 
@@ -40,6 +53,9 @@ export const configSchema = z
     /** Interface the local server listens on (npm start); Lambda ignores it. */
     host: z.string().min(1).default('127.0.0.1'),
     version: z.string().default(DEFAULT_VERSION),
+    // npm start's own directory (SVC_DATA_DIR): the JWT secret it generates when none is configured (file
+    // jwt-secret, owner-only). Lambda never reads it.
+    data_dir: z.string().min(1).default('./.data'),
     dashboard_url: absoluteUrl.optional(),
     db: z
       .object({
@@ -68,7 +84,11 @@ export const configSchema = z
         jwt_secret: z.string().default(''),
         jwt_issuer: z.string().default('agent-control-plane'),
         jwt_audience: z.string().default('agent-control-plane'),
+        // The lifetime of the tokens this service signs: verification refuses one whose exp lies further past its
+        // iat, so a token cannot outlive this however it was made.
         token_ttl: duration('1h'),
+        // How far ahead of this clock a token's iat may be (the signer's clock running fast); beyond, it is refused.
+        token_clock_skew: duration('60s'),
         idp_domain: z.string().default(''),
         idp_audience: z.string().default(''),
         idp_roles_claim: z.string().default('roles'),
@@ -89,15 +109,19 @@ export const configSchema = z
           }),
         idp_bypass: z.boolean().default(false),
         // Sign-in throttling (shared/domain/signin-lockouts.ts): after this many failed sign-ins of one account
-        // (the email given, whether or not the user exists) within the failure window, it is locked for
-        // signin_lockout, doubling with each further failure, at most the window.
+        // (the email given, whether or not the user exists) from one source address within the failure window, that
+        // account is locked for that address for signin_lockout, doubling with each further failure, at most the
+        // window. Other addresses still sign in to it: a guesser elsewhere cannot lock its owner out.
         signin_max_failures: z.number().int().positive().max(1000).default(5),
-        // The same per source address (and per source address at the CLI token exchange): higher, since offices
-        // share addresses.
+        // The same per source address, whatever the accounts (and per source address at the CLI token exchange):
+        // higher, since offices share addresses.
         signin_max_failures_per_source: z.number().int().positive().max(100_000).default(20),
         // Failures count until a whole window passes without one.
         signin_failure_window: duration('15m'),
         signin_lockout: duration('30s'),
+        // CLI sign-ins an address may start (GET /v1/auth/cli/authorize) while they are open (10 minutes each):
+        // past it, 429 too_many_requests with Retry-After until the oldest one ends.
+        cli_authorize_max_per_source: z.number().int().positive().max(100_000).default(60),
       })
       .strict()
       .prefault({}),
@@ -206,25 +230,36 @@ export const configSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
-    if (cfg.auth.provider === 'local' && Buffer.byteLength(cfg.auth.jwt_secret, 'utf8') < 32) {
+    const secretBytes = Buffer.byteLength(cfg.auth.jwt_secret, 'utf8');
+    if (secretBytes > 0 && secretBytes < 32) {
       ctx.addIssue({
         code: 'custom',
         path: ['auth', 'jwt_secret'],
-        message:
-          'must be at least 32 bytes when auth.provider = "local" (set it in the file or SVC_JWT_SECRET)',
+        message: 'must be at least 32 bytes (or unset locally: npm start generates one)',
       });
     }
     if (
-      cfg.dashboard_url &&
-      cfg.auth.provider !== 'local' &&
-      Buffer.byteLength(cfg.auth.jwt_secret, 'utf8') < 32
+      secretBytes === 0 &&
+      cfg.env === 'prod' &&
+      (cfg.auth.provider === 'local' || cfg.dashboard_url !== undefined)
     ) {
       ctx.addIssue({
         code: 'custom',
         path: ['auth', 'jwt_secret'],
         message:
-          'must be at least 32 bytes when dashboard_url is set: it signs the tokens of the CLI sign-in',
+          'is required when env = "prod" and auth.provider = "local" or dashboard_url is set (it signs the local and CLI sign-in tokens): the stack reads it from Secrets Manager (SVC_JWT_SECRET_ARN); only npm start (env = "local") generates one',
       });
+    }
+    for (const key of SECRET_KEYS) {
+      const value = secretAt(cfg, key);
+      if (value && isCommittedSecret(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: key.split('.'),
+          message:
+            'is a value committed to this repository (public, so it proves nothing): use a secret of your own, e.g. `openssl rand -base64 32`',
+        });
+      }
     }
     if (
       cfg.auth.provider === 'idp' &&
@@ -289,4 +324,3 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
-export type ConfigInput = z.input<typeof configSchema>;

@@ -33,11 +33,18 @@ export const users = pgTable(
     name: text('name').notNull().default(''),
     passwordHash: text('password_hash'),
     roles: jsonb('roles').$type<string[]>().notNull().default(['user']),
+    // A person of the identity provider (auth.provider = "idp"): its `sub`, by which its tokens find this row (the
+    // row is made at the first sight of the subject, shared/domain/caller.ts). NULL: a local user.
+    idpSubject: text('idp_subject'),
+    // Set: the account is disabled; its tokens are refused at once (401) and it cannot sign in.
+    disabledAt: ts('disabled_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('users_email_key').on(sql`lower(${t.email})`),
+    // Local users sign in by email, so theirs is unique; an IdP's people are told apart by their subject.
+    uniqueIndex('users_email_key').on(sql`lower(${t.email})`).where(sql`${t.idpSubject} IS NULL`),
+    uniqueIndex('users_idp_subject_key').on(t.idpSubject),
     index('users_created_at_idx').on(t.createdAt),
   ],
 );
@@ -82,6 +89,9 @@ export const devices = pgTable(
     statsCounted: boolean('stats_counted').notNull().default(false),
     statsSeenAt: ts('stats_seen_at'),
     statsDirty: boolean('stats_dirty').notNull().default(true),
+    // An admin released the device (POST /v1/admin/devices/{id}/release): the next user who registers it becomes its
+    // owner. NULL: it stays with its owner, and another user's registration is 409 device_owned_by_another_user.
+    releasedAt: ts('released_at'),
   },
   (t) => [
     uniqueIndex('devices_serial_brand_key').on(t.serialNumber, t.brand),
@@ -525,6 +535,8 @@ export const cliSignins = pgTable(
     codeChallenge: text('code_challenge').notNull(),
     clientId: text('client_id').notNull(),
     sourceIp: text('source_ip'),
+    // The address as the throttle counts it (shared/domain/signin-lockouts.ts sourceKey: an IPv6 address by its /64).
+    sourceKey: text('source_key'),
     userAgent: text('user_agent'),
     status: text('status').notNull().default('pending'),
     userSubject: text('user_subject'),
@@ -537,6 +549,8 @@ export const cliSignins = pgTable(
   (t) => [
     uniqueIndex('cli_signins_code_hash_key').on(t.codeHash),
     index('cli_signins_expires_idx').on(t.expiresAt),
+    // The authorize throttle counts an address's open sign-ins on it.
+    index('cli_signins_source_idx').on(t.sourceKey, t.expiresAt),
     check('cli_signins_status_check', sql`${t.status} in ('pending', 'approved', 'refused', 'used')`),
   ],
 );
@@ -580,6 +594,6 @@ export const signinLockouts = pgTable(
   (t) => [
     uniqueIndex('signin_lockouts_scope_key').on(t.scope, t.key),
     index('signin_lockouts_expires_idx').on(t.expiresAt),
-    check('signin_lockouts_scope_check', sql`${t.scope} in ('account', 'source', 'cli_source')`),
+    check('signin_lockouts_scope_check', sql`${t.scope} in ('account_source', 'source', 'cli_source')`),
   ],
 );

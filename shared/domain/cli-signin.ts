@@ -4,8 +4,10 @@ import { issueLocalToken } from '../auth/local-tokens.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/query.ts';
 import { cliSignins } from '../db/schema.ts';
-import { conflict, invalid, notFound, ServiceError } from '../errors.ts';
+import { textParam, tsParam } from '../db/sql-values.ts';
+import { conflict, invalid, notFound, rateLimited, ServiceError } from '../errors.ts';
 import type { CLI_SIGNIN_STATUSES } from '../schemas/cli-signin.ts';
 import { recordAudit } from './audit.ts';
 import {
@@ -14,6 +16,7 @@ import {
   recordSigninFailure,
   refuseWhileLocked,
   signinPolicy,
+  sourceKey,
 } from './signin-lockouts.ts';
 
 // Browser-brokered sign-in of the endpoint agent: OAuth 2.0 for native apps (RFC 8252) with PKCE S256 (RFC 7636).
@@ -62,6 +65,13 @@ export interface SigninAsker {
   userAgent: string | undefined;
 }
 
+/**
+ * GET /v1/auth/cli/authorize: stores the sign-in and answers the dashboard's login page for it. Anyone may start one,
+ * so each source address (sourceKey: an IPv6 address by its /64) may have at most auth.cli_authorize_max_per_source
+ * of them open (within their 10 minutes); past it, 429 too_many_requests with Retry-After until its oldest one ends,
+ * and nothing is stored. Counted and inserted in one statement (concurrent requests of one address may pass the
+ * bound by as many as run at once).
+ */
 export async function startCliSignin(
   config: Config,
   db: Db,
@@ -71,21 +81,32 @@ export async function startCliSignin(
   checkLoopbackRedirect(input.redirect_uri);
   // One clock for both, so that the page shows a sign-in that lives exactly 10 minutes.
   const now = Date.now();
-  const [row] = await db
-    .insert(cliSignins)
-    .values({
-      redirectUri: input.redirect_uri,
-      state: input.state,
-      codeChallenge: input.code_challenge,
-      clientId: input.client_id,
-      sourceIp: asker.sourceIp || null,
-      userAgent: asker.userAgent ? asker.userAgent.slice(0, USER_AGENT_MAX) : null,
-      createdAt: new Date(now),
-      expiresAt: new Date(now + SIGNIN_TTL_MS),
-    })
-    .returning({ id: cliSignins.id });
+  const source = sourceKey(asker.sourceIp) ?? null;
+  const [row] = await queryRows<{ id: string | null; retry_after_s: number | null }>(
+    db,
+    sql`WITH open AS (SELECT count(*) AS n, min(expires_at) AS first_end FROM cli_signins
+          WHERE source_key = ${textParam(source)} AND expires_at > now()),
+        ins AS (INSERT INTO cli_signins (redirect_uri, state, code_challenge, client_id, source_ip, source_key,
+                  user_agent, created_at, expires_at)
+          SELECT ${input.redirect_uri}, ${input.state}, ${input.code_challenge}, ${input.client_id},
+            ${textParam(asker.sourceIp || null)}, ${textParam(source)},
+            ${textParam(asker.userAgent ? asker.userAgent.slice(0, USER_AGENT_MAX) : null)},
+            ${tsParam(new Date(now))}, ${tsParam(new Date(now + SIGNIN_TTL_MS))}
+          FROM open WHERE open.n < ${config.auth.cli_authorize_max_per_source}::int
+          RETURNING id::text AS id)
+        SELECT (SELECT id FROM ins) AS id,
+          (SELECT ceil(extract(epoch FROM first_end - now()))::int FROM open) AS retry_after_s`,
+  );
+  if (!row?.id) {
+    const seconds = Math.max(1, Number(row?.retry_after_s) || 1);
+    throw rateLimited(
+      'too_many_requests',
+      `Too many sign-ins started from your network address (at most ${config.auth.cli_authorize_max_per_source} within 10 minutes): try again in ${seconds} s (Retry-After).`,
+      seconds,
+    );
+  }
   const login = new URL('cli/login', `${(config.dashboard_url as string).replace(/\/+$/, '')}/`);
-  login.searchParams.set('request', (row as { id: string }).id);
+  login.searchParams.set('request', row.id);
   return login.toString();
 }
 

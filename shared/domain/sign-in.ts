@@ -14,8 +14,9 @@ import {
 import { principalOf, toUserView } from './users.ts';
 
 /**
- * POST /v1/auth/login for auth.provider = local: a session token for a valid email and password, else 401; 429
- * while the account (the email given, known or not) or the source address is locked after too many failures
+ * POST /v1/auth/login for auth.provider = local: a session token for a valid email and password, else 401 (401
+ * account_disabled for a disabled account, said only to the right password); 429 while the account (the email given,
+ * known or not) from this source address, or the address itself, is locked after too many failures
  * (shared/domain/signin-lockouts.ts). The lock is checked in the same read as the user, before the password is: a
  * locked attempt costs no scrypt and is refused even with the right password.
  */
@@ -34,7 +35,10 @@ export async function loginWithPassword(
     await recordSigninFailure(db, signinPolicy(config), keys, sourceIp);
     throw unauthenticated('The email or password is wrong.', 'invalid_credentials');
   }
-  if (states.some((s) => s.scope === 'account')) await clearAccountFailures(db, email);
+  if (user.disabledAt) {
+    throw unauthenticated('This account is disabled; an admin can enable it again.', 'account_disabled');
+  }
+  if (states.some((s) => s.scope === 'account_source')) await clearAccountFailures(db, keys);
   const token = await issueLocalToken(config, { ...principalOf(user), tokenUse: 'session' });
   return { ...token, user: toUserView(user) };
 }

@@ -1,15 +1,18 @@
 // Sign-in throttling: failed sign-ins are counted per key in the database (table signin_lockouts), so that every
 // Lambda instance sees the same counts, and a key past its threshold is locked.
 //
-// - Keys: at POST /v1/auth/login the account (the lower-cased email given, whether or not such a user exists, so
-//   that the answers never tell which emails are registered) and the source address; at POST /v1/auth/cli/token the
-//   source address, in a scope of its own.
-// - Policy (config [auth]): after signin_max_failures failures of an account (signin_max_failures_per_source of an
-//   address) the key is locked for signin_lockout, doubling with each further failure, at most
-//   signin_failure_window. Failures count until a whole window passes without one.
+// - Keys: at POST /v1/auth/login the account together with the source address (scope account_source: the
+//   lower-cased email given, whether or not such a user exists, so that the answers never tell which emails are
+//   registered) and the source address alone (scope source); at POST /v1/auth/cli/token the source address, in a
+//   scope of its own. There is no key of the account alone: a lock on it would let anyone anywhere lock its owner
+//   out. A guesser is slowed where it guesses from, and its address is locked across the accounts it tries.
+// - Policy (config [auth]): after signin_max_failures failures of an account from one address
+//   (signin_max_failures_per_source of an address) the key is locked for signin_lockout, doubling with each further
+//   failure, at most signin_failure_window. Failures count until a whole window passes without one.
 // - While a key is locked, an attempt is refused with 429 too_many_attempts and Retry-After before the password is
-//   verified: no scrypt cost, and a right password is refused too, so the lock cannot be used to test guesses. A
-//   refused attempt writes nothing. A successful sign-in clears its account's failures (not its address's).
+//   verified: no scrypt cost, and a right password is refused too, so the lock cannot be used to test guesses. The
+//   same account from another address is not refused. A refused attempt writes nothing. A successful sign-in clears
+//   its account's failures from its address (not the address's own).
 //
 // Statements: the lock check is part of the one read a sign-in makes before verifying (with the user lookup). A
 // failure is one statement: an upsert of every key (ON CONFLICT DO UPDATE computes the new count from the row as
@@ -25,7 +28,7 @@ import { signinLockouts, users } from '../db/schema.ts';
 import { notFound, rateLimited } from '../errors.ts';
 import type { ListSigninLockoutsQuery, SigninScope } from '../schemas/signin-lockouts.ts';
 import { type AuditActor, auditInsertFromRowsSql, recordAudit } from './audit.ts';
-import type { UserRow } from './users.ts';
+import { localUserByEmail, type UserRow } from './users.ts';
 
 export interface SigninPolicy {
   /** Failures within a window that lock a key of each scope. */
@@ -38,7 +41,7 @@ export interface SigninPolicy {
 
 export const signinPolicy = (config: Pick<Config, 'auth'>): SigninPolicy => ({
   maxFailures: {
-    account: config.auth.signin_max_failures,
+    account_source: config.auth.signin_max_failures,
     source: config.auth.signin_max_failures_per_source,
     cli_source: config.auth.signin_max_failures_per_source,
   },
@@ -109,11 +112,29 @@ export function sourceKey(address: string): string | undefined {
   return `${network.map((g) => g.toString(16)).join(':')}::/64`;
 }
 
+/** Where an address is unknown, its part of an account_source key (never an address). */
+const UNKNOWN_SOURCE = '-';
+
+/**
+ * The key of an account at a source: the source key, a space, the account key (a source key holds no space, so the
+ * first one splits them; the email may hold any).
+ */
+export const accountSourceKey = (email: string, source: string | undefined): string =>
+  `${source ?? UNKNOWN_SOURCE} ${accountKey(email)}`;
+
+/** The account and the source of a key, as the admin list shows them. */
+export function keyParts(scope: SigninScope, key: string): { account: string | null; source: string | null } {
+  if (scope !== 'account_source') return { account: null, source: key };
+  const space = key.indexOf(' ');
+  const source = key.slice(0, space);
+  return { account: key.slice(space + 1), source: source === UNKNOWN_SOURCE ? null : source };
+}
+
 /** The keys a sign-in attempt is counted by. */
 export function loginKeys(email: string, sourceIp: string): SigninKey[] {
   const source = sourceKey(sourceIp);
   return [
-    { scope: 'account', key: accountKey(email) },
+    { scope: 'account_source', key: accountSourceKey(email, source) },
     ...(source ? [{ scope: 'source' as const, key: source }] : []),
   ];
 }
@@ -159,7 +180,7 @@ export async function readSigninState(
   const [row] = await db
     .select({ user: users, keys: sql<unknown>`${keyStatesSql(keys)}` })
     .from(sql`(SELECT 1) AS one`)
-    .leftJoin(users, sql`lower(${users.email}) = lower(${email})`)
+    .leftJoin(users, localUserByEmail(email))
     .limit(1);
   return { user: row?.user ?? undefined, keys: parseJson<KeyState[]>(row?.keys ?? []) };
 }
@@ -172,8 +193,8 @@ export async function readKeyStates(db: Db, keys: readonly SigninKey[]): Promise
 }
 
 const LOCKED_MESSAGES: Record<SigninScope, (seconds: number) => string> = {
-  account: (s) =>
-    `Too many failed sign-ins for this email: sign-in with it is paused for ${s} s (Retry-After). Every attempt until then is refused, even with the right password; an admin can lift the pause.`,
+  account_source: (s) =>
+    `Too many failed sign-ins for this email from your network address: sign-in with it from here is paused for ${s} s (Retry-After). Every attempt from here until then is refused, even with the right password; other addresses are not affected, and an admin can lift the pause.`,
   source: (s) =>
     `Too many failed sign-ins from your network address: sign-in from it is paused for ${s} s (Retry-After). Every attempt until then is refused, even with the right password; an admin can lift the pause.`,
   cli_source: (s) =>
@@ -239,7 +260,7 @@ export async function recordSigninFailure(
       metadata: { source_ip: sourceIp },
     },
     {
-      actorEmail: sql`CASE WHEN scope = 'account' THEN key ELSE '' END`,
+      actorEmail: sql`CASE WHEN scope = 'account_source' THEN substr(key, strpos(key, ' ') + 1) ELSE '' END`,
       resourceId: sql`id`,
       metadata: {
         scope: { sql: sql`scope`, type: 'text' },
@@ -278,11 +299,13 @@ export async function recordSigninFailure(
   return rows.map((r) => ({ ...r, failures: Number(r.failures) }));
 }
 
-/** A successful sign-in forgets its account's failures (the address's stay counted). */
-export async function clearAccountFailures(db: Db, email: string): Promise<void> {
+/** A successful sign-in forgets its account's failures from its address (the address's own stay counted). */
+export async function clearAccountFailures(db: Db, keys: readonly SigninKey[]): Promise<void> {
+  const pair = keys.find((k) => k.scope === 'account_source');
+  if (!pair) return;
   await db
     .delete(signinLockouts)
-    .where(and(eq(signinLockouts.scope, 'account'), eq(signinLockouts.key, accountKey(email))));
+    .where(and(eq(signinLockouts.scope, 'account_source'), eq(signinLockouts.key, pair.key)));
 }
 
 /** Deletes the records whose window has passed and that are not locked (the background probe). */
@@ -323,6 +346,7 @@ const toView = (row: ViewRow) => ({
   id: row.id,
   scope: row.scope as SigninScope,
   key: row.key,
+  ...keyParts(row.scope as SigninScope, row.key),
   failures: Number(row.failures),
   locked: row.locked === true,
   locked_at: row.lockedAt?.toISOString() ?? null,

@@ -34,8 +34,12 @@ export const principalOf = (row: UserRow): Omit<Principal, 'tokenUse'> => ({
   roles: row.roles as Role[],
 });
 
+/** The condition of the local user with this email (the identity provider's people do not sign in by email). */
+export const localUserByEmail = (email: string) =>
+  sql`lower(${users.email}) = lower(${email}) AND ${users.idpSubject} IS NULL`;
+
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  const [row] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`).limit(1);
+  const [row] = await db.select().from(users).where(localUserByEmail(email)).limit(1);
   return row;
 }
 

@@ -16,6 +16,7 @@ import {
 } from '../schemas/cli-signin.ts';
 import { envelope, uuidParam } from '../schemas/common.ts';
 import {
+  deviceReleaseView,
   eventsBody,
   eventsResponse,
   inventoryBody,
@@ -38,14 +39,44 @@ export const registerDevice = /* @__PURE__ */ defineRoute({
   summary:
     'Register a device: signed body (signature member) plus the user bearer token; the owner is its subject',
   description:
-    'New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: rotated, 200. Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.',
+    'New certificate: 201. Same certificate: 200, same deviceId. Known serialNumber + brand with a new certificate: the key is rotated, 200 (audited device.key_rotated). A device stays with its owner: either by another user is 409 device_owned_by_another_user and stores nothing, unless an admin released the device (POST /v1/admin/devices/{id}/release; the caller then becomes the owner, audited device.re_enrolled). Without a dashboard URL (CLI sign-in disabled) a new device or a rotation is 403 enrollment_disabled. See device-protocol.md.',
   body: registerBody,
   response: registerResponse,
   // 201 for a new device; 200 for an enrolled certificate registering again and for a rotation.
   successStatuses: [201, 200],
-  // 403 enrollment_disabled: without a dashboard URL no new device or rotation is accepted.
-  errors: [403],
+  // 403 enrollment_disabled: without a dashboard URL no new device or rotation is accepted. 409
+  // device_owned_by_another_user: the device is another user's and was not released.
+  errors: [403, 409],
   maxBody: { bytes: 65_536 /* 64 KiB */, code: 'payload_too_large' },
+});
+
+const releaseDescription =
+  'A registered device stays with the user who enrolled it: registering it as another user is 409 device_owned_by_another_user. Released, its next registration by any signed-in user makes that user the owner (audited device.re_enrolled, with the old and the new owner). Until then the owner and the certificate stay as they are. Audited device.released; releasing a released device again answers it as it is.';
+
+export const releaseDevice = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/admin/devices/{id}/release',
+  handler: 'devices/release',
+  auth: 'admin',
+  kind: 'write',
+  tags: ['devices'],
+  summary: 'Release a device from its owner, so that another user can enroll it (audited)',
+  description: releaseDescription,
+  params: uuidParam,
+  response: /* @__PURE__ */ envelope(deviceReleaseView),
+});
+
+export const releaseDeviceAlias = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/admin/devices/{id}/release',
+  handler: 'devices/release',
+  auth: 'admin',
+  kind: 'write',
+  tags: ['devices'],
+  summary: 'Alias of POST /v1/admin/devices/{id}/release',
+  description: releaseDescription,
+  params: uuidParam,
+  response: /* @__PURE__ */ envelope(deviceReleaseView),
 });
 
 export const reportInventory = /* @__PURE__ */ defineRoute({
@@ -97,9 +128,11 @@ export const cliAuthorize = /* @__PURE__ */ defineRoute({
   tags: ['auth'],
   summary: 'Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page',
   description:
-    'Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}).',
+    'Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}). Anyone may start one, so one source address (an IPv6 address by its /64) may have at most auth.cli_authorize_max_per_source sign-ins open (each lives 10 minutes); past it the answer is 429 too_many_requests with Retry-After (until its oldest one ends), and nothing is stored.',
   query: cliAuthorizeQuery,
   successStatuses: [302],
+  // 429 too_many_requests (with Retry-After): the source address has auth.cli_authorize_max_per_source sign-ins open.
+  errors: [429],
   mountedWhen: cliSigninEnabled,
 });
 
@@ -171,6 +204,8 @@ export const cliToken = /* @__PURE__ */ defineRoute({
 
 export const deviceRoutes = {
   registerDevice,
+  releaseDevice,
+  releaseDeviceAlias,
   reportInventory,
   reportInventoryAlias,
   ingestEvents,

@@ -38,6 +38,21 @@ export const registerResponse = z
   .object({ deviceId: z.uuid(), certificateFingerprint: z.string(), ownerAssigned: z.literal(true) })
   .meta({ id: 'DeviceRegistration' });
 
+export const deviceReleaseView = z
+  .object({
+    id: z.uuid(),
+    serial_number: z.string(),
+    brand: z.string(),
+    owner_email: z
+      .string()
+      .meta({ description: 'The owner it was released from (they stay the owner until then)' }),
+    released_at: isoTimestamp.meta({
+      description:
+        'Since when the next registration of the device, by any signed-in user, makes that user its owner',
+    }),
+  })
+  .meta({ id: 'DeviceRelease' });
+
 export const MCP_SOURCE_TYPES = ['npm', 'pypi', 'oci', 'executable', 'remote'] as const;
 
 /** Where an MCP server comes from, derived on the laptop from its command line or URL (docs/device-protocol.md). */

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { envelope, isoTimestamp, pageEnvelope, pagination } from './common.ts';
 
 /** What failed sign-ins are counted by (shared/domain/signin-lockouts.ts). */
-export const SIGNIN_SCOPES = ['account', 'source', 'cli_source'] as const;
+export const SIGNIN_SCOPES = ['account_source', 'source', 'cli_source'] as const;
 export type SigninScope = (typeof SIGNIN_SCOPES)[number];
 
 export const signinLockoutView = z
@@ -10,9 +10,19 @@ export const signinLockoutView = z
     id: z.uuid(),
     scope: z.enum(SIGNIN_SCOPES).meta({
       description:
-        'account: the lower-cased email given at POST /v1/auth/login (whether or not such a user exists); source: the source address there (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token',
+        'account_source: an account from one source address at POST /v1/auth/login (the lower-cased email given, whether or not such a user exists; its lock refuses that account from that address only); source: the source address there, whatever the accounts (IPv4, or the /64 of an IPv6 address); cli_source: the source address at POST /v1/auth/cli/token',
     }),
-    key: z.string().meta({ description: 'The email or the address' }),
+    key: z.string().meta({
+      description: 'What is counted: the address, or for account_source the address, a space and the email',
+    }),
+    account: z
+      .string()
+      .nullable()
+      .meta({ description: 'The email (account_source); null for the other scopes' }),
+    source: z
+      .string()
+      .nullable()
+      .meta({ description: 'The address (IPv4, or an IPv6 /64); null when the service did not know it' }),
     failures: z.number().int().meta({ description: 'Failed attempts in the current window' }),
     locked: z.boolean().meta({ description: 'Sign-in for this key is refused now (429 too_many_attempts)' }),
     locked_at: isoTimestamp.nullable().meta({ description: 'When the current or last lock started' }),

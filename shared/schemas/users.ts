@@ -37,7 +37,15 @@ export const createUserBody = nullAsAbsent(
       email: z.email({ message: 'must be an email address' }).max(320),
       name: z.string().max(200).default(''),
       password: z.string().min(12, { message: 'must be at least 12 characters' }).max(1024),
-      roles: z.array(role).min(1).default(['user']),
+      // Bounded before its items are read: each role at most once.
+      roles: z
+        .array(role)
+        .min(1)
+        .max(ROLES.length, { message: `must hold each of ${ROLES.join(', ')} at most once` })
+        .refine((roles) => new Set(roles).size === roles.length, {
+          message: `must hold each of ${ROLES.join(', ')} at most once`,
+        })
+        .default(['user']),
     })
     .strict(),
 );

@@ -1,11 +1,17 @@
-// npm run bench:http — requests/s of GET /v1/healthcheck and of an authenticated admin list through the local
-// server (API Gateway emulator + middy stack + PGlite), each as a ratio to a bare node:http server answering the
+// npm run bench:http — requests/s of GET /v1/healthcheck, GET /v1/me and an authenticated admin list through the
+// local server (API Gateway emulator + middy stack + PGlite), each as a ratio to a bare node:http server answering the
 // same JSON in the same run. The load runs in a child process so it does not share the server's event loop.
+// Then the cost of reading the caller from the users table on every request (shared/domain/caller.ts): the bearer
+// check with it (identifyCaller) against the token's verification alone (authenticate), per call, on PGlite and on
+// PostgreSQL, in the same run.
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { authenticate } from '#shared/auth/authenticate.ts';
+import { identifyCaller } from '#shared/domain/caller.ts';
 import { setLogLevel } from '#shared/logger.ts';
+import { useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
 import { type LoadResult, load } from './load.ts';
 
@@ -41,6 +47,7 @@ for (let i = 0; i < 30; i++) {
   });
 }
 const health = await svc.call('GET', '/v1/healthcheck');
+const me = await svc.call('GET', '/v1/me', { token });
 const list = await svc.call('GET', '/v1/admin/users?limit=20', { token });
 
 const bare = (payload: string) =>
@@ -60,6 +67,7 @@ const bare = (payload: string) =>
 const rows: Array<[string, LoadResult, LoadResult]> = [];
 for (const [name, path, body, headers] of [
   ['GET /v1/healthcheck', '/v1/healthcheck', health.text, {}],
+  ['GET /v1/me (admin JWT)', '/v1/me', me.text, { authorization: `Bearer ${token}` }],
   [
     'GET /v1/admin/users (admin JWT)',
     '/v1/admin/users?limit=20',
@@ -75,6 +83,35 @@ for (const [name, path, body, headers] of [
 }
 await svc.dispose();
 
+/** Microseconds per call of `run`, the median of 5 rounds of `n` calls. */
+async function perCall(n: number, run: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 200; i++) await run();
+  const rounds: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const start = performance.now();
+    for (let i = 0; i < n; i++) await run();
+    rounds.push(((performance.now() - start) * 1000) / n);
+  }
+  return rounds.sort((a, b) => a - b)[2] as number;
+}
+
+const callerRows: Array<[string, number, number]> = [];
+await useBenchDatabase();
+for (const driver of ['pglite', 'postgres'] as const) {
+  const service = await startTestService(driver);
+  const headers = { authorization: `Bearer ${await service.adminToken()}` };
+  const request = {
+    config: service.runtime.config,
+    db: service.runtime.database.db,
+    headers,
+    sourceIp: '127.0.0.1',
+  };
+  const verified = await perCall(2000, () => authenticate(service.runtime.config, headers));
+  const withRead = await perCall(2000, () => identifyCaller(request));
+  callerRows.push([driver, verified, withRead]);
+  await service.dispose();
+}
+
 console.log(
   '\nbench:http — local server (emulator + middy + PGlite) vs bare node:http with the same JSON, 16 connections',
 );
@@ -85,4 +122,14 @@ for (const [name, s, b] of rows) {
     `| ${name} | ${s.perSecond.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${b.perSecond.toFixed(0)} | ${(s.perSecond / b.perSecond).toFixed(3)} |`,
   );
   if (s.errors) console.log(`  (${s.errors} errors)`);
+}
+console.log(
+  '\nThe caller from the users table on every request: the bearer check with the read (identifyCaller) vs the token verification alone (authenticate), per call, in process',
+);
+console.log('| database | verify only (µs) | verify + users read (µs) | the read (µs) | with ÷ without |');
+console.log('|---|---:|---:|---:|---:|');
+for (const [driver, verified, withRead] of callerRows) {
+  console.log(
+    `| ${driver} | ${verified.toFixed(0)} | ${withRead.toFixed(0)} | ${(withRead - verified).toFixed(0)} | ${(withRead / verified).toFixed(2)}× |`,
+  );
 }

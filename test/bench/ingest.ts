@@ -32,6 +32,7 @@ import { decodeSignature } from '#shared/device/signature.ts';
 import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
 import { truncateText } from '#shared/domain/events.ts';
 import { foldBacklog } from '#shared/domain/observability-rollups.ts';
+import { createUser, findUserByEmail } from '#shared/domain/users.ts';
 import { setLogLevel } from '#shared/logger.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
@@ -96,9 +97,20 @@ async function invoke(handler: Handler, event: APIGatewayProxyEventV2) {
   return body;
 }
 
+/** The person the bench devices are enrolled by (register reads them from the users table). */
+let benchUserId = '';
+
 async function startRuntime(config: Config): Promise<Runtime> {
   const runtime = await createRuntime(config);
   await migrate(runtime.database.db);
+  const user =
+    (await findUserByEmail(runtime.database.db, 'bench@example.test')) ??
+    (await createUser(
+      runtime.database.db,
+      { email: 'bench@example.test', name: 'Bench', password: randomUUID(), roles: ['user'] },
+      { id: 'bench', email: 'bench', ipAddress: '' },
+    ));
+  benchUserId = user.id;
   setRuntime(runtime);
   return runtime;
 }
@@ -107,7 +119,7 @@ async function startRuntime(config: Config): Promise<Runtime> {
 const enrollmentToken = async (config: Config) =>
   (
     await issueLocalToken(config, {
-      subject: 'bench-user',
+      subject: benchUserId,
       email: 'bench@example.test',
       name: 'Bench',
       roles: ['user'],

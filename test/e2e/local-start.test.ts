@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ after(() => {
 });
 
 function start(args: string[], env: Record<string, string> = {}) {
-  const svc = startMain(args, { SVC_DB_DSN: 'pglite:memory', PORT: '0', ...env });
+  const dataDir = mkdtempSync(join(tmpdir(), 'acp-start-data-'));
+  const svc = startMain(args, { SVC_DB_DSN: 'pglite:memory', PORT: '0', SVC_DATA_DIR: dataDir, ...env });
   children.push(svc.child);
   return svc;
 }
@@ -100,6 +101,56 @@ test('startup refuses a dashboard URL that is not absolute, naming the key', asy
   const [code] = await once(svc.child, 'exit');
   assert.equal(code, 2);
   assert.match(svc.output(), /dashboard_url/);
+});
+
+test('with no JWT secret configured, npm start generates one into its data directory (owner-only), says so once, and keeps it', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'acp-secret-'));
+  const env = {
+    SVC_DATA_DIR: dataDir,
+    SVC_DB_DSN: `pglite:${join(dataDir, 'pglite')}`,
+    SVC_ADMIN_PASSWORD: 'a long local password',
+  };
+  const file = join(dataDir, 'jwt-secret');
+  const first = start([], env);
+  const [, url] = await first.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  assert.match(first.output(), new RegExp(`JWT secret: generated into ${file} \\(owner-only`));
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  const secret = readFileSync(file, 'utf8').trim();
+  assert.ok(Buffer.byteLength(secret) >= 32);
+  assert.equal(first.output().includes(secret), false, 'the secret itself is never printed');
+  const login = await fetch(`${url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'admin@localhost', password: env.SVC_ADMIN_PASSWORD }),
+  });
+  assert.equal(login.status, 200);
+  const token = ((await login.json()) as { data: { access_token: string } }).data.access_token;
+  first.child.kill('SIGTERM');
+  await once(first.child, 'exit');
+
+  // The next start reads the same secret: the token signed before the restart still works.
+  const second = start([], env);
+  const [, again] = await second.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  assert.match(second.output(), new RegExp(`JWT secret: read from ${file} \\(owner-only`));
+  assert.equal(readFileSync(file, 'utf8').trim(), secret);
+  const me = await fetch(`${again}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(me.status, 200);
+  second.child.kill('SIGTERM');
+  await once(second.child, 'exit');
+
+  // A secret file others can read is not used.
+  chmodSync(file, 0o644);
+  const third = start([], env);
+  const [code] = await once(third.child, 'exit');
+  assert.equal(code, 2);
+  assert.match(third.output(), /Refusing to start: auth\.jwt_secret: .*jwt-secret is readable by others/);
+});
+
+test('startup refuses a JWT secret committed to this repository, naming the key', async () => {
+  const svc = start([], { SVC_JWT_SECRET: 'local-development-secret-change-me-0123456789' });
+  const [code] = await once(svc.child, 'exit');
+  assert.equal(code, 2);
+  assert.match(svc.output(), /auth\.jwt_secret: is a value committed to this repository/);
 });
 
 test('startup refuses a short JWT secret, naming the key', async () => {

@@ -31,6 +31,7 @@ import type { Config } from '#shared/config/schema.ts';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate, readMigrations } from '#shared/db/migrate.ts';
 import { readArchivedHour } from '#shared/domain/event-archive.ts';
+import { createUser } from '#shared/domain/users.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { buildOpenApi } from '#shared/openapi.ts';
 import { fallback, routes } from '#shared/routes.ts';
@@ -38,6 +39,7 @@ import { runNode } from '#test/support/child.ts';
 import { assertContract } from '#test/support/contract.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
 import { startS3Server } from '#test/support/s3-server.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import {
   CHUNK_FILE,
   ENTRY_FILE,
@@ -51,7 +53,7 @@ import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
-const JWT_SECRET = 'bundle-test-secret-0123456789abcdef-0123456789';
+const JWT_SECRET = randomSecret();
 const ADMIN = { email: 'admin@bundle.test', password: 'a long bundle-test password' };
 const FAKE_ARN = {
   cluster: 'arn:aws:rds:us-east-1:123456789012:cluster:bundle-test',
@@ -69,7 +71,7 @@ const FAKE_ARN_OF: Record<string, string> = {
   // Not an ARN: the console's URL (CloudFront's domain), the dashboard when config/prod.toml names none.
   SVC_DASHBOARD_URL: 'https://d111111abcdef8.cloudfront.net/console',
 };
-const AUDIT_INGEST_TOKEN = 'bundle-test-audit-ingest-token-0123456789abcdef';
+const AUDIT_INGEST_TOKEN = randomSecret();
 
 interface Bundle {
   planned: PlannedFunction;
@@ -209,7 +211,7 @@ async function invoke(
       ? {}
       : {
           SVC_JWT_SECRET: JWT_SECRET,
-          SVC_ENVSVC_TOKEN: 'bundle-test-envsvc-token',
+          SVC_ENVSVC_TOKEN: randomSecret(),
           SVC_AUDIT_INGEST_TOKEN: AUDIT_INGEST_TOKEN,
         }),
     ...options.env,
@@ -527,11 +529,11 @@ describe('bundles as synthesized', () => {
       // (infra/openapi-module.ts).
       assert.ok(!code.includes('draft-2020-12'), `${planned.handler} bundles zod's JSON Schema generator`);
       if (planned.handler !== 'migrate') {
-        // The token authenticators only in functions with a row that takes a bearer token: the local tokens'
-        // (shared/auth/hs256.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
+        // The token authenticators only in functions with a row that takes a bearer token: the local tokens' (jose,
+        // shared/auth/local-tokens.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
         const bearer = takesBearerToken(planned.entry, PROJECT_ROOT);
         assert.equal(
-          code.includes('The signature does not match.'),
+          code.includes('The token was issued in the future.'),
           bearer,
           `${planned.handler}: token authenticators`,
         );
@@ -710,16 +712,26 @@ describe('bundles as synthesized', () => {
   test('the JWT secret comes from Secrets Manager by its ARN, fetched once per container', async () => {
     const bundle = bundleOf('auth/me');
     assert.ok(bundle.environment[ENV.jwtSecretArn], 'the function is given the secret ARN, not its value');
-    const fromSecretsManager = 'secret-from-secrets-manager-0123456789abcdef';
+    const fromSecretsManager = randomSecret();
     const fake = await fakeSecretsManager({ [FAKE_ARN.jwt]: fromSecretsManager });
     try {
+      // The token's person is in the users table (every bearer check reads it there).
+      const dsn = `pglite:${join(work, 'pglite-me')}`;
+      const database = await connectDatabase({ db: { ...prodConfig().db, dsn } });
+      await migrate(database.db);
+      const ana = await createUser(
+        database.db,
+        { email: 'ana@bundle.test', name: 'Ana', password: randomSecret(), roles: ['user'] },
+        { id: 'test', email: 'test', ipAddress: '' },
+      );
+      await database.close();
       const { access_token } = await issueLocalToken(
         { auth: { ...prodConfig().auth, jwt_secret: fromSecretsManager } } as Config,
-        { subject: 'u-1', email: 'ana@bundle.test', name: 'Ana', roles: ['user'] },
+        { subject: ana.id, email: 'ana@bundle.test', name: 'Ana', roles: ['user'] },
       );
       // Two invocations of one container: the secret is fetched once.
       const me = jsonBody(
-        await invoke(bundle, httpEvent(routes.me, { token: access_token }), 'pglite:memory', {
+        await invoke(bundle, httpEvent(routes.me, { token: access_token }), dsn, {
           secretsFromArns: true,
           env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url, BUNDLE_TEST_INVOCATIONS: '2' },
         }),
@@ -812,7 +824,7 @@ describe('bundles as synthesized', () => {
       .map((b) => b.planned.handler);
     assert.deepEqual(withArn, [routes.ingestAuditLogs.handler]);
     const bundle = bundleOf(routes.ingestAuditLogs.handler);
-    const token = 'log-shipper-token-from-secrets-manager-0123456789';
+    const token = randomSecret();
     const fake = await fakeSecretsManager({
       [FAKE_ARN.jwt]: JWT_SECRET,
       [FAKE_ARN.auditIngest]: token,

@@ -12,10 +12,13 @@ import { pathToFileURL } from 'node:url';
 import type { CfnElement } from 'aws-cdk-lib';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { type Config, configSchema } from '#shared/config/schema.ts';
+import { connectDatabase } from '#shared/db/connect.ts';
 import type { Database } from '#shared/db/database.ts';
+import { createUser } from '#shared/domain/users.ts';
 import type { RouteSpec } from '#shared/http/route.ts';
 import { routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { buildSplit } from '../../infra/bundle/split.ts';
 import {
   BUILTIN_ENVIRONMENTS_STUB,
@@ -31,7 +34,7 @@ import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
-const JWT_SECRET = 'config-stubs-test-secret-0123456789abcdef';
+const JWT_SECRET = randomSecret();
 /** Text of each stand-in's error (infra/bundle/no-*.ts), and of the code it stands for. */
 const MARKERS = {
   idpStub: 'IdP tokens are not checked by this bundle',
@@ -230,14 +233,17 @@ describe('a deployment with auth.provider = "idp" and envsvc.provider = "http"',
 
     const query = assetDirs.get('requests/query')!;
     const config = synthesized.deployment.config;
+    // The token's person exists (every bearer check reads it from users).
+    const database = await connectDatabase({ db: { ...config.db, dsn } });
+    const ana = await createUser(
+      database.db,
+      { email: 'ana@config-stubs.test', name: 'Ana', password: randomSecret(), roles: ['user'] },
+      { id: 'test', email: 'test', ipAddress: '' },
+    );
+    await database.close();
     const { access_token } = await issueLocalToken(
       { ...config, auth: { ...config.auth, jwt_secret: JWT_SECRET } },
-      {
-        subject: 'u-1',
-        email: 'ana@config-stubs.test',
-        name: 'Ana',
-        roles: ['user'],
-      },
+      { subject: ana.id, email: ana.email, name: 'Ana', roles: ['user'] },
     );
     // A local token is accepted; the request does not exist (the http querier was built without complaint).
     const unknown = await invoke(query, queryEvent(access_token), dsn);
@@ -294,7 +300,7 @@ async function invoke(dir: string, event: unknown, dsn: string): Promise<Invocat
       SVC_CONFIG: join(dir, basename(LAMBDA_CONFIG_PATH)),
       SVC_DB_DSN: dsn,
       SVC_JWT_SECRET: JWT_SECRET,
-      SVC_ENVSVC_TOKEN: 'config-stubs-envsvc-token',
+      SVC_ENVSVC_TOKEN: randomSecret(),
     },
     dir,
   );

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
 import { loadConfig } from '#shared/config/load.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { AWS_DEFAULTS, DeploymentConfigError, loadDeployment } from '../../infra/settings.ts';
 import { PROJECT_ROOT } from './synth.ts';
 
@@ -15,7 +16,7 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-const SECRET = 'a-local-secret-that-is-long-enough-0123456789';
+const SECRET = randomSecret();
 
 test('config/prod.toml is a valid service config once the secret is given, and has no secret itself', () => {
   const prod = join(PROJECT_ROOT, 'config/prod.toml');

@@ -14,6 +14,7 @@ import { parse as parseToml } from 'smol-toml';
 import type { Config } from '#shared/config/schema.ts';
 import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/domain/event-archive-parquet.ts';
 import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { ARCHIVE_TABLE } from '../../infra/constructs/event-archive.ts';
 import { SIGNIN_ROUTES } from '../../infra/constructs/http-api.ts';
 import { DATA_API_ACTIONS } from '../../infra/constructs/network-and-database.ts';
@@ -209,15 +210,17 @@ test('environment: the Data API DSN, the bundled config, secret ARNs and never a
 });
 
 test('no secret value reaches the template, even from a config file that holds one', () => {
-  const local = synth({ configFile: 'config/local.toml' });
-  const localToml = parseToml(readFileSync(join(PROJECT_ROOT, 'config/local.toml'), 'utf8')) as {
-    auth?: { jwt_secret?: string };
-  };
-  const secret = localToml.auth?.jwt_secret;
-  assert.ok(
-    secret && secret.length >= 32,
-    'config/local.toml should hold a jwt_secret for this test to mean something',
+  // config/local.toml with a secret of its own (the committed file holds none).
+  const secret = randomSecret();
+  const file = join(scratch, 'local-with-secret.toml');
+  const localToml = readFileSync(join(PROJECT_ROOT, 'config/local.toml'), 'utf8');
+  assert.match(localToml, /^\[auth\]$/m);
+  writeFileSync(file, localToml.replace(/^\[auth\]$/m, `[auth]\njwt_secret = "${secret}"`));
+  assert.equal(
+    (parseToml(readFileSync(file, 'utf8')) as { auth: { jwt_secret: string } }).auth.jwt_secret,
+    secret,
   );
+  const local = synth({ configFile: file });
   assert.ok(!local.templateText.includes(secret));
   assert.ok(!local.deployment.lambdaConfigToml.includes(secret));
   assert.ok(!prod.templateText.includes('"SecretString"'));
@@ -228,7 +231,7 @@ test('no secret value reaches the template, even from a config file that holds o
 
 test('a prod config carrying a secret is refused', () => {
   const jwt = join(scratch, 'jwt.toml');
-  writeFileSync(jwt, `env = "prod"\n[auth]\njwt_secret = "${'s'.repeat(40)}"\n`);
+  writeFileSync(jwt, `env = "prod"\n[auth]\njwt_secret = "${randomSecret()}"\n`);
   assert.throws(() => synth({ configFile: jwt }), /auth\.jwt_secret must not be in a prod config/);
   const admin = join(scratch, 'admin.toml');
   writeFileSync(admin, `env = "prod"\n[bootstrap]\nadmin_password = "a long enough password"\n`);
@@ -240,7 +243,7 @@ test('a prod config carrying a secret is refused', () => {
   );
   assert.throws(() => synth({ configFile: envsvc }), /envsvc\.token must not be in a prod config/);
   const ingest = join(scratch, 'audit-ingest-token.toml');
-  writeFileSync(ingest, `env = "prod"\n[audit]\ningest_token = "${'t'.repeat(40)}"\n`);
+  writeFileSync(ingest, `env = "prod"\n[audit]\ningest_token = "${randomSecret()}"\n`);
   assert.throws(() => synth({ configFile: ingest }), /audit\.ingest_token must not be in a prod config/);
 });
 

@@ -238,10 +238,125 @@ for (const driver of driversUnderTest()) {
       assert.deepEqual(await counts(), before);
       const logs = await svc.call(
         'GET',
-        `/v1/admin/audit-logs?action_type=device.certificate_rotated&resource_id=${deviceId}`,
+        `/v1/admin/audit-logs?action_type=device.key_rotated&resource_id=${deviceId}`,
         { token },
       );
       assert.equal((logs.body.data as { total: number }).total, 1);
+    });
+
+    test('ownership: a device stays with its owner (409, nothing stored) until an admin releases it; then another user takes it, audited', async () => {
+      const serial = `OWN-${randomUUID().slice(0, 6)}`;
+      const { identity: ownersKey, deviceId } = await enroll('p256', serial);
+      const email = `ana-${randomUUID().slice(0, 6)}@example.test`;
+      const created = await svc.call('POST', '/v1/admin/users', {
+        token,
+        body: { email, name: 'Ana', password: 'a long enough password', roles: ['user'] },
+      });
+      assert.equal(created.status, 201, created.text);
+      const ana = (
+        (await svc.call('POST', '/v1/auth/login', { body: { email, password: 'a long enough password' } }))
+          .body.data as { access_token: string; user: { id: string } }
+      ).access_token;
+      const owner = async () =>
+        (
+          await queryRows<{ owner_email: string; released: boolean }>(
+            svc.runtime.database.db,
+            sql`SELECT owner_email, released_at IS NOT NULL AS released FROM devices WHERE id = ${deviceId}::uuid`,
+          )
+        )[0];
+      const ownerBefore = await owner();
+
+      // Another user, with a key of their own or with the device's own key: 409 naming the device, nothing stored.
+      const before = await counts();
+      const anasKey = await createDeviceIdentity('ed25519');
+      for (const identity of [anasKey, ownersKey]) {
+        const taken = await send(
+          svc.url,
+          prepare('/v1/devices/register', identity, hardware(serial), { token: ana }),
+        );
+        assert.deepEqual([taken.status, taken.body.error], [409, 'device_owned_by_another_user']);
+        assert.match(String(taken.body.message), new RegExp(`${serial}.*${deviceId}.*release`));
+        assert.doesNotMatch(String(taken.body.message), new RegExp(String(ownerBefore?.owner_email)));
+      }
+      assert.deepEqual(await counts(), before);
+      assert.deepEqual(await owner(), ownerBefore);
+      // The owner's key keeps working.
+      assert.equal(
+        (await send(svc.url, prepare('/v1/devices/inventory', ownersKey, { agents: [] }))).status,
+        200,
+      );
+
+      // Only an admin releases (403 for Ana); audited once, however often it is asked.
+      const release = (path: string, as = token) => svc.call('POST', path, { token: as });
+      assert.equal((await release(`/v1/admin/devices/${deviceId}/release`, ana)).status, 403);
+      const released = await release(`/v1/admin/devices/${deviceId}/release`);
+      assert.equal(released.status, 200, released.text);
+      const view = released.body.data as {
+        id: string;
+        serial_number: string;
+        owner_email: string;
+        released_at: string;
+      };
+      assert.deepEqual(
+        [view.id, view.serial_number, view.owner_email],
+        [deviceId, serial, ownerBefore?.owner_email],
+      );
+      const again = await release(`/admin/devices/${deviceId}/release`);
+      assert.equal(again.status, 200);
+      assert.equal((again.body.data as { released_at: string }).released_at, view.released_at);
+      const releasedLogs = await svc.call(
+        'GET',
+        `/v1/admin/audit-logs?action_type=device.released&resource_id=${deviceId}`,
+        { token },
+      );
+      const releasedRecords = (
+        releasedLogs.body.data as { logs: Array<{ metadata: Record<string, unknown> }> }
+      ).logs;
+      assert.equal(releasedRecords.length, 1);
+      assert.equal(releasedRecords[0]?.metadata.owner_email, ownerBefore?.owner_email);
+      // Released, nothing else changes yet: the owner stays, and the device's key still reports.
+      assert.deepEqual(await owner(), { owner_email: ownerBefore?.owner_email, released: true });
+      assert.equal(
+        (await send(svc.url, prepare('/v1/devices/inventory', ownersKey, { agents: [] }))).status,
+        200,
+      );
+
+      // Ana's registration now takes it: same device, her key, her ownership, audited with both owners.
+      const taken = await send(
+        svc.url,
+        prepare('/v1/devices/register', anasKey, hardware(serial), { token: ana }),
+      );
+      assert.equal(taken.status, 200, JSON.stringify(taken.body));
+      assert.equal(taken.body.deviceId, deviceId);
+      assert.deepEqual(await owner(), { owner_email: email, released: false });
+      const moved = await svc.call(
+        'GET',
+        `/v1/admin/audit-logs?action_type=device.re_enrolled&resource_id=${deviceId}`,
+        { token },
+      );
+      const [record] = (
+        moved.body.data as { logs: Array<{ actor_email: string; metadata: Record<string, unknown> }> }
+      ).logs;
+      assert.equal(record?.actor_email, email);
+      assert.deepEqual(
+        [record?.metadata.from_owner_email, record?.metadata.to_owner_email, record?.metadata.to_fingerprint],
+        [ownerBefore?.owner_email, email, independentFingerprint(anasKey.certificatePem)],
+      );
+      // The old key stopped with the rotation; and the first owner is now the other user.
+      assert.equal(
+        (await send(svc.url, prepare('/v1/devices/inventory', ownersKey, { agents: [] }))).status,
+        401,
+      );
+      const back = await send(
+        svc.url,
+        prepare('/v1/devices/register', await createDeviceIdentity(), hardware(serial), { token }),
+      );
+      assert.deepEqual([back.status, back.body.error], [409, 'device_owned_by_another_user']);
+
+      // Unknown or malformed ids.
+      const unknown = await release(`/v1/admin/devices/${randomUUID()}/release`);
+      assert.deepEqual([unknown.status, unknown.body.error], [404, 'not_found']);
+      assert.equal((await release('/v1/admin/devices/not-a-uuid/release')).status, 400);
     });
 
     test('unknown certificate: 401 unknown_device, nothing stored', async () => {

@@ -6,9 +6,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { driversUnderTest } from '#test/support/databases.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
-const TOKEN = 'envsvc-token-for-the-probe-test';
+const TOKEN = randomSecret();
 
 for (const driver of driversUnderTest()) {
   describe(`health probe with the http environment service on ${driver}`, () => {

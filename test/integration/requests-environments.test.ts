@@ -24,6 +24,7 @@ import { ServiceError } from '#shared/errors.ts';
 import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { demoJoinedScope } from '#test/support/request-fixtures.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 type Json = Record<string, unknown>;
@@ -967,7 +968,8 @@ for (const driver of driversUnderTest()) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       });
-      const provider = () => createHttpProvider({ url, token: 'envsvc-token', timeoutMs: 300 });
+      const ENVSVC_TOKEN = randomSecret();
+      const provider = () => createHttpProvider({ url, token: ENVSVC_TOKEN, timeoutMs: 300 });
       const approved = async () => {
         const r = await createAs(ana);
         return approveRequest(db(), r.id, undefined, adminPrincipal, '127.0.0.1');
@@ -1011,7 +1013,7 @@ for (const driver of driversUnderTest()) {
         const active = await provisionEnvironment(db(), provider(), row);
         assert.equal(active.status, 'active');
         assert.equal(active.environmentId, 'ext-env-1');
-        assert.equal(seen.at(-1)?.auth, 'Bearer envsvc-token');
+        assert.equal(seen.at(-1)?.auth, `Bearer ${ENVSVC_TOKEN}`);
         const limits = { statementTimeoutMs: 1000, maxRows: 100, maxBytes: 1 << 20 };
         const result = await runQuery(
           svc.runtime.database,

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '#shared/db/query.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 type Json = Record<string, unknown>;
@@ -66,7 +67,7 @@ export const sampleScope = {
 };
 
 /** The log shipper's service token (audit.ingest_token) of the services under test. */
-const SHIPPER_TOKEN = 'log-shipper-token-for-tests-0123456789abcdef';
+const SHIPPER_TOKEN = randomSecret();
 
 const newRequest = (overrides: Json = {}) => ({
   title: 'Quarterly EU sales analysis',

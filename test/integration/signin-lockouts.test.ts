@@ -1,6 +1,7 @@
 // Sign-in throttling (shared/domain/signin-lockouts.ts) through HTTP, on every driver: failed sign-ins lock the
-// account and the source address, a lock answers 429 with Retry-After before the password is checked, it grows,
-// ends, is audited, and an admin sees and clears it; the CLI token exchange is throttled per address as well.
+// account from the address they came from, and the address itself; a lock answers 429 with Retry-After before the
+// password is checked, it grows, ends, is audited, and an admin sees and clears it; the account from another address
+// is never refused; the CLI token exchange is throttled per address as well.
 // Every test signs in from an address of its own (127.0.0.x: the whole 127/8 is loopback), so that the per-address
 // counts of one test do not reach another's.
 import assert from 'node:assert/strict';
@@ -19,6 +20,7 @@ const DASHBOARD = 'http://dashboard.test';
 const PASSWORD = 'a long enough password';
 const MAX_ACCOUNT = 3;
 const MAX_SOURCE = 6;
+const MAX_AUTHORIZE = 4;
 
 interface Answer {
   status: number;
@@ -96,6 +98,9 @@ for (const driver of driversUnderTest()) {
     };
     const lockoutOf = async (scope: string, key: string) =>
       (await lockouts(`?scope=${scope}&limit=100`)).find((l) => l.key === key);
+    /** The record of an account from an address. */
+    const pairOf = (from: string, email: string) =>
+      lockoutOf('account_source', `${from} ${email.toLowerCase()}`);
     /** Fails `n` sign-ins, each answered 401. */
     const fail = async (from: string, email: string, n: number) => {
       for (let i = 0; i < n; i++) {
@@ -113,50 +118,73 @@ for (const driver of driversUnderTest()) {
           signin_max_failures_per_source: MAX_SOURCE,
           signin_lockout: '1s',
           signin_failure_window: '1m',
+          cli_authorize_max_per_source: MAX_AUTHORIZE,
         },
       });
       admin = await svc.adminToken();
     });
     after(async () => svc?.dispose());
 
-    test('an account is locked after its failures: 429 with Retry-After, the right password refused, then it works', async () => {
+    test('an account is locked from the address that failed (429, Retry-After, the right password refused); the right password from another address still signs in', async () => {
       const email = 'lock-me@example.test';
       await createUser(email);
       const from = address();
       await fail(from, email, MAX_ACCOUNT);
-      // Locked: refused before the password is checked, so the right one is refused too.
+      // Locked for this address: refused before the password is checked, so the right one is refused too.
       const locked = await login(from, email, PASSWORD);
       assert.deepEqual([locked.status, locked.body.error], [429, 'too_many_attempts']);
       assert.deepEqual(Object.keys(locked.body).sort(), ['error', 'message']);
       assert.equal(locked.headers['retry-after'], '1');
       assert.match(String(locked.body.message), /paused for 1 s/);
-      // From another address too: the account is what is locked.
-      assert.equal((await login(address(), email.toUpperCase(), PASSWORD)).status, 429);
+      assert.match(String(locked.body.message), /other addresses are not affected/);
+      // From an address that has not failed, the right password signs in at once: a guesser elsewhere cannot lock
+      // the owner out. A wrong one there is counted there.
+      const elsewhere = address();
+      assert.equal((await login(elsewhere, email.toUpperCase(), PASSWORD)).status, 200);
+      const row = await pairOf(from, email);
+      assert.ok(row?.locked, JSON.stringify(row));
+      assert.deepEqual([row.account, row.source], [email, from]);
       await sleep(1100);
       const ok = await login(from, email, PASSWORD);
       assert.equal(ok.status, 200);
-      // The success cleared the account's failures; the address's stay counted.
-      assert.equal(await lockoutOf('account', email), undefined);
+      // The success cleared the account's failures from this address; the address's own stay counted.
+      assert.equal(await pairOf(from, email), undefined);
       assert.equal((await lockoutOf('source', from))?.failures, MAX_ACCOUNT);
+    });
+
+    test("five wrong passwords for the first admin from one address do not stop the admin's right password from another; that address is throttled", async () => {
+      const attacker = address();
+      for (let i = 0; i < 5; i++) {
+        const res = await login(attacker, TEST_ADMIN.email.toUpperCase(), `guess ${i}`);
+        assert.ok([401, 429].includes(res.status), `attempt ${i + 1}: ${res.status}`);
+      }
+      assert.deepEqual(
+        [(await login(attacker, TEST_ADMIN.email, TEST_ADMIN.password)).status],
+        [429],
+        'the address that guessed is throttled, even with the right password',
+      );
+      const admin = await login(address(), TEST_ADMIN.email, TEST_ADMIN.password);
+      assert.equal(admin.status, 200, JSON.stringify(admin.body));
     });
 
     test('each further failure doubles the lock, at most the failure window', async () => {
       const email = 'doubling@example.test';
       const from = address();
       await fail(from, email, MAX_ACCOUNT);
-      const first = await lockoutOf('account', email);
+      const first = await pairOf(from, email);
       assert.ok(first?.locked && first.locked_at && first.locked_until);
       assert.equal(Date.parse(first.locked_until) - Date.parse(first.locked_at), 1000);
       await sleep(1100);
       await fail(from, email, 1);
       const second = await login(from, email, 'x');
       assert.deepEqual([second.status, second.headers['retry-after']], [429, '2']);
-      const row = await lockoutOf('account', email);
+      const row = await pairOf(from, email);
       assert.equal(row?.failures, MAX_ACCOUNT + 1);
       assert.equal(Date.parse(row?.locked_until ?? '') - Date.parse(row?.locked_at ?? ''), 2000);
       // Far past the threshold the lock is the window (1 minute), however many failures there were.
       await svc.runtime.database.db.execute(
-        sql`UPDATE signin_lockouts SET failures = 40, locked_until = now() WHERE scope = 'account' AND key = ${email}`,
+        sql`UPDATE signin_lockouts SET failures = 40, locked_until = now()
+            WHERE scope = 'account_source' AND key = ${`${from} ${email}`}`,
       );
       await fail(from, email, 1);
       const capped = await login(from, email, 'x');
@@ -218,7 +246,7 @@ for (const driver of driversUnderTest()) {
       const key = email.toLowerCase();
       const from = address();
       await fail(from, email, MAX_ACCOUNT);
-      const row = await lockoutOf('account', key);
+      const row = await pairOf(from, key);
       assert.ok(row?.locked_at);
       const res = await svc.call(
         'GET',
@@ -233,8 +261,8 @@ for (const driver of driversUnderTest()) {
       assert.equal(record.resource_type, 'signin_lockout');
       assert.equal(record.level, 'warn');
       assert.deepEqual(record.metadata, {
-        scope: 'account',
-        key,
+        scope: 'account_source',
+        key: `${from} ${key}`,
         failures: MAX_ACCOUNT,
         locked_until: row.locked_until,
         lockout_s: 1,
@@ -252,12 +280,13 @@ for (const driver of driversUnderTest()) {
       await fail(from, email, MAX_ACCOUNT);
       // A lock that lasts through this test's other calls.
       await svc.runtime.database.db.execute(
-        sql`UPDATE signin_lockouts SET locked_until = now() + interval '1 minute' WHERE scope = 'account' AND key = ${email}`,
+        sql`UPDATE signin_lockouts SET locked_until = now() + interval '1 minute'
+            WHERE scope = 'account_source' AND key = ${`${from} ${email}`}`,
       );
-      const locked = await lockouts('?status=locked&scope=account');
-      const row = locked.find((l) => l.key === email);
+      const locked = await lockouts('?status=locked&scope=account_source');
+      const row = locked.find((l) => l.key === `${from} ${email}`);
       assert.ok(row?.locked && Number(row.retry_after_s) > 50, JSON.stringify(row));
-      assert.ok(locked.every((l) => l.locked && l.scope === 'account'));
+      assert.ok(locked.every((l) => l.locked && l.scope === 'account_source'));
       assert.ok((await lockouts('?status=failing')).every((l) => !l.locked));
       const page = await svc.call('GET', '/v1/admin/signin-lockouts?limit=1', { token: admin });
       const data = page.body.data as { lockouts: unknown[]; total: number; limit: number };
@@ -296,7 +325,7 @@ for (const driver of driversUnderTest()) {
         audit.body.data as { logs: Array<{ actor_email: string; metadata: Record<string, unknown> }> }
       ).logs;
       assert.equal(record?.actor_email, TEST_ADMIN.email);
-      assert.deepEqual([record?.metadata.key, record?.metadata.was_locked], [email, true]);
+      assert.deepEqual([record?.metadata.key, record?.metadata.was_locked], [`${from} ${email}`, true]);
     });
 
     test('a success below the threshold clears the account: its count starts again', async () => {
@@ -304,9 +333,9 @@ for (const driver of driversUnderTest()) {
       await createUser(email);
       const from = address();
       await fail(from, email, MAX_ACCOUNT - 1);
-      assert.equal((await lockoutOf('account', email))?.failures, MAX_ACCOUNT - 1);
+      assert.equal((await pairOf(from, email))?.failures, MAX_ACCOUNT - 1);
       assert.equal((await login(from, email, PASSWORD)).status, 200);
-      assert.equal(await lockoutOf('account', email), undefined);
+      assert.equal(await pairOf(from, email), undefined);
       await fail(from, email, MAX_ACCOUNT - 1);
       assert.equal((await login(from, email, PASSWORD)).status, 200);
     });
@@ -353,6 +382,50 @@ for (const driver of driversUnderTest()) {
       assert.equal(exchanged.body.token_type, 'Bearer');
     });
 
+    test('CLI sign-ins started per address are bounded: past auth.cli_authorize_max_per_source, 429 with Retry-After and nothing stored; other addresses go on', async () => {
+      const from = address();
+      const authorize = (origin: string) =>
+        callFrom(
+          svc,
+          origin,
+          'GET',
+          `/v1/auth/cli/authorize?${new URLSearchParams({
+            redirect_uri: 'http://127.0.0.1:5011/callback',
+            state: 'st',
+            code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+            client_id: 'acp-agent-cli',
+            code_challenge_method: 'S256',
+          })}`,
+        );
+      const stored = async (origin: string) =>
+        Number(
+          (
+            await queryRows<{ n: number }>(
+              svc.runtime.database.db,
+              sql`SELECT count(*)::int AS n FROM cli_signins WHERE source_ip = ${origin}`,
+            )
+          )[0]?.n,
+        );
+      for (let i = 0; i < MAX_AUTHORIZE; i++) {
+        const res = await authorize(from);
+        assert.equal(res.status, 302, `sign-in ${i + 1}`);
+      }
+      const refused = await authorize(from);
+      assert.deepEqual([refused.status, refused.body.error], [429, 'too_many_requests']);
+      assert.equal(refused.headers.location, undefined);
+      // Until the oldest open one ends (each lives 10 minutes).
+      const retry = Number(refused.headers['retry-after']);
+      assert.ok(retry > 590 && retry <= 600, String(retry));
+      assert.equal(await stored(from), MAX_AUTHORIZE);
+      assert.equal((await authorize(address())).status, 302);
+      // Once the oldest has ended, the address may start one again.
+      await svc.runtime.database.db.execute(
+        sql`UPDATE cli_signins SET expires_at = now() - interval '1 second'
+            WHERE id = (SELECT id FROM cli_signins WHERE source_ip = ${from} ORDER BY created_at LIMIT 1)`,
+      );
+      assert.equal((await authorize(from)).status, 302);
+    });
+
     test('concurrent failures each count once, and the lock is audited once', async () => {
       // Through HTTP: some attempts pass the check before the lock, the rest are refused; the count is theirs.
       const email = 'parallel@example.test';
@@ -366,7 +439,7 @@ for (const driver of driversUnderTest()) {
         refusedAs.join(),
       );
       const failed = refusedAs.filter((s) => s === 401).length;
-      assert.equal((await lockoutOf('account', email))?.failures, failed);
+      assert.equal((await pairOf(from, email))?.failures, failed);
       assert.equal((await lockoutOf('source', from))?.failures, failed);
 
       // Straight to the domain function, with the database's own concurrency: every failure counts.
@@ -376,7 +449,7 @@ for (const driver of driversUnderTest()) {
       const outcomes = await Promise.all(
         Array.from({ length: 20 }, () => recordSigninFailure(db, policy, keys, '127.0.0.200')),
       );
-      const account = outcomes.map((o) => o.find((r) => r.scope === 'account'));
+      const account = outcomes.map((o) => o.find((r) => r.scope === 'account_source'));
       assert.deepEqual(
         account.map((r) => r?.failures).sort((a, b) => Number(a) - Number(b)),
         Array.from({ length: 20 }, (_, i) => i + 1),
@@ -398,23 +471,25 @@ for (const driver of driversUnderTest()) {
       await fail(from, 'stale@example.test', 1);
       await fail(from, 'stale-but-locked@example.test', 1);
       await fail(from, 'fresh@example.test', 1);
+      const key = (email: string) => `${from} ${email}`;
       await db.execute(
         sql`UPDATE signin_lockouts SET expires_at = now() - interval '1 second'
-            WHERE scope = 'account' AND key IN ('stale@example.test', 'stale-but-locked@example.test')`,
+            WHERE scope = 'account_source' AND key IN (${key('stale@example.test')}, ${key('stale-but-locked@example.test')})`,
       );
       await db.execute(
         sql`UPDATE signin_lockouts SET locked_until = now() + interval '1 minute'
-            WHERE scope = 'account' AND key = 'stale-but-locked@example.test'`,
+            WHERE scope = 'account_source' AND key = ${key('stale-but-locked@example.test')}`,
       );
       await svc.runSchedule('healthProbe');
       const left = await queryRows<{ key: string }>(
         db,
-        sql`SELECT key FROM signin_lockouts WHERE scope = 'account'
-              AND key IN ('stale@example.test', 'stale-but-locked@example.test', 'fresh@example.test') ORDER BY key`,
+        sql`SELECT key FROM signin_lockouts WHERE scope = 'account_source'
+              AND key IN (${key('stale@example.test')}, ${key('stale-but-locked@example.test')}, ${key('fresh@example.test')})
+            ORDER BY key`,
       );
       assert.deepEqual(
         left.map((r) => r.key),
-        ['fresh@example.test', 'stale-but-locked@example.test'],
+        [key('fresh@example.test'), key('stale-but-locked@example.test')],
       );
     });
 

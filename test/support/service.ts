@@ -3,11 +3,13 @@ import { type LocalService, type StartOptions, startLocalService } from '#local-
 import { loadConfig } from '#shared/config/load.ts';
 import type { Config } from '#shared/config/schema.ts';
 import { createLogger, setLogLevel } from '#shared/logger.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { ContractRecorder } from './contract.ts';
 import { type DriverKind, type ProvisionedDatabase, provisionDatabase } from './databases.ts';
 
 export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct horse battery staple' };
-export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!';
+/** This run's JWT secret (made per run: no secret that signs anything is committed). */
+export const TEST_JWT_SECRET = randomSecret();
 const TEST_CONFIG_FILE = fileURLToPath(new URL('./test-config.toml', import.meta.url));
 
 export function testConfig(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): Config {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createLogger, invocationFields, rootLogger, setLogLevel, setLogSink } from '#shared/logger.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 
 test('log lines are JSON with bindings, and secret-bearing keys are redacted at any depth', () => {
   const lines: string[] = [];
@@ -12,7 +13,7 @@ test('log lines are JSON with bindings, and secret-bearing keys are redacted at 
         password: 'hunter2',
         mcps: [{ name: 'fs', command: 'npx', args: ['--token', 'x'], env: { KEY: 'v' } }],
       },
-      jwt_secret: 'x'.repeat(40),
+      jwt_secret: randomSecret(),
       status: 200,
     });
   } finally {

@@ -15,6 +15,7 @@ import {
 import { histBucket, histPercentile, histUpper } from '#shared/domain/observability-rollups.ts';
 import { ServiceError } from '#shared/errors.ts';
 import { listEventsQuery, summaryQuery } from '#shared/schemas/observability.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 
 const shape = [TS_RE, ID_RE, ID_RE];
 const refused = (fn: () => unknown) =>
@@ -24,7 +25,7 @@ const refused = (fn: () => unknown) =>
   );
 
 describe('observability cursors', () => {
-  const key = cursorKey({ auth: { jwt_secret: 'a-deployment-secret-of-enough-length' } as never });
+  const key = cursorKey({ auth: { jwt_secret: randomSecret() } as never });
   const f = filterHash({ result: 'denied', limit: 20 });
   const c = encodeCursor(key, 'events', ['2026-11-22T08:00:00.123456Z', '42', '99'], f);
 
@@ -50,7 +51,7 @@ describe('observability cursors', () => {
   });
 
   test('a cursor made up or issued by another deployment is refused: the HMAC key comes from that secret', () => {
-    const other = cursorKey({ auth: { jwt_secret: 'another-deployment-secret-entirely' } as never });
+    const other = cursorKey({ auth: { jwt_secret: randomSecret() } as never });
     assert.notDeepEqual(other, key);
     refused(() => decodeCursor(other, c, 'events', f, shape));
     // A well-formed position with a hash of the public parts (what a client could compute) is not enough.

@@ -1,12 +1,14 @@
-// Who is calling, for the routes a person signs in to (user, admin, and register's device+user): the bearer token, or
-// the service token a route names (the log shipper's, on audit ingest only). The authenticators (jose, the OIDC
-// verifier) load at the first invocation that needs them, in a chunk of their own.
+// Who is calling, for the routes a person signs in to (user, admin, and register's device+user): the service token a
+// route names (the log shipper's, on audit ingest only), or the bearer token's person as the users table has them
+// now (shared/domain/caller.ts: one indexed read per request, so a deleted, disabled or demoted user loses access at
+// once). The authenticators (jose, the OIDC verifier) load at the first invocation that needs them, in a chunk of
+// their own.
 import { isAdmin } from '../../auth/principal.ts';
 import { forbidden, unauthenticated } from '../../errors.ts';
 import type { RouteSpec } from '../route.ts';
 import { type ServiceMiddleware, stateOf } from './types.ts';
 
-let authenticateImport: Promise<typeof import('../../auth/authenticate.ts')> | undefined;
+let callerImport: Promise<typeof import('../../domain/caller.ts')> | undefined;
 
 export const takesBearerToken = (route: RouteSpec): boolean =>
   route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user';
@@ -17,12 +19,13 @@ export function bearerAuth(route: RouteSpec): ServiceMiddleware {
     before: async (request) => {
       if (!takesBearerToken(route)) return;
       const state = stateOf(request);
-      authenticateImport ??= import('../../auth/authenticate.ts');
-      const { authenticate, servicePrincipal } = await authenticateImport;
-      const service = route.serviceToken
-        ? servicePrincipal(state.config, route.serviceToken, state.headers)
-        : undefined;
-      const principal = service ?? (await authenticate(state.config, state.headers));
+      callerImport ??= import('../../domain/caller.ts');
+      const { identifyCaller } = await callerImport;
+      const principal = await identifyCaller(
+        { config: state.config, db: state.db, headers: state.headers, sourceIp: state.sourceIp ?? '' },
+        route.serviceToken,
+      );
+      const service = principal.tokenUse === 'service';
       // A CLI sign-in token is a credential for enrollment only (register, the one device+user route): anywhere else
       // it is no credential at all, as a token for another audience is, so 401 (sign in for a session token), not
       // 403 (a signed-in person without the role). 403 is left to the role check.

@@ -7,6 +7,7 @@ import {
   accountKey,
   cliExchangeKeys,
   type KeyState,
+  keyParts,
   lockDurationMs,
   loginKeys,
   refuseWhileLocked,
@@ -18,12 +19,12 @@ import { ServiceError } from '#shared/errors.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const policy: SigninPolicy = {
-  maxFailures: { account: 5, source: 20, cli_source: 20 },
+  maxFailures: { account_source: 5, source: 20, cli_source: 20 },
   lockoutMs: 30_000,
   windowMs: 15 * 60_000,
 };
 
-test('the defaults: 5 failures per account, 20 per address, 30 s doubling, at most 15 minutes', () => {
+test('the defaults: 5 failures per account and address, 20 per address, 30 s doubling, at most 15 minutes', () => {
   assert.deepEqual(signinPolicy(testConfig()), policy);
 });
 
@@ -53,12 +54,28 @@ test('property: a lock never shrinks with more failures, and stays within the wi
   );
 });
 
-test('an account is the email as given, trimmed and lower-cased, known or not', () => {
+test('an account is the email as given, trimmed and lower-cased, known or not; counted with its source address', () => {
   assert.equal(accountKey('  Ana@Example.COM '), 'ana@example.com');
   assert.deepEqual(loginKeys('Ana@Example.com', '192.0.2.7'), [
-    { scope: 'account', key: 'ana@example.com' },
+    { scope: 'account_source', key: '192.0.2.7 ana@example.com' },
     { scope: 'source', key: '192.0.2.7' },
   ]);
+  // No key of the account alone: nothing one address does locks the account at another.
+  assert.notDeepEqual(
+    loginKeys('ana@example.com', '192.0.2.7')[0],
+    loginKeys('ana@example.com', '192.0.2.8')[0],
+  );
+  // The key splits back into its parts, whatever the email holds.
+  fc.assert(
+    fc.property(fc.string(), fc.constantFrom('198.51.100.23', '2001:db8:1:2::9', ''), (email, address) => {
+      const [pair] = loginKeys(email, address);
+      return (
+        JSON.stringify(keyParts('account_source', pair?.key ?? '')) ===
+        JSON.stringify({ account: accountKey(email), source: sourceKey(address) ?? null })
+      );
+    }),
+  );
+  assert.deepEqual(keyParts('source', '192.0.2.7'), { account: null, source: '192.0.2.7' });
 });
 
 test('a source is an IPv4 address, or the /64 of an IPv6 address; an unknown one is no key', () => {
@@ -76,7 +93,7 @@ test('a source is an IPv4 address, or the /64 of an IPv6 address; an unknown one
     ['', undefined],
   ];
   for (const [address, key] of cases) assert.equal(sourceKey(address), key, address);
-  assert.deepEqual(loginKeys('a@b', ''), [{ scope: 'account', key: 'a@b' }]);
+  assert.deepEqual(loginKeys('a@b', ''), [{ scope: 'account_source', key: '- a@b' }]);
   assert.deepEqual(cliExchangeKeys('2001:db8:1:2::9'), [{ scope: 'cli_source', key: '2001:db8:1:2::/64' }]);
 });
 
@@ -87,9 +104,11 @@ test('a locked key is 429 too_many_attempts with Retry-After, the longest lock w
     locked,
     retry_after_s: retry,
   });
-  assert.doesNotThrow(() => refuseWhileLocked([state('account', false, null), state('source', false, null)]));
+  assert.doesNotThrow(() =>
+    refuseWhileLocked([state('account_source', false, null), state('source', false, null)]),
+  );
   assert.throws(
-    () => refuseWhileLocked([state('account', true, 12), state('source', true, 240)]),
+    () => refuseWhileLocked([state('account_source', true, 12), state('source', true, 240)]),
     (err: unknown) =>
       err instanceof ServiceError &&
       err.kind === 'rate_limited' &&
@@ -98,8 +117,10 @@ test('a locked key is 429 too_many_attempts with Retry-After, the longest lock w
       /network address/.test(err.message),
   );
   assert.throws(
-    () => refuseWhileLocked([state('account', true, 30)]),
+    () => refuseWhileLocked([state('account_source', true, 30)]),
     (err: unknown) =>
-      err instanceof ServiceError && err.retryAfterSeconds === 30 && /this email/.test(err.message),
+      err instanceof ServiceError &&
+      err.retryAfterSeconds === 30 &&
+      /this email from your network address/.test(err.message),
   );
 });

@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { JwtVerifier } from 'aws-jwt-verify';
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { authenticate, BYPASS_PRINCIPAL, servicePrincipal } from '#shared/auth/authenticate.ts';
-import { idpIssuer, idpVerifier, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
+import { idpVerifier } from '#shared/auth/idp-tokens.ts';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
 import { hashPassword, verifyPassword } from '#shared/auth/passwords.ts';
 import { ServiceError } from '#shared/errors.ts';
 import { STATUS_OF_KIND } from '#shared/http/middleware/error-response.ts';
+import { installOfflineIdp } from '#test/support/offline-idp.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const config = testConfig();
 const secret = new TextEncoder().encode(config.auth.jwt_secret);
 const person = { subject: 'u-1', email: 'u@example.test', name: 'U', roles: ['admin' as const] };
 const headers = (token: string) => ({ authorization: `Bearer ${token}` });
+/** The person a token states (who may do what is the users table's: shared/domain/caller.ts). */
+const principalOf = async (c: typeof config, h: Record<string, string>) =>
+  (await authenticate(c, h)).principal;
 
 async function rejectsWith(promise: Promise<unknown>, status: number, code: string) {
   await assert.rejects(
@@ -25,7 +29,7 @@ async function rejectsWith(promise: Promise<unknown>, status: number, code: stri
 test('a local token round-trips with its claims', async () => {
   const { access_token, expires_in } = await issueLocalToken(config, person);
   assert.equal(expires_in, 3600);
-  const p = await authenticate(config, headers(access_token));
+  const p = await principalOf(config, headers(access_token));
   assert.deepEqual(p, { ...person, tokenUse: 'session' });
 });
 
@@ -69,7 +73,7 @@ test('alg none, other algorithms, wrong issuer or audience, expired and wrong se
     'token_expired',
   );
   await rejectsWith(
-    authenticate(config, headers(await sign('HS256', (j) => j, new TextEncoder().encode('y'.repeat(40))))),
+    authenticate(config, headers(await sign('HS256', (j) => j, new TextEncoder().encode(randomSecret())))),
     401,
     'invalid_token',
   );
@@ -77,35 +81,88 @@ test('alg none, other algorithms, wrong issuer or audience, expired and wrong se
   await rejectsWith(authenticate(config, { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'unauthorized');
 });
 
+test('a local token has a bounded lifetime: exp no further past iat than auth.token_ttl, iat not ahead past the skew', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const ttl = config.auth.token_ttl / 1000;
+  const skew = config.auth.token_clock_skew / 1000;
+  const signed = (claims: { iat?: number; exp?: number }) => {
+    const jwt = new SignJWT({ roles: ['admin'], ...claims })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('ghost')
+      .setIssuer(config.auth.jwt_issuer)
+      .setAudience(config.auth.jwt_audience);
+    return jwt.sign(secret);
+  };
+  // The year 300000, and one second past the lifetime.
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: now, exp: 9_405_000_000_000 }))),
+    401,
+    'invalid_token',
+  );
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: now, exp: now + ttl + 1 }))),
+    401,
+    'invalid_token',
+  );
+  // Issued ahead of this clock: within the skew it is taken, beyond it refused.
+  const ahead = now + skew - 5;
+  assert.equal(
+    (await principalOf(config, headers(await signed({ iat: ahead, exp: ahead + 60 })))).subject,
+    'ghost',
+  );
+  const future = now + skew + 60;
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: future, exp: future + 60 }))),
+    401,
+    'invalid_token',
+  );
+  // Both claims are required.
+  await rejectsWith(authenticate(config, headers(await signed({ exp: now + 60 }))), 401, 'invalid_token');
+  await rejectsWith(authenticate(config, headers(await signed({ iat: now }))), 401, 'invalid_token');
+  // Exactly the lifetime is taken; a lifetime that has run out is token_expired.
+  assert.equal(
+    (await principalOf(config, headers(await signed({ iat: now, exp: now + ttl })))).subject,
+    'ghost',
+  );
+  await rejectsWith(
+    authenticate(config, headers(await signed({ iat: now - ttl, exp: now - 1 }))),
+    401,
+    'token_expired',
+  );
+});
+
+test('local tokens are HS256 only: an RS256 token and a token cut short are refused', async () => {
+  const { privateKey } = await generateKeyPair('RS256');
+  const claims = () =>
+    new SignJWT({ roles: ['admin'] })
+      .setSubject('x')
+      .setIssuer(config.auth.jwt_issuer)
+      .setAudience(config.auth.jwt_audience)
+      .setIssuedAt()
+      .setExpirationTime('10m');
+  const rs = await claims().setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
+  await rejectsWith(authenticate(config, headers(rs)), 401, 'invalid_token');
+  const good = await claims().setProtectedHeader({ alg: 'HS256' }).sign(secret);
+  assert.equal((await principalOf(config, headers(good))).subject, 'x');
+  for (const broken of [good.slice(0, -2), `${good}A`, good.split('.').slice(0, 2).join('.')]) {
+    await rejectsWith(authenticate(config, headers(broken)), 401, 'invalid_token');
+  }
+});
+
 test('idp mode verifies RS256 tokens from the issuer JWKS with aws-jwt-verify; roles from the configured claim', async () => {
   const idp = testConfig({
     auth: {
       provider: 'idp',
-      jwt_secret: 'z'.repeat(40),
+      jwt_secret: randomSecret(),
       idp_domain: 'tenant.example.com',
       idp_audience: 'api://acp',
       idp_roles_claim: 'https://acp.example.com/roles',
     },
   });
-  const { publicKey, privateKey } = await generateKeyPair('RS256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-  const verifier = JwtVerifier.create({
-    issuer: idpIssuer(idp),
-    audience: 'api://acp',
-    jwksUri: 'https://tenant.example.com/.well-known/jwks.json',
-  });
-  verifier.cacheJwks({ keys: [jwk] } as never);
-  installIdpVerifier(idp, verifier as never);
-  const token = (claims: Record<string, unknown>, aud = 'api://acp', key = privateKey) =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-      .setSubject('idp|42')
-      .setIssuer('https://tenant.example.com/')
-      .setAudience(aud)
-      .setIssuedAt()
-      .setExpirationTime('10m')
-      .sign(key);
-  const p = await authenticate(
+  const offline = await installOfflineIdp(idp);
+  const token = (claims: Record<string, unknown>, audience?: string, key?: Parameters<SignJWT['sign']>[0]) =>
+    offline.sign(claims, 'idp|42', { audience, key });
+  const p = await principalOf(
     idp,
     headers(await token({ email: 'e@x.test', 'https://acp.example.com/roles': ['admin', 'other'] })),
   );
@@ -122,15 +179,15 @@ test('idp mode verifies RS256 tokens from the issuer JWKS with aws-jwt-verify; r
 
 test('idp_bypass: no token is the local developer; a token is read without verification', async () => {
   const bypass = testConfig({ auth: { provider: 'idp', idp_bypass: true, jwt_secret: '' } });
-  assert.deepEqual(await authenticate(bypass, {}), BYPASS_PRINCIPAL);
+  assert.deepEqual(await principalOf(bypass, {}), BYPASS_PRINCIPAL);
   const unsigned = new UnsecuredJWT({ email: 'dev2@x.test', roles: ['user'] }).setSubject('dev2').encode();
-  const p = await authenticate(bypass, headers(unsigned));
+  const p = await principalOf(bypass, headers(unsigned));
   assert.equal(p.subject, 'dev2');
   assert.deepEqual(p.roles, ['user']);
 });
 
 test('a service token: exactly the configured one, never when none is configured, never as a session', () => {
-  const token = 'a-log-shipper-token-0123456789abcdef';
+  const token = randomSecret();
   const configured = testConfig({ audit: { ingest_token: token } });
   const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
   const principal = servicePrincipal(configured, 'audit.ingest_token', bearer(token));
@@ -184,7 +241,7 @@ test("the IdP's verifier takes its issuer with and without the trailing slash (A
       .setExpirationTime('10m')
       .sign(privateKey);
   for (const issuer of [base, `${base}/`]) {
-    const p = await authenticate(cognito, headers(await token(issuer)));
+    const p = await principalOf(cognito, headers(await token(issuer)));
     assert.equal(p.subject, 'cognito-user', issuer);
   }
   await rejectsWith(authenticate(cognito, headers(await token(`${base}-other`))), 401, 'invalid_token');

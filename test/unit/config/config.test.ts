@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +8,9 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { parseDuration } from '#shared/config/duration.ts';
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 
-const SECRET = 'x'.repeat(32);
+const SECRET = randomSecret();
 const dir = mkdtempSync(join(tmpdir(), 'acp-config-'));
 const file = (name: string, text: string) => {
   const path = join(dir, name);
@@ -44,12 +46,13 @@ test('environment overrides and command-line options win over the file', () => {
     'base.toml',
     `port = 1000\n[db]\ndsn = "pglite:memory"\n[auth]\njwt_secret = "${SECRET}"\n`,
   );
+  const fromEnvironment = randomSecret();
   const cfg = loadConfig({
     argv: ['--dashboard-url', 'https://dash.example.com', '--port=9001'],
     env: {
       SVC_CONFIG: path,
       SVC_DB_DSN: 'postgres://u@h/db',
-      SVC_JWT_SECRET: 'y'.repeat(40),
+      SVC_JWT_SECRET: fromEnvironment,
       IDP_DOMAIN: 'tenant.example.com',
       IDP_AUDIENCE: 'api://acp',
       IDP_CLIENT_ID: 'console-client',
@@ -57,7 +60,7 @@ test('environment overrides and command-line options win over the file', () => {
     },
   });
   assert.equal(cfg.db.dsn, 'postgres://u@h/db');
-  assert.equal(cfg.auth.jwt_secret, 'y'.repeat(40));
+  assert.equal(cfg.auth.jwt_secret, fromEnvironment);
   assert.equal(cfg.auth.idp_domain, 'tenant.example.com');
   assert.equal(cfg.auth.idp_audience, 'api://acp');
   assert.equal(cfg.auth.idp_client_id, 'console-client');
@@ -79,6 +82,37 @@ test('environment overrides and command-line options win over the file', () => {
 
 const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
   ['a jwt secret under 32 bytes', `[auth]\njwt_secret = "short"\n`, {}, /auth\.jwt_secret/],
+  ['no jwt secret with env = prod', `env = "prod"\n`, {}, /auth\.jwt_secret: is required when env = "prod"/],
+  [
+    'no jwt secret with env = prod, an IdP and the CLI sign-in',
+    `env = "prod"\ndashboard_url = "https://d.example.com"\n[auth]\nprovider = "idp"\nidp_domain = "t.example.com"\nidp_audience = "c"\n`,
+    {},
+    /auth\.jwt_secret: is required/,
+  ],
+  [
+    'the JWT secret config/local.toml once carried',
+    `[auth]\njwt_secret = "local-development-secret-change-me-0123456789"\n`,
+    {},
+    /auth\.jwt_secret: is a value committed to this repository/,
+  ],
+  [
+    'a committed JWT secret given in the environment',
+    '',
+    { SVC_JWT_SECRET: 'local-development-secret-change-me-0123456789' },
+    /auth\.jwt_secret: is a value committed/,
+  ],
+  [
+    "the log shipper's token the README once showed",
+    '',
+    { SVC_AUDIT_INGEST_TOKEN: 'local-log-shipper-token-0123456789abcdef' },
+    /audit\.ingest_token: is a value committed/,
+  ],
+  [
+    "the environment service's token of the sam local file",
+    `[envsvc]\ntoken = "local-envsvc-token"\n`,
+    {},
+    /envsvc\.token: is a value committed/,
+  ],
   [
     'a dashboard URL without scheme',
     `[auth]\njwt_secret = "${SECRET}"\n`,
@@ -208,9 +242,22 @@ for (const [what, toml, env, pattern] of refusals) {
   });
 }
 
+test('env = "local" loads without a JWT secret (npm start generates one); env = "prod" does not', () => {
+  const path = file('no-secret.toml', `env = "local"\n`);
+  assert.equal(loadConfig({ env: { SVC_CONFIG: path } }).auth.jwt_secret, '');
+  // An IdP without the CLI sign-in signs nothing: prod needs no secret then.
+  const idp = file(
+    'prod-idp.toml',
+    `env = "prod"\n[auth]\nprovider = "idp"\nidp_domain = "t.example.com"\nidp_audience = "c"\n`,
+  );
+  assert.equal(loadConfig({ env: { SVC_CONFIG: idp } }).auth.jwt_secret, '');
+});
+
 test('a 32-byte multi-byte secret is accepted (bytes, not characters, are counted)', () => {
-  const path = file('utf8.toml', `[auth]\njwt_secret = "${'é'.repeat(16)}"\n`);
-  assert.equal(loadConfig({ env: { SVC_CONFIG: path } }).auth.jwt_secret.length, 16);
+  // 16 random letters of Latin-1 Supplement (à..ÿ), two bytes each in UTF-8.
+  const secret = Array.from({ length: 16 }, () => String.fromCodePoint(0xe0 + randomInt(32))).join('');
+  const path = file('utf8.toml', `[auth]\njwt_secret = "${secret}"\n`);
+  assert.equal(loadConfig({ env: { SVC_CONFIG: path } }).auth.jwt_secret, secret);
 });
 
 test('a .json config file is read as JSON, with the same overrides and validation as TOML', () => {
@@ -274,11 +321,12 @@ test('sections of the data-access area: defaults, and the token given directly b
     'envsvc.toml',
     `[auth]\njwt_secret = "${SECRET}"\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\n`,
   );
-  const cfg = loadConfig({ env: { SVC_CONFIG: path, SVC_ENVSVC_TOKEN: 'from-the-environment' } });
+  const fromEnvironment = randomSecret();
+  const cfg = loadConfig({ env: { SVC_CONFIG: path, SVC_ENVSVC_TOKEN: fromEnvironment } });
   assert.deepEqual(cfg.envsvc, {
     provider: 'http',
     url: 'https://envsvc.example.com',
-    token: 'from-the-environment',
+    token: fromEnvironment,
     timeout: 10_000,
   });
   assert.deepEqual(cfg.query, { statement_timeout: 5_000, max_rows: 1000, max_bytes: 1024 * 1024 });
@@ -288,12 +336,12 @@ test('sections of the data-access area: defaults, and the token given directly b
 
 test('secrets read by ARN fill their keys, below values given directly', () => {
   const path = file('secrets.toml', `[auth]\njwt_secret = "${SECRET}"\n`);
-  const fromArn = 'y'.repeat(40);
+  const fromArn = randomSecret();
   assert.equal(
     loadConfig({ env: { SVC_CONFIG: path }, secrets: { 'auth.jwt_secret': fromArn } }).auth.jwt_secret,
     fromArn,
   );
-  const direct = 'z'.repeat(40);
+  const direct = randomSecret();
   assert.equal(
     loadConfig({ env: { SVC_CONFIG: path, SVC_JWT_SECRET: direct }, secrets: { 'auth.jwt_secret': fromArn } })
       .auth.jwt_secret,

@@ -5,6 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Context as LambdaContext } from 'aws-lambda';
 import * as z from 'zod';
 import { issueLocalToken } from '#shared/auth/local-tokens.ts';
+import { migrate } from '#shared/db/migrate.ts';
+import { createUser } from '#shared/domain/users.ts';
 import { type ErrorKind, ServiceError } from '#shared/errors.ts';
 import type { HttpEvent, ServiceContext } from '#shared/http/context.ts';
 import { httpHandler } from '#shared/http/handler.ts';
@@ -144,7 +146,14 @@ describe('middlewares on their own', () => {
   test('bearerAuth: no token 401; a CLI sign-in token 401 invalid_token off register; a user on an admin route 403', async () => {
     const admin = bearerAuth(route({ auth: 'admin' }));
     await refusedWith(run(admin, request()), 'unauthenticated', 'unauthorized');
-    const person = { subject: 'u-1', email: 'u@example.test', name: 'U', roles: ['user'] as const };
+    // Who may call is read from the users table (shared/domain/caller.ts): the person exists there.
+    await migrate(runtime.database.db);
+    const user = await createUser(
+      runtime.database.db,
+      { email: 'u@example.test', name: 'U', password: 'a long enough password', roles: ['user'] },
+      { id: 'test', email: 'test', ipAddress: '' },
+    );
+    const person = { subject: user.id, email: 'u@example.test', name: 'U', roles: ['user'] as const };
     const session = (
       await issueLocalToken(runtime.config, { ...person, roles: ['user'], tokenUse: 'session' })
     ).access_token;
@@ -159,7 +168,21 @@ describe('middlewares on their own', () => {
     );
     const r = request(auth(cli), auth(cli));
     await run(bearerAuth(route({ auth: 'device+user' })), r);
-    assert.equal(r.context.principal?.subject, 'u-1');
+    assert.equal(r.context.principal?.subject, user.id);
+    // A token of a person the table does not have is no credential.
+    const ghost = (
+      await issueLocalToken(runtime.config, {
+        ...person,
+        roles: ['user'],
+        subject: 'u-1',
+        tokenUse: 'session',
+      })
+    ).access_token;
+    await refusedWith(
+      run(bearerAuth(route({ auth: 'user' })), request(auth(ghost), auth(ghost))),
+      'unauthenticated',
+      'invalid_token',
+    );
   });
 
   test('jsonBody: absent stays absent, bad JSON and a wrong content type are 400, a route without a body ignores it', async () => {
