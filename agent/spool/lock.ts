@@ -1,9 +1,11 @@
-// A cross-process lock on one file, synchronous so that a hook can take it without an event loop turn: created
-// with O_EXCL (atomic on every local file system), holding the holder's pid, removed on release. A holder killed
+// A cross-process lock on one file, synchronous so that a hook can take it without an event loop turn. The holder
+// writes its pid to a file of its own, then hard-links it to the lock's name (atomic, and EEXIST when held), so the
+// lock is never seen empty: a holder killed between creating and writing it would otherwise leave a lock with no
+// pid, which only the age rule could break. Removed on release. A holder killed
 // with the lock held leaves the file behind: the lock of a process that no longer exists, or older than `staleMs`,
 // is taken over. The spool takes it only to change its state (rotate a segment, drop the oldest, move the cursor),
 // never to append.
-import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -18,18 +20,22 @@ export function withLock<T>(
 ): T {
   const { timeoutMs = 2000, staleMs = 10_000 } = options;
   const deadline = Date.now() + timeoutMs;
-  for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  const mine = `${path}.${process.pid}`;
+  writeFileSync(mine, `${process.pid}\n`);
+  try {
+    for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
+      try {
+        linkSync(mine, path);
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      breakIfStale(path, staleMs);
+      if (Date.now() >= deadline) throw new LockTimeout(`could not lock ${path} within ${timeoutMs} ms`);
+      Atomics.wait(pause, 0, 0, wait);
     }
-    breakIfStale(path, staleMs);
-    if (Date.now() >= deadline) throw new LockTimeout(`could not lock ${path} within ${timeoutMs} ms`);
-    Atomics.wait(pause, 0, 0, wait);
+  } finally {
+    unlinkSync(mine);
   }
   try {
     return fn();
