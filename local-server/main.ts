@@ -4,6 +4,7 @@ import { idpIssuer } from '#shared/auth/idp-tokens.ts';
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
 import { rootLogger } from '#shared/logger.ts';
 import { consoleDashboardOnPort } from './console.ts';
+import { markRunning } from './data-dir.ts';
 import { startLocalService } from './service.ts';
 
 const USAGE = [
@@ -42,6 +43,7 @@ async function main() {
     throw err;
   }
   const { admin, jwtSecret } = service;
+  const unmark = markRunning(config.data_dir);
   const lines = [
     '',
     `  Agent control plane listening on ${service.url}`,
@@ -53,7 +55,9 @@ async function main() {
     `  CLI sign-in (/v1/auth/cli/*): ${config.dashboard_url ? `enabled, dashboard ${config.dashboard_url}` : 'disabled (no --dashboard-url)'}`,
     admin.generatedPassword
       ? `  admin created: ${admin.email} / ${admin.generatedPassword}   (shown once; set SVC_ADMIN_EMAIL/SVC_ADMIN_PASSWORD to choose)`
-      : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
+      : admin.passwordNotApplied
+        ? `  admin: ${admin.email} already exists with another password: SVC_ADMIN_PASSWORD was not applied (npm run reset starts again from nothing)`
+        : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
     `  try: curl ${service.url}/v1/healthcheck`,
     `  admin console: ${service.url}/console/`,
     `  fleet: npm run agent -- simulate --url ${service.url} --email ${admin.email} --devices 10 --events 2000 (asks the admin password; or set ACP_PASSWORD)${config.dashboard_url ? '' : '   (needs --dashboard-url: without it no new device can register)'}`,
@@ -66,6 +70,7 @@ async function main() {
     stopping = true;
     rootLogger.info('shutting down', { signal });
     await service.stop();
+    unmark();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -1,5 +1,5 @@
-// The README's quick start and "Five minutes with it", run as a newcomer runs them: the shell blocks are read from
-// README.md itself and run in bash, as written, in a fresh copy of the repository. The block that holds `npm start`
+// The README's quick start and "Five minutes with it", run as a newcomer runs them, in that order: the shell blocks
+// are read from README.md itself and run in bash, as written, in a fresh copy of the repository. The block that holds `npm start`
 // is the first terminal (it keeps running); the others run, in order, in one second terminal. After each command,
 // every `# =>` line must match a line the command printed (`…` stands for anything). A headless Chromium plays the
 // person at the agent's browser sign-in: `login` opens the URL with the program named by BROWSER, which hands it to
@@ -163,6 +163,30 @@ test('the README quick start and walkthrough run as written and print what the R
     .map((l) => l.replace(/#.*$/, '').trim())
     .filter(Boolean);
   assert.deepEqual(commands, ['npm ci && npm start', 'npm test']);
+
+  // A reader runs the two commands first: `npm start` makes up the admin's password and prints it once. Then they
+  // stop it (Ctrl-C) and go on with the walkthrough, which must work from that state.
+  const twoCommands = spawn('bash', ['-eo', 'pipefail', '-c', 'npm start'], {
+    cwd: copy.dir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let twoCommandsOutput = '';
+  twoCommands.stdout!.on('data', (d: Buffer) => {
+    twoCommandsOutput += d.toString();
+  });
+  const firstDeadline = Date.now() + 60_000;
+  while (!/admin created: admin@localhost \/ \S+/.test(twoCommandsOutput)) {
+    assert.ok(
+      twoCommands.exitCode === null,
+      `npm start exited ${twoCommands.exitCode}:\n${twoCommandsOutput}`,
+    );
+    assert.ok(Date.now() < firstDeadline, `npm start did not come up:\n${twoCommandsOutput}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.kill(-(twoCommands.pid as number), 'SIGINT');
+  await once(twoCommands, 'exit');
 
   const blocks = shellBlocks('Five minutes with it');
   const first = blocks.findIndex((steps) => steps.some((s) => /^npm start$/m.test(s.script)));
