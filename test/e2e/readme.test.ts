@@ -149,6 +149,29 @@ async function signInWhenAsked(password: string, done: Promise<unknown>): Promis
   return handled;
 }
 
+/** A terminal running `script` in its own process group, once it has printed `ready`. */
+async function terminal(script: string, ready: RegExp) {
+  const child = spawn('bash', ['-eo', 'pipefail', '-c', script], {
+    cwd: copy.dir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (d: Buffer) => {
+    output += d.toString();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const deadline = Date.now() + 60_000;
+  while (!ready.test(output)) {
+    assert.ok(child.exitCode === null, `\`${script.trim()}\` exited ${child.exitCode}:\n${output}`);
+    assert.ok(Date.now() < deadline, `\`${script.trim()}\` did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => output };
+}
+
 test('the README quick start and walkthrough run as written and print what the README shows', {
   timeout: 5 * 60_000,
 }, async () => {
@@ -166,27 +189,9 @@ test('the README quick start and walkthrough run as written and print what the R
 
   // A reader runs the two commands first: `npm start` makes up the admin's password and prints it once. Then they
   // stop it (Ctrl-C) and go on with the walkthrough, which must work from that state.
-  const twoCommands = spawn('bash', ['-eo', 'pipefail', '-c', 'npm start'], {
-    cwd: copy.dir,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let twoCommandsOutput = '';
-  twoCommands.stdout!.on('data', (d: Buffer) => {
-    twoCommandsOutput += d.toString();
-  });
-  const firstDeadline = Date.now() + 60_000;
-  while (!/admin created: admin@localhost \/ \S+/.test(twoCommandsOutput)) {
-    assert.ok(
-      twoCommands.exitCode === null,
-      `npm start exited ${twoCommands.exitCode}:\n${twoCommandsOutput}`,
-    );
-    assert.ok(Date.now() < firstDeadline, `npm start did not come up:\n${twoCommandsOutput}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  process.kill(-(twoCommands.pid as number), 'SIGINT');
-  await once(twoCommands, 'exit');
+  const twoCommands = await terminal('npm start', /admin created: admin@localhost \/ \S+/);
+  process.kill(-(twoCommands.child.pid as number), 'SIGINT');
+  await once(twoCommands.child, 'exit');
 
   const blocks = shellBlocks('Five minutes with it');
   const first = blocks.findIndex((steps) => steps.some((s) => /^npm start$/m.test(s.script)));
@@ -195,25 +200,9 @@ test('the README quick start and walkthrough run as written and print what the R
 
   // Terminal 1: the service, in its own process group, until the test ends.
   const startScript = startBlock!.map((s) => s.script).join('');
-  server = spawn('bash', ['-eo', 'pipefail', '-c', startScript], {
-    cwd: copy.dir,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let serverOutput = '';
-  server.stdout!.on('data', (d: Buffer) => {
-    serverOutput += d.toString();
-  });
-  server.stderr!.on('data', (d: Buffer) => {
-    serverOutput += d.toString();
-  });
-  const deadline = Date.now() + 60_000;
-  while (!/listening on/.test(serverOutput)) {
-    assert.ok(server.exitCode === null, `npm start exited ${server.exitCode}:\n${serverOutput}`);
-    assert.ok(Date.now() < deadline, `npm start did not come up:\n${serverOutput}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const service = await terminal(startScript, /listening on/);
+  server = service.child;
+  const serverOutput = service.output();
   for (const step of startBlock!) assertPrinted(step, serverOutput);
   const password = /^export SVC_ADMIN_PASSWORD='([^']+)'$/m.exec(startScript)?.[1];
   assert.ok(password, 'the npm start block chooses the admin password with export SVC_ADMIN_PASSWORD=…');
