@@ -21,6 +21,24 @@ const USAGE = [
   'Every other setting is in the config file (docs/configuration.md).',
 ].join('\n');
 
+/** One line for a port or host the server cannot listen on, naming it and what to do; undefined for anything else. */
+function cannotListen(err: unknown, config: { host: string; port: number }): string | undefined {
+  const { code } = err as NodeJS.ErrnoException;
+  const where = `${config.host}:${config.port}`;
+  const another = `npm start -- --port ${config.port === 8081 ? 8082 : 8081} (or PORT=…)`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return `Cannot listen on ${where}: the port is taken (another npm start?). Stop what uses it, or choose another port: ${another}`;
+    case 'EACCES':
+      return `Cannot listen on ${where}: not allowed (ports below 1024 need privileges). Choose another port: ${another}`;
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return `Cannot listen on ${where}: ${config.host} is not an address of this machine. Use --host 127.0.0.1 (or HOST)`;
+    default:
+      return undefined;
+  }
+}
+
 async function main() {
   const argv = process.argv.slice(2);
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -39,6 +57,11 @@ async function main() {
     if (err instanceof ConfigError) {
       console.error(`Refusing to start: ${err.message}`);
       process.exit(2);
+    }
+    const why = cannotListen(err, config!);
+    if (why) {
+      console.error(why);
+      process.exit(1);
     }
     throw err;
   }

@@ -234,3 +234,31 @@ test('SVC_ADMIN_PASSWORD against an existing admin with another password: one li
   third.child.kill('SIGTERM');
   await once(third.child, 'exit');
 });
+
+test('a port that is taken or a host that is not this machine: one line naming it and what to do, exit 1', async () => {
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as AddressInfo).port;
+  try {
+    const busy = start(['--port', String(port)]);
+    const [code] = await once(busy.child, 'exit');
+    assert.equal(code, 1);
+    const said = busy
+      .output()
+      .split('\n')
+      .filter((l) => l && !l.startsWith('{'));
+    assert.deepEqual(said, [
+      `Cannot listen on 127.0.0.1:${port}: the port is taken (another npm start?). Stop what uses it, or choose another port: npm start -- --port 8081 (or PORT=…)`,
+    ]);
+  } finally {
+    await new Promise((r) => taken.close(r));
+  }
+  // 192.0.2.0/24 is TEST-NET-1: never an address of this machine.
+  const elsewhere = start(['--host', '192.0.2.1']);
+  const [code] = await once(elsewhere.child, 'exit');
+  assert.equal(code, 1);
+  assert.match(
+    elsewhere.output(),
+    /^Cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is not an address of this machine\. Use --host 127\.0\.0\.1 \(or HOST\)$/m,
+  );
+});
