@@ -34,6 +34,7 @@ import {
   simulateFleet,
   startAgentLogin,
 } from '#test/support/child.ts';
+import { assertConsoleAssetDelivery } from '#test/support/console-site.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { demoJoinedScope, demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
@@ -231,7 +232,10 @@ test('the console is served under /console/ with a strict Content-Security-Polic
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: an inline script`);
     assert.doesNotMatch(html, /\sstyle=|<style/, `${path}: an inline style`);
   }
-  const script = await fetch(`${svc.url}/console/assets/console.js`);
+  const scriptName = /"\/console\/assets\/(console-[A-Z0-9]+\.js)"/.exec(
+    await (await fetch(`${svc.url}/console/`)).text(),
+  )?.[1];
+  const script = await fetch(`${svc.url}/console/assets/${scriptName}`);
   assert.equal(script.status, 200);
   assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
   assert.equal(script.headers.get('content-security-policy'), CONSOLE_CSP);
@@ -241,6 +245,7 @@ test('the console is served under /console/ with a strict Content-Security-Polic
   assert.deepEqual(await settings.json(), {});
   const missing = await fetch(`${svc.url}/console/assets/nothing.js`);
   assert.equal(missing.status, 404);
+  await assertConsoleAssetDelivery(svc.url);
   const bare = await fetch(`${svc.url}/console`, { redirect: 'manual' });
   assert.equal(bare.status, 308);
   assert.equal(bare.headers.get('location'), '/console/');

@@ -15,6 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { assertFleetCountsShown, launchChromium } from '#test/support/browser.ts';
 import { simulateFleet } from '#test/support/child.ts';
 import {
+  assertConsoleAssetDelivery,
   type ConsoleSiteServer,
   deployedConsoleFiles,
   startConsoleSite,
@@ -162,6 +163,10 @@ async function signIn(page: Page, origin: string) {
   await page.fill('#password', TEST_ADMIN.password);
   await page.click('#sign-in-button');
 }
+
+test('as deployed, the page is never cached and the hashed assets are compressed and cached for a year', async () => {
+  await assertConsoleAssetDelivery(site.origin);
+});
 
 test('from its own origin, the console signs in and shows the fleet and the tool calls the API gives', {
   timeout: 60_000,

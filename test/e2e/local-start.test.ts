@@ -36,7 +36,7 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   );
   const page = await fetch(`${url}/console/cli/login?request=x`);
   assert.equal(page.status, 200);
-  assert.match(await page.text(), /\/console\/assets\/console\.js/);
+  assert.match(await page.text(), /\/console\/assets\/console-[A-Z0-9]+\.js/);
 
   const health = await fetch(`${url}/v1/healthcheck`);
   assert.equal(health.status, 200);
