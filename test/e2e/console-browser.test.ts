@@ -900,10 +900,38 @@ test('a refused token ends the session: the console forgets it and asks to sign 
   })()`);
   await page.reload();
   await page.waitForSelector('#session-notice');
+  assert.match((await page.locator('#session-notice').textContent()) ?? '', /^Signed out: /);
   await page.waitForSelector('#sign-in');
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
   await page.context().close();
   assert.deepEqual(browserProblems, []);
+});
+
+test('a service that stops answering: the page says so in words with a Retry that keeps its filters', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await signIn(page, `${svc.url}/console/tool-calls?result=denied`);
+  await page.waitForSelector('#events tbody tr');
+  // The service goes away: every API call is refused at the network, as a stopped server's are.
+  await page.route('**/v1/**', (route) => route.abort('connectionrefused'));
+  await page.reload();
+  const failed = page.locator('.state.error');
+  await failed.waitFor();
+  assert.match(
+    (await failed.textContent()) ?? '',
+    /^Could not load .*: The service is not answering\. Check that it is running, then retry\. ?Retry$/,
+  );
+  assert.doesNotMatch((await failed.textContent()) ?? '', /TypeError|fetch/);
+  await assertAccessible(page, 'service-not-answering');
+  // Back: Retry loads the same page, its filters kept.
+  await page.unroute('**/v1/**');
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.waitForSelector('#events tbody tr');
+  assert.match(page.url(), /\/console\/tool-calls\?result=denied$/);
+  const results = await page.locator('#events tbody tr td:nth-child(2)').allTextContents();
+  assert.ok(results.length > 0 && results.every((r) => r.startsWith('denied')), results.join(', '));
+  await page.context().close();
 });
 
 test('the catalog: listed as the API lists it, an entry edited, a new one created', {

@@ -147,7 +147,7 @@ async function api<T>(path: string): Promise<T> {
 
 /**
  * Waits for `selector`, or fails at once with the console's error state (a page that could not load says why in
- * words, e.g. "The service could not be reached").
+ * words, e.g. "The service is not answering").
  */
 async function shown(page: Page, selector: string) {
   await page.waitForSelector(`${selector}, .state.error, #sign-in [role="alert"]:not(:empty)`);
@@ -250,7 +250,7 @@ async function signInRefused(origin: string): Promise<Watched & { logged: string
   await alert.waitFor();
   assert.match(
     (await alert.textContent()) ?? '',
-    /^The service could not be reached \(TypeError: Failed to fetch\)\.$/,
+    /^The service is not answering\. Check that it is running, then retry\.$/,
   );
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
   await page.context().close();
