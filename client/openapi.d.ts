@@ -4171,6 +4171,8 @@ export interface operations {
             query?: {
                 owner?: string;
                 q?: string;
+                agent_type?: string;
+                mcp?: string;
                 status?: "online" | "offline" | "never_reported";
                 updated_since?: string;
                 last_seen_before?: string;
@@ -4264,6 +4266,8 @@ export interface operations {
             query?: {
                 owner?: string;
                 q?: string;
+                agent_type?: string;
+                mcp?: string;
                 status?: "online" | "offline" | "never_reported";
                 updated_since?: string;
                 last_seen_before?: string;

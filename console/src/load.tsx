@@ -107,6 +107,34 @@ const dateTime = new Intl.DateTimeFormat('en-GB', {
 const number = new Intl.NumberFormat('en-US');
 
 export const formatTime = (iso: string | null) => (iso ? `${dateTime.format(new Date(iso))} UTC` : '—');
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 86_400_000],
+  ['month', 30 * 86_400_000],
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+];
+
+/** "3 days ago", "5 minutes ago", "just now": the largest whole unit. */
+export function formatRelative(iso: string, now = Date.now()): string {
+  const ms = Date.parse(iso) - now;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(ms) >= size) return relative.format(Math.trunc(ms / size), unit);
+  }
+  return 'just now';
+}
+
+/** A time as "3 days ago", with the exact time on hover (and for screen readers, in datetime). */
+export function RelativeTime({ iso }: { iso: string | null }) {
+  if (!iso) return <>—</>;
+  return (
+    <time dateTime={iso} title={formatTime(iso)}>
+      {formatRelative(iso)}
+    </time>
+  );
+}
 export const formatNumber = (n: number) => number.format(n);
 export const formatPercent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
 
