@@ -13,7 +13,7 @@ import { jsonParam, tsParam } from '../db/sql-values.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
 import { isArchived } from './event-archive-watermark.ts';
 import { type EventPartition, listEventPartitions } from './event-partitions.ts';
-import { eventRetentionCutoff } from './observability-ranges.ts';
+import { eventRetentionCutoff } from './event-retention.ts';
 
 const DAY_MS = 86_400_000;
 /** Who drops partitions in the audit log (the same as the scheduled request expiry's). */
