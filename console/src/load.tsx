@@ -5,8 +5,11 @@ import { sessionEnded } from './session.ts';
 
 export type Loaded<T> =
   | { state: 'loading' }
-  | { state: 'error'; message: string }
+  | { state: 'error'; message: string; retry?: () => void }
   | { state: 'ready'; data: T };
+
+/** What the console says when the service does not answer, or answers that it cannot serve now. */
+export const NOT_ANSWERING = 'The service is not answering. Check that it is running, then retry.';
 
 /** The `{error, message}` body of a refusal, or a generic sentence. */
 export function describeError(error: unknown, status: number): string {
@@ -22,28 +25,34 @@ export interface ApiResult<T> {
   response: Response;
 }
 
-/** Runs `fetcher` whenever `key` changes; the latest call wins. */
+/**
+ * Runs `fetcher` whenever `key` changes; the latest call wins. When the service does not answer (or answers 502, 503
+ * or 504), the error carries a retry that runs it again with the same key: the page keeps its filters and place.
+ */
 export function useLoad<T>(key: string, fetcher: () => Promise<ApiResult<T>>): Loaded<T> {
   const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     let live = true;
+    const retry = () => setAttempt((n) => n + 1);
     setLoaded({ state: 'loading' });
     fetcher().then(
       ({ data, error, response }) => {
         if (!live) return;
         if (response.status === 401) sessionEnded();
         else if (data !== undefined) setLoaded({ state: 'ready', data });
-        else setLoaded({ state: 'error', message: describeError(error, response.status) });
+        else if ([502, 503, 504].includes(response.status)) {
+          setLoaded({ state: 'error', message: `${NOT_ANSWERING} (HTTP ${response.status})`, retry });
+        } else setLoaded({ state: 'error', message: describeError(error, response.status) });
       },
-      (err: unknown) => {
-        if (live)
-          setLoaded({ state: 'error', message: `The service could not be reached (${String(err)}).` });
+      () => {
+        if (live) setLoaded({ state: 'error', message: NOT_ANSWERING, retry });
       },
     );
     return () => {
       live = false;
     };
-  }, [key]);
+  }, [key, attempt]);
   return loaded;
 }
 
@@ -55,10 +64,18 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-export function Failed({ what, message }: { what: string; message: string }) {
+export function Failed({ what, message, retry }: { what: string; message: string; retry?: () => void }) {
   return (
     <p class="state error" role="alert">
       Could not load {what}: {message}
+      {retry && (
+        <>
+          {' '}
+          <button type="button" class="retry" onClick={retry}>
+            Retry
+          </button>
+        </>
+      )}
     </p>
   );
 }
@@ -78,7 +95,7 @@ export function Show<T>({
   children: (data: T) => ComponentChildren;
 }) {
   if (loaded.state === 'loading') return <Loading what={what} />;
-  if (loaded.state === 'error') return <Failed what={what} message={loaded.message} />;
+  if (loaded.state === 'error') return <Failed what={what} message={loaded.message} retry={loaded.retry} />;
   return <>{children(loaded.data)}</>;
 }
 

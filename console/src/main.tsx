@@ -31,7 +31,7 @@ function App() {
     () =>
       onSessionEnded(() => {
         setSession(undefined);
-        setNotice('Your session has ended (the token expired or was refused). Sign in again.');
+        setNotice('Signed out: your session ended (the token expired or was refused). Sign in again.');
       }),
     [],
   );

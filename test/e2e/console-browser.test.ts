@@ -34,6 +34,7 @@ import {
   simulateFleet,
   startAgentLogin,
 } from '#test/support/child.ts';
+import { assertConsoleAssetDelivery } from '#test/support/console-site.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { demoJoinedScope, demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
@@ -231,7 +232,10 @@ test('the console is served under /console/ with a strict Content-Security-Polic
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: an inline script`);
     assert.doesNotMatch(html, /\sstyle=|<style/, `${path}: an inline style`);
   }
-  const script = await fetch(`${svc.url}/console/assets/console.js`);
+  const scriptName = /"\/console\/assets\/(console-[A-Z0-9]+\.js)"/.exec(
+    await (await fetch(`${svc.url}/console/`)).text(),
+  )?.[1];
+  const script = await fetch(`${svc.url}/console/assets/${scriptName}`);
   assert.equal(script.status, 200);
   assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
   assert.equal(script.headers.get('content-security-policy'), CONSOLE_CSP);
@@ -241,6 +245,7 @@ test('the console is served under /console/ with a strict Content-Security-Polic
   assert.deepEqual(await settings.json(), {});
   const missing = await fetch(`${svc.url}/console/assets/nothing.js`);
   assert.equal(missing.status, 404);
+  await assertConsoleAssetDelivery(svc.url);
   const bare = await fetch(`${svc.url}/console`, { redirect: 'manual' });
   assert.equal(bare.status, 308);
   assert.equal(bare.headers.get('location'), '/console/');
@@ -895,10 +900,38 @@ test('a refused token ends the session: the console forgets it and asks to sign 
   })()`);
   await page.reload();
   await page.waitForSelector('#session-notice');
+  assert.match((await page.locator('#session-notice').textContent()) ?? '', /^Signed out: /);
   await page.waitForSelector('#sign-in');
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
   await page.context().close();
   assert.deepEqual(browserProblems, []);
+});
+
+test('a service that stops answering: the page says so in words with a Retry that keeps its filters', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await signIn(page, `${svc.url}/console/tool-calls?result=denied`);
+  await page.waitForSelector('#events tbody tr');
+  // The service goes away: every API call is refused at the network, as a stopped server's are.
+  await page.route('**/v1/**', (route) => route.abort('connectionrefused'));
+  await page.reload();
+  const failed = page.locator('.state.error');
+  await failed.waitFor();
+  assert.match(
+    (await failed.textContent()) ?? '',
+    /^Could not load .*: The service is not answering\. Check that it is running, then retry\. ?Retry$/,
+  );
+  assert.doesNotMatch((await failed.textContent()) ?? '', /TypeError|fetch/);
+  await assertAccessible(page, 'service-not-answering');
+  // Back: Retry loads the same page, its filters kept.
+  await page.unroute('**/v1/**');
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.waitForSelector('#events tbody tr');
+  assert.match(page.url(), /\/console\/tool-calls\?result=denied$/);
+  const results = await page.locator('#events tbody tr td:nth-child(2)').allTextContents();
+  assert.ok(results.length > 0 && results.every((r) => r.startsWith('denied')), results.join(', '));
+  await page.context().close();
 });
 
 test('the catalog: listed as the API lists it, an entry edited, a new one created', {
