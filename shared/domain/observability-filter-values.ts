@@ -8,7 +8,7 @@ import { tsParam } from '../db/sql-values.ts';
 import type { FiltersQuery } from '../schemas/observability.ts';
 import { boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
 import { align, DAY, droppedWithin, rangeOf, retentionNotice } from './observability-ranges.ts';
-import { callCountsSql, readTailSql } from './observability-rollups.ts';
+import { callCountsSql, readTailOf } from './observability-rollups.ts';
 
 /** Latest events of the range sampled for the session and skill values (no rollup holds them). */
 const FILTER_SAMPLE_EVENTS = 5000;
@@ -55,8 +55,8 @@ export async function observabilityFilters(
           calls FROM ${callCountsSql(range.rollupWhere, tsParam(range.from), tsParam(range.to))} c),
       fa AS MATERIALIZED (SELECT actor_email, group_name, calls FROM observability_rollups
           WHERE kind = 'actor' AND grain = 'day' AND bucket >= ${tsParam(days.from)} AND bucket < ${tsParam(days.to)}
-        UNION ALL SELECT coalesce(s.actor_email, ''), coalesce(s.group_name, ''), 1 FROM observability_events s
-          WHERE s.event_time >= ${tsParam(days.from)} AND s.event_time < ${tsParam(days.to)} AND ${readTailSql('s')}),
+        UNION ALL SELECT coalesce(s.actor_email, ''), coalesce(s.group_name, ''), 1
+          FROM ${readTailOf(tsParam(days.from), tsParam(days.to))} s),
       dv AS MATERIALIZED (SELECT d.id, d.serial_number, d.last_event_at FROM devices d
         WHERE d.last_event_at >= ${F} AND EXISTS (SELECT 1 FROM observability_events e
           WHERE e.device_id = d.id AND e.event_time >= ${F} AND e.event_time < ${T})

@@ -10,7 +10,7 @@
 //   stamped with its transaction (ingest_xid); observability_fold() (below) upserts the aggregates of the events of
 //   every finished transaction since its watermark, exactly once each. The schedule (observability/fold) calls it
 //   and keeps the backlog small; reads never do: each adds the aggregate of the events not folded yet (the tail,
-//   readTailSql) to the rollup rows in the same statement, so a read is one round trip, writes nothing and is as fresh
+//   readTailOf) to the rollup rows in the same statement, so a read is one round trip, writes nothing and is as fresh
 //   as when ingest wrote the rollups itself. In the ingest statement they were ~20 of ~85 ms of a 1000-event
 //   batch (~870 rows upserted per batch); a fold upserts each row once for all batches since the last. Only the
 //   finest grain (hourly calls, daily actors, minute series) is grouped from the events; the coarser rows are summed
@@ -126,11 +126,11 @@ const PENDING = '(SELECT pending_xids FROM observability_fold_state)::xid8[]';
  * The condition on the events `e` that the rollups and series do not hold yet (the tail): stored at or after the
  * fold's watermark, or passed by a fold while their transaction was running (pending_xids).
  */
-export const unfoldedSql = (e: 'e' | 's'): SQL =>
+export const unfoldedSql = (e: 'e'): SQL =>
   sql.raw(`(${e}.ingest_xid >= ${WATERMARK} OR ${e}.ingest_xid = ANY (${PENDING}))`);
 
 /**
- * The most events of the tail a read adds to the rollups (readTailSql): as many as a read folded before it answered
+ * The most events of the tail a read adds to the rollups (readTailOf): as many as a read folded before it answered
  * when reads folded, so reads are as fresh as then; the schedule keeps the tail below it (a 10,000-laptop fleet
  * stores ~2,100 events a minute), and a larger backlog costs a read no more than this.
  */
@@ -138,15 +138,45 @@ export const READ_TAIL_MAX_EVENTS = 5_000;
 
 /**
  * The tail as a read sees it: the events the pending transactions stored, and those of the transactions from the
- * watermark on, up to the one holding the READ_TAIL_MAX_EVENTS-th event (whole transactions, as a fold cuts). A read
- * adds their aggregate to the rollup rows in the same statement, whose one snapshot sees the watermark and the rows
- * of the same folds: each event it counts is counted once, and the read writes nothing.
+ * watermark on, up to the one holding the READ_TAIL_MAX_EVENTS-th event (whole transactions, as a fold cuts).
  */
-export const readTailSql = (e: 'e' | 's'): SQL =>
+const readTailSql = (e: 'e'): SQL =>
   sql.raw(`((${e}.ingest_xid >= ${WATERMARK} AND ${e}.ingest_xid < coalesce((SELECT x.ingest_xid
       FROM observability_events x WHERE x.ingest_xid >= ${WATERMARK} ORDER BY x.ingest_xid
       OFFSET ${READ_TAIL_MAX_EVENTS} LIMIT 1), '18446744073709551615'::xid8))
     OR ${e}.ingest_xid = ANY (${PENDING}))`);
+
+/** Name of the SQL function that returns the events of a range in the read's tail (readTailFunctionSql). */
+export const READ_TAIL_FUNCTION = 'observability_read_tail';
+
+/**
+ * CREATE OR REPLACE FUNCTION observability_read_tail(range_from, range_to): the events of [range_from, range_to) in
+ * the read's tail (readTailSql), with the columns the rollup fragments read. A read adds their aggregate to the
+ * rollup rows in the same statement. STABLE, so it runs in that statement's snapshot, which sees the watermark and
+ * the rows of the same folds: each event the read counts is counted once, and the read writes nothing. A function so
+ * that the plan over every partition of the events is made once per connection (a generic plan, pruned when it
+ * runs), not by every read. Generated into a migration like the fold (scripts/function-migrations.ts).
+ */
+export function readTailFunctionSql(): SQL {
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(READ_TAIL_FUNCTION)}(range_from timestamptz, range_to timestamptz)
+RETURNS TABLE (event_time timestamptz, agent_type text, mcp_name text, tool text, event_type text, result text,
+  deny_code text, rule_applied text, model text, actor_email text, group_name text, tokens_in integer,
+  tokens_out integer, duration_ms integer)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET plan_cache_mode = force_generic_plan
+AS $tail$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT e.event_time, e.agent_type, e.mcp_name, e.tool, e.event_type, e.result, e.deny_code,
+      e.rule_applied, e.model, e.actor_email, e.group_name, e.tokens_in, e.tokens_out, e.duration_ms
+    FROM observability_events e
+    WHERE e.event_time >= range_from AND e.event_time < range_to AND ${readTailSql('e')};
+END
+$tail$`;
+}
+
+/** The events of [from, to) in the read's tail (observability_read_tail) as a FROM item. */
+export const readTailOf = (from: SQL, to: SQL): SQL => sql`${sql.raw(READ_TAIL_FUNCTION)}(${from}, ${to})`;
 
 /** The call key of the rollups: absent values are ''. */
 export const CALL_KEY = [
@@ -162,14 +192,14 @@ export const CALL_KEY = [
 
 /**
  * The call rows of a range with their key, calls and tokens: the rollup rows `rollupWhere` selects and, one row each,
- * the events of [from, to) in the read's tail (readTailSql); `rollupWhere` must select the rows covering [from, to).
+ * the events of [from, to) in the read's tail (readTailOf); `rollupWhere` must select the rows covering [from, to).
  */
 export const callCountsSql = (rollupWhere: SQL, from: SQL, to: SQL): SQL =>
   sql`(SELECT ${sql.raw(CALL_KEY.join(', '))}, calls, tokens_in, tokens_out FROM observability_rollups
       WHERE kind = 'call' AND ${rollupWhere}
     UNION ALL SELECT s.agent_type, s.mcp_name, s.tool, s.event_type, s.result, coalesce(s.deny_code, ''),
       coalesce(s.rule_applied, ''), coalesce(s.model, ''), 1::bigint, s.tokens_in::bigint, s.tokens_out::bigint
-    FROM observability_events s WHERE s.event_time >= ${from} AND s.event_time < ${to} AND ${readTailSql('s')})`;
+    FROM ${readTailOf(from, to)} s)`;
 
 /** The UTC bucket of `grain` holding the timestamptz `expr` (ISO weeks start on Monday; 6h at 00, 06, 12, 18). */
 export const bucketOf = (grain: SQL, expr: SQL): SQL =>
@@ -397,7 +427,7 @@ export function seriesTotalsUpsertSql(rows: SQL): SQL {
 export const FOLD_FUNCTION = 'observability_fold';
 
 /** The event columns the rollup and series fragments read. */
-export const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
+const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
       actor_email, group_name, tokens_in, tokens_out, duration_ms`;
 
 /**
@@ -417,7 +447,7 @@ export const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_typ
  *
  * Bounded: the scheduled function observability/fold folds in calls of SCHEDULED_FOLD_MAX_EVENTS, each its own
  * transaction; a fold of many batches at once upserts each rollup row once per fold instead of once per batch.
- * Reads do not call it: they add the tail (readTailSql).
+ * Reads do not call it: they add the tail (readTailOf).
  *
  * Generated into a migration like ingest_events (scripts/function-migrations.ts).
  */
@@ -504,7 +534,7 @@ export interface FoldResult {
 /**
  * Folds the events stored since the last fold into the rollups (observability_fold(), above), at most `maxEvents`
  * (whole transactions); with `wait`, after a fold in progress. The schedule calls it (foldBacklog); reads never do,
- * they add the tail instead (readTailSql).
+ * they add the tail instead (readTailOf).
  */
 export const foldRollups = (db: Db, options: RollupFoldOptions = {}): Promise<FoldResult> =>
   callFold(db, rollupFoldCall(options));

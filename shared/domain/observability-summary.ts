@@ -13,7 +13,7 @@
 //   for minutes), else the events; the last three have the duration histogram per bucket, from which each point's
 //   percentiles are read as the totals' are. The actor section stays on rollups when only actor / group filters are
 //   used; with any other filter it is aggregated from the events of the range.
-// * Every rollup path adds the read's tail (readTailSql: the events not folded yet, bounded), aggregated by the
+// * Every rollup path adds the read's tail (readTailOf: the events not folded yet, bounded), aggregated by the
 //   same fragments the fold uses, to the rollup rows in the same statement: one round trip that writes nothing and
 //   sees every event the fold has not reached, counted once.
 import { type SQL, sql } from 'drizzle-orm';
@@ -39,11 +39,10 @@ import {
   actorRowsSql,
   CALL_KEY,
   callRowsSql,
-  FOLDED_COLUMNS,
   type Grain,
   HIST_COLUMNS,
   histPercentile,
-  readTailSql,
+  readTailOf,
   seriesSelectSql,
 } from './observability-rollups.ts';
 
@@ -195,11 +194,11 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const T = tsParam(range.to);
   const events = (r: { from: Date; to: Date }) => sql`(SELECT * FROM observability_events e
     WHERE e.event_time >= ${tsParam(r.from)} AND e.event_time < ${tsParam(r.to)} AND ${and(eventConditions(query))})`;
-  // The rollup paths add to the rollup rows the read's tail (readTailSql), the events not folded yet, with the
-  // filters: ue, over the actor range (which holds the range), read once; tail, those of the range.
-  const tailCte = sql`ue AS MATERIALIZED (SELECT ${sql.raw(FOLDED_COLUMNS)} FROM observability_events e
-    WHERE e.event_time >= ${tsParam(actorRange.from)} AND e.event_time < ${tsParam(actorRange.to)}
-      AND ${and(eventConditions(query))} AND ${readTailSql('e')})`;
+  // The rollup paths add to the rollup rows the read's tail (readTailOf), the events not folded yet, with the
+  // filters (on the rollup paths, only filters the tail's columns hold): ue, over the actor range (which holds the
+  // range), read once; tail, those of the range.
+  const tailCte = sql`ue AS MATERIALIZED (SELECT * FROM ${readTailOf(tsParam(actorRange.from), tsParam(actorRange.to))} e
+    WHERE ${and(dimConditions(query, [...CALL_KEYS, ...ACTOR_ROW_KEYS], 'e.'))})`;
   const tail = sql`(SELECT * FROM ue WHERE event_time >= ${F} AND event_time < ${T})`;
   const callDims = and(dimConditions(query, CALL_KEYS));
   // Per call key over the range: calls, denied, errors, tokens, duration sum / max and the histogram.
