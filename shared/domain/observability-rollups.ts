@@ -146,37 +146,38 @@ const readTailSql = (e: 'e'): SQL =>
       OFFSET ${READ_TAIL_MAX_EVENTS} LIMIT 1), '18446744073709551615'::xid8))
     OR ${e}.ingest_xid = ANY (${PENDING}))`);
 
-/** Name of the SQL function that returns the events of a range in the read's tail (readTailFunctionSql). */
+/** Name of the SQL function that returns the events of the read's tail (readTailFunctionSql). */
 export const READ_TAIL_FUNCTION = 'observability_read_tail';
 
 /**
- * CREATE OR REPLACE FUNCTION observability_read_tail(range_from, range_to): the events of [range_from, range_to) in
- * the read's tail (readTailSql), with the columns the rollup fragments read. A read adds their aggregate to the
- * rollup rows in the same statement. STABLE, so it runs in that statement's snapshot, which sees the watermark and
- * the rows of the same folds: each event the read counts is counted once, and the read writes nothing. A function so
- * that the plan over every partition of the events is made once per connection (a generic plan, pruned when it
- * runs), not by every read. Generated into a migration like the fold (scripts/function-migrations.ts).
+ * CREATE OR REPLACE FUNCTION observability_read_tail(): the events of the read's tail (readTailSql), with the columns
+ * the rollup fragments read; the reader keeps those of its range. A read adds their aggregate to the rollup rows in
+ * the same statement. STABLE, so it runs in that statement's snapshot, which sees the watermark and the rows of the
+ * same folds: each event the read counts is counted once, and the read writes nothing. A function so that its plan,
+ * probes of the ingest_xid index of every partition of the events, is made once per connection, not by every read.
+ * No time range inside: in a plan made once, a range given as parameters is estimated to select little and led the
+ * planner to intersect the tail with every event of the range by the time index. Generated into a migration like
+ * the fold (scripts/function-migrations.ts).
  */
 export function readTailFunctionSql(): SQL {
-  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(READ_TAIL_FUNCTION)}(range_from timestamptz, range_to timestamptz)
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(READ_TAIL_FUNCTION)}()
 RETURNS TABLE (event_time timestamptz, agent_type text, mcp_name text, tool text, event_type text, result text,
   deny_code text, rule_applied text, model text, actor_email text, group_name text, tokens_in integer,
   tokens_out integer, duration_ms integer)
 LANGUAGE plpgsql STABLE PARALLEL SAFE
-SET plan_cache_mode = force_generic_plan
 AS $tail$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY SELECT e.event_time, e.agent_type, e.mcp_name, e.tool, e.event_type, e.result, e.deny_code,
       e.rule_applied, e.model, e.actor_email, e.group_name, e.tokens_in, e.tokens_out, e.duration_ms
-    FROM observability_events e
-    WHERE e.event_time >= range_from AND e.event_time < range_to AND ${readTailSql('e')};
+    FROM observability_events e WHERE ${readTailSql('e')};
 END
 $tail$`;
 }
 
-/** The events of [from, to) in the read's tail (observability_read_tail) as a FROM item. */
-export const readTailOf = (from: SQL, to: SQL): SQL => sql`${sql.raw(READ_TAIL_FUNCTION)}(${from}, ${to})`;
+/** The events of [from, to) in the read's tail (observability_read_tail), as a relation with its columns. */
+export const readTailOf = (from: SQL, to: SQL): SQL =>
+  sql`(SELECT * FROM ${sql.raw(READ_TAIL_FUNCTION)}() t WHERE t.event_time >= ${from} AND t.event_time < ${to})`;
 
 /** The call key of the rollups: absent values are ''. */
 export const CALL_KEY = [
