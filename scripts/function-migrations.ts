@@ -20,6 +20,8 @@ import {
   foldFunctionSql,
   PERCENTILE_FUNCTION,
   percentileFunctionSql,
+  READ_TAIL_FUNCTION,
+  readTailFunctionSql,
 } from '../shared/domain/observability-rollups.ts';
 
 export interface GeneratedFunction {
@@ -44,6 +46,11 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     name: FOLD_FUNCTION,
     source: 'shared/domain/observability-rollups.ts (foldFunctionSql)',
     definition: foldFunctionSql,
+  },
+  {
+    name: READ_TAIL_FUNCTION,
+    source: 'shared/domain/observability-rollups.ts (readTailFunctionSql)',
+    definition: readTailFunctionSql,
   },
   {
     name: FLEET_FOLD_FUNCTION,

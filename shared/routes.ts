@@ -43,7 +43,8 @@ export const schedules = {
   },
   rollupFold: {
     handler: 'observability/fold',
-    summary: 'Folds newly stored device events into the observability rollups (every read also folds first)',
+    summary:
+      'Folds newly stored device events into the observability rollups (reads add the events not folded yet)',
     everyMs: (config: Config) => config.events.fold_interval,
   },
   eventPartitions: {

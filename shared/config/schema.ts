@@ -138,7 +138,7 @@ export const configSchema = z
         max_batch: z.number().int().positive().max(10_000).default(1000),
         // Bounded so that a full batch of stored prompts stays far below the Data API's 4 MiB request.
         prompt_max_chars: z.number().int().positive().max(65_536).default(4096),
-        // How often the stored events are folded into the observability rollups (every admin read folds first too).
+        // How often the stored events are folded into the observability rollups (admin reads add the rest, never fold).
         fold_interval: duration('1m'),
         // How often the partition maintenance runs (shared/domain/observability-partitions.ts): daily partitions of
         // the events are created partitions_ahead days ahead.

@@ -1,7 +1,8 @@
 // Fleet views for admins: devices (list, detail), agents and MCP servers across the fleet (with configured
 // vs called), the fleet summary and the inventory change feed. The agents, MCPs and summary views read the fleet
 // counters (fleet-stats.ts) rather than the inventory rows, which number about ten per device; call counts come from
-// the event rollups (observability-rollups.ts). Both are folded first (foldCounters).
+// the event rollups with the events not folded into them yet (callCountsSql). The fleet counters are folded first
+// (foldCounters).
 // Every list is keyset-paginated (observability-cursor.ts) and bounded to 100 rows and PAGE_BYTES; each JSON
 // document is built by one statement (queryDoc), so values read the same on every driver.
 import { type SQL, sql } from 'drizzle-orm';
@@ -38,14 +39,11 @@ import {
   UUID_RE,
 } from './observability-cursor.ts';
 import { rangeOf } from './observability-ranges.ts';
-import { rollupFoldCall } from './observability-rollups.ts';
+import { callCountsSql } from './observability-rollups.ts';
 
-/**
- * Before a read of the rollups and the fleet counters: folds what is waiting into both (observability-rollups.ts,
- * fleet-stats.ts), each bounded and never waiting, in one round trip.
- */
+/** Before a read of the fleet counters: folds what is waiting into them (fleet-stats.ts), bounded and never waiting. */
 async function foldCounters(db: Db): Promise<void> {
-  await db.execute(sql`SELECT r.folded, f.folded FROM ${rollupFoldCall()} r, ${fleetFoldCall()} f`);
+  await db.execute(sql`SELECT f.folded FROM ${fleetFoldCall()} f`);
 }
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
@@ -231,7 +229,7 @@ function callWindow(query: { from?: string | undefined; to?: string | undefined 
 }
 
 /**
- * Calls per `dim` in the window, from the rollups: whole days from daily rows, the partial days at both ends from
+ * Calls per `dim` in the window, from the rollups and the events not folded yet: whole days from daily rows, the partial days at both ends from
  * hourly rows (the window is widened to whole hours).
  */
 function callsCte(dim: 'agent_type' | 'mcp_name', from: Date, to: Date): SQL {
@@ -240,7 +238,7 @@ function callsCte(dim: 'agent_type' | 'mcp_name', from: Date, to: Date): SQL {
       (sum(calls) FILTER (WHERE result = 'denied'))::bigint AS denied,
       (sum(calls) FILTER (WHERE result = 'error'))::bigint AS errors,
       sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out
-    FROM observability_rollups WHERE kind = 'call' AND ${r.rollupWhere} GROUP BY 1`;
+    FROM ${callCountsSql(r.rollupWhere, tsParam(r.from), tsParam(r.to))} c GROUP BY 1`;
 }
 
 /** One row per agent type: devices, MCP counts (enabled / disabled), transports, first / last seen, calls. */
@@ -439,7 +437,7 @@ export async function fleetSummary(db: Db, config: Config, now = new Date()) {
           coalesce(sum(calls) FILTER (WHERE result = 'denied'), 0)::bigint AS denied,
           coalesce(sum(calls) FILTER (WHERE result = 'error'), 0)::bigint AS errors,
           coalesce(sum(tokens_in), 0)::bigint AS tokens_in, coalesce(sum(tokens_out), 0)::bigint AS tokens_out
-        FROM observability_rollups WHERE kind = 'call' AND ${r.rollupWhere})
+        FROM ${callCountsSql(r.rollupWhere, tsParam(r.from), tsParam(r.to))} c)
     SELECT json_build_object(
       'devices', ${deviceCountsSql(tsParam(t.since), tsParam(dayAgo))},
       'agents_by_type', (SELECT coalesce(json_agg(json_build_object('agent_type', agent_type, 'devices', devices)

@@ -1,5 +1,6 @@
 // Admin observability: the values each event filter can take in a range, for the dashboard's dropdowns,
-// read from the rollups where they hold the values and from a sample of the latest events where none does.
+// read from the rollups (with the events not folded into them yet) where they hold the values and from a sample of
+// the latest events where none does. One statement, which writes nothing.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
@@ -7,7 +8,7 @@ import { tsParam } from '../db/sql-values.ts';
 import type { FiltersQuery } from '../schemas/observability.ts';
 import { boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
 import { align, DAY, droppedWithin, rangeOf, retentionNotice } from './observability-ranges.ts';
-import { foldRollups } from './observability-rollups.ts';
+import { callCountsSql, readTailOf } from './observability-rollups.ts';
 
 /** Latest events of the range sampled for the session and skill values (no rollup holds them). */
 const FILTER_SAMPLE_EVENTS = 5000;
@@ -45,16 +46,17 @@ export async function observabilityFilters(
           ORDER BY 2 DESC, 1 LIMIT ${lim}) y`,
       `(SELECT count(DISTINCT ${col})::int FROM ${rel} WHERE ${col} <> '')`,
     );
-  await foldRollups(db);
   const doc = await queryDoc<{
     dropped: boolean;
     lists: Record<string, { values: unknown[]; available: number; total: number | null }>;
   }>(
     db,
     sql`WITH f AS MATERIALIZED (SELECT agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied, model,
-          calls FROM observability_rollups WHERE kind = 'call' AND ${range.rollupWhere}),
+          calls FROM ${callCountsSql(range.rollupWhere, tsParam(range.from), tsParam(range.to))} c),
       fa AS MATERIALIZED (SELECT actor_email, group_name, calls FROM observability_rollups
-        WHERE kind = 'actor' AND grain = 'day' AND bucket >= ${tsParam(days.from)} AND bucket < ${tsParam(days.to)}),
+          WHERE kind = 'actor' AND grain = 'day' AND bucket >= ${tsParam(days.from)} AND bucket < ${tsParam(days.to)}
+        UNION ALL SELECT coalesce(s.actor_email, ''), coalesce(s.group_name, ''), 1
+          FROM ${readTailOf(tsParam(days.from), tsParam(days.to))} s),
       dv AS MATERIALIZED (SELECT d.id, d.serial_number, d.last_event_at FROM devices d
         WHERE d.last_event_at >= ${F} AND EXISTS (SELECT 1 FROM observability_events e
           WHERE e.device_id = d.id AND e.event_time >= ${F} AND e.event_time < ${T})

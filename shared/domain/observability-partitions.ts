@@ -14,6 +14,7 @@ import { type AuditActor, recordAudit } from './audit.ts';
 import { isArchived } from './event-archive-watermark.ts';
 import { type EventPartition, listEventPartitions } from './event-partitions.ts';
 import { eventRetentionCutoff } from './event-retention.ts';
+import { unfoldedSql } from './observability-rollups.ts';
 
 const DAY_MS = 86_400_000;
 /** Who drops partitions in the audit log (the same as the scheduled request expiry's). */
@@ -107,15 +108,11 @@ export const RETENTION_LOCK_TIMEOUT_MS = 5_000;
 
 const DAILY_PARTITION = /^observability_events_p\d{8}$/;
 
-/**
- * Whether some event of the partition is not in the rollups yet: stored by a transaction at or after the fold's
- * watermark, or by one the fold passed while it was running (observability_fold_state, observability-rollups.ts).
- */
+/** Whether some event of the partition is not in the rollups yet (unfoldedSql, observability-rollups.ts). */
 async function hasUnfoldedEvents(db: Db, partition: string): Promise<boolean> {
   const [row] = await queryRows<{ unfolded: boolean }>(
     db,
-    sql`SELECT EXISTS (SELECT 1 FROM ${sql.raw(quotedPartition(partition))} e, observability_fold_state s
-      WHERE e.ingest_xid >= s.next_xid OR e.ingest_xid = ANY (s.pending_xids)) AS unfolded`,
+    sql`SELECT EXISTS (SELECT 1 FROM ${sql.raw(quotedPartition(partition))} e WHERE ${unfoldedSql('e')}) AS unfolded`,
   );
   return row?.unfolded === true;
 }

@@ -8,9 +8,10 @@
 //
 // * Rollups folded from the stored events. The ingest statement (shared/domain/events.ts) stores events only, each
 //   stamped with its transaction (ingest_xid); observability_fold() (below) upserts the aggregates of the events of
-//   every finished transaction since its watermark, exactly once each, and every reader of the rollups calls it
-//   first (foldRollups), so reads are as fresh as when ingest wrote the rollups itself; a schedule
-//   (observability/fold) keeps the backlog small. In the ingest statement they were ~20 of ~85 ms of a 1000-event
+//   every finished transaction since its watermark, exactly once each. The schedule (observability/fold) calls it
+//   and keeps the backlog small; reads never do: each adds the aggregate of the events not folded yet (the tail,
+//   readTailOf) to the rollup rows in the same statement, so a read is one round trip, writes nothing and is as fresh
+//   as when ingest wrote the rollups itself. In the ingest statement they were ~20 of ~85 ms of a 1000-event
 //   batch (~870 rows upserted per batch); a fold upserts each row once for all batches since the last. Only the
 //   finest grain (hourly calls, daily actors, minute series) is grouped from the events; the coarser rows are summed
 //   from those rows (buckets nest):
@@ -31,8 +32,8 @@
 //     and results, with the bucket's p50 / p95 / p99 stored in a generated column (obs_hist_percentiles, the SQL
 //     twin of histPercentile). The unfiltered series reads one row and three percentiles per bucket: a 24-hour minute
 //     series grouped ~7,000 rows and summed their 64 histogram columns (20 ms at 5M events), and now reads 1,440.
-// * Who reads them: the summary (observability-summary.ts), the filter values (observability-filter-values.ts) and
-//   the fleet views (fleet.ts). The event browser reads the events (observability-events.ts).
+// * Who reads them, each with the tail: the summary (observability-summary.ts), the filter values
+//   (observability-filter-values.ts) and the fleet views (fleet.ts). The event browser reads the events (observability-events.ts).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { HIST_BUCKETS, HIST_COLUMNS, HIST_FACTOR } from '../db/histogram.ts';
@@ -117,6 +118,67 @@ END
 $percentiles$`);
 }
 
+const WATERMARK = '(SELECT next_xid FROM observability_fold_state)';
+// An array expression (the cast), not a subquery: ANY (SELECT …) would compare with the array itself.
+const PENDING = '(SELECT pending_xids FROM observability_fold_state)::xid8[]';
+
+/**
+ * The condition on the events `e` that the rollups and series do not hold yet (the tail): stored at or after the
+ * fold's watermark, or passed by a fold while their transaction was running (pending_xids).
+ */
+export const unfoldedSql = (e: 'e'): SQL =>
+  sql.raw(`(${e}.ingest_xid >= ${WATERMARK} OR ${e}.ingest_xid = ANY (${PENDING}))`);
+
+/**
+ * The most events of the tail a read adds to the rollups (readTailOf): as many as a read folded before it answered
+ * when reads folded, so reads are as fresh as then; the schedule keeps the tail below it (a 10,000-laptop fleet
+ * stores ~2,100 events a minute), and a larger backlog costs a read no more than this.
+ */
+export const READ_TAIL_MAX_EVENTS = 5_000;
+
+/**
+ * The tail as a read sees it: the events the pending transactions stored, and those of the transactions from the
+ * watermark on, up to the one holding the READ_TAIL_MAX_EVENTS-th event (whole transactions, as a fold cuts).
+ */
+const readTailSql = (e: 'e'): SQL =>
+  sql.raw(`((${e}.ingest_xid >= ${WATERMARK} AND ${e}.ingest_xid < coalesce((SELECT x.ingest_xid
+      FROM observability_events x WHERE x.ingest_xid >= ${WATERMARK} ORDER BY x.ingest_xid
+      OFFSET ${READ_TAIL_MAX_EVENTS} LIMIT 1), '18446744073709551615'::xid8))
+    OR ${e}.ingest_xid = ANY (${PENDING}))`);
+
+/** Name of the SQL function that returns the events of the read's tail (readTailFunctionSql). */
+export const READ_TAIL_FUNCTION = 'observability_read_tail';
+
+/**
+ * CREATE OR REPLACE FUNCTION observability_read_tail(): the events of the read's tail (readTailSql), with the columns
+ * the rollup fragments read; the reader keeps those of its range. A read adds their aggregate to the rollup rows in
+ * the same statement. STABLE, so it runs in that statement's snapshot, which sees the watermark and the rows of the
+ * same folds: each event the read counts is counted once, and the read writes nothing. A function so that its plan,
+ * probes of the ingest_xid index of every partition of the events, is made once per connection, not by every read.
+ * No time range inside: in a plan made once, a range given as parameters is estimated to select little and led the
+ * planner to intersect the tail with every event of the range by the time index. Generated into a migration like
+ * the fold (scripts/function-migrations.ts).
+ */
+export function readTailFunctionSql(): SQL {
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(READ_TAIL_FUNCTION)}()
+RETURNS TABLE (event_time timestamptz, agent_type text, mcp_name text, tool text, event_type text, result text,
+  deny_code text, rule_applied text, model text, actor_email text, group_name text, tokens_in integer,
+  tokens_out integer, duration_ms integer)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $tail$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT e.event_time, e.agent_type, e.mcp_name, e.tool, e.event_type, e.result, e.deny_code,
+      e.rule_applied, e.model, e.actor_email, e.group_name, e.tokens_in, e.tokens_out, e.duration_ms
+    FROM observability_events e WHERE ${readTailSql('e')};
+END
+$tail$`;
+}
+
+/** The events of [from, to) in the read's tail (observability_read_tail), as a relation with its columns. */
+export const readTailOf = (from: SQL, to: SQL): SQL =>
+  sql`(SELECT * FROM ${sql.raw(READ_TAIL_FUNCTION)}() t WHERE t.event_time >= ${from} AND t.event_time < ${to})`;
+
 /** The call key of the rollups: absent values are ''. */
 export const CALL_KEY = [
   'agent_type',
@@ -128,6 +190,17 @@ export const CALL_KEY = [
   'rule_applied',
   'model',
 ] as const;
+
+/**
+ * The call rows of a range with their key, calls and tokens: the rollup rows `rollupWhere` selects and, one row each,
+ * the events of [from, to) in the read's tail (readTailOf); `rollupWhere` must select the rows covering [from, to).
+ */
+export const callCountsSql = (rollupWhere: SQL, from: SQL, to: SQL): SQL =>
+  sql`(SELECT ${sql.raw(CALL_KEY.join(', '))}, calls, tokens_in, tokens_out FROM observability_rollups
+      WHERE kind = 'call' AND ${rollupWhere}
+    UNION ALL SELECT s.agent_type, s.mcp_name, s.tool, s.event_type, s.result, coalesce(s.deny_code, ''),
+      coalesce(s.rule_applied, ''), coalesce(s.model, ''), 1::bigint, s.tokens_in::bigint, s.tokens_out::bigint
+    FROM ${readTailOf(from, to)} s)`;
 
 /** The UTC bucket of `grain` holding the timestamptz `expr` (ISO weeks start on Monday; 6h at 00, 06, 12, 18). */
 export const bucketOf = (grain: SQL, expr: SQL): SQL =>
@@ -369,15 +442,13 @@ const FOLDED_COLUMNS = `event_time, agent_type, mcp_name, tool, event_type, resu
  * transaction at that position (whole transactions only); the running ones it passes go to pending_xids, and a later
  * fold folds each of them once it has finished (an aborted one has no events). So a batch still being written, or a
  * long transaction that never writes an event, delays only its own events, never the others'. Folds are serialized
- * by the watermark row lock: with `wait`, a second one waits, then starts where the first ended; without (a read),
- * it leaves the work to the fold in progress and returns at once. When nothing is waiting (an index probe) it
+ * by the watermark row lock: with `wait`, a second one waits, then starts where the first ended; without, it leaves
+ * the work to the fold in progress and returns at once. When nothing is waiting (an index probe) it
  * returns before taking the lock, writing nothing.
  *
- * Bounded: a read folds at most READ_FOLD_MAX_EVENTS first, without waiting (so it includes what was committed
- * before it began, unless a backlog is larger than that or a fold is in progress), and the scheduled function
- * observability/fold folds the rest in calls of SCHEDULED_FOLD_MAX_EVENTS, each its own transaction. A read never
- * pays for a backlog; a fold of many batches at once upserts each rollup row once per fold instead of once per
- * batch.
+ * Bounded: the scheduled function observability/fold folds in calls of SCHEDULED_FOLD_MAX_EVENTS, each its own
+ * transaction; a fold of many batches at once upserts each rollup row once per fold instead of once per batch.
+ * Reads do not call it: they add the tail (readTailOf).
  *
  * Generated into a migration like ingest_events (scripts/function-migrations.ts).
  */
@@ -449,12 +520,6 @@ END
 $fold$`;
 }
 
-/**
- * The most events a read folds before it answers (foldFunctionSql): tens of milliseconds at most, and more than a
- * minute of events of a 10,000-laptop fleet (10,000 laptops x 300 calls a day, ~2,100 a minute), so with the schedule
- * folding every minute a read still sees every event committed before it.
- */
-export const READ_FOLD_MAX_EVENTS = 5_000;
 /** The most events one call of the scheduled fold folds, in one transaction (observability/fold loops). */
 export const SCHEDULED_FOLD_MAX_EVENTS = 200_000;
 
@@ -469,8 +534,8 @@ export interface FoldResult {
 
 /**
  * Folds the events stored since the last fold into the rollups (observability_fold(), above), at most `maxEvents`
- * (whole transactions); with `wait`, after a fold in progress. Every reader of observability_rollups or
- * observability_series calls it first with the defaults: a few milliseconds at most, never waiting.
+ * (whole transactions); with `wait`, after a fold in progress. The schedule calls it (foldBacklog); reads never do,
+ * they add the tail instead (readTailOf).
  */
 export const foldRollups = (db: Db, options: RollupFoldOptions = {}): Promise<FoldResult> =>
   callFold(db, rollupFoldCall(options));
@@ -480,9 +545,9 @@ interface RollupFoldOptions {
   wait?: boolean;
 }
 
-/** The call of observability_fold (above) as a FROM item; with no options, a read's fold. */
+/** The call of observability_fold (above) as a FROM item; with no options, bounded and never waiting. */
 export const rollupFoldCall = ({
-  maxEvents = READ_FOLD_MAX_EVENTS,
+  maxEvents = READ_TAIL_MAX_EVENTS,
   wait = false,
 }: RollupFoldOptions = {}): SQL => sql`${sql.raw(FOLD_FUNCTION)}(${maxEvents}::bigint, ${wait}::boolean)`;
 

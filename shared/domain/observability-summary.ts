@@ -13,6 +13,9 @@
 //   for minutes), else the events; the last three have the duration histogram per bucket, from which each point's
 //   percentiles are read as the totals' are. The actor section stays on rollups when only actor / group filters are
 //   used; with any other filter it is aggregated from the events of the range.
+// * Every rollup path adds the read's tail (readTailOf: the events not folded yet, bounded), aggregated by the
+//   same fragments the fold uses, to the rollup rows in the same statement: one round trip that writes nothing and
+//   sees every event the fold has not reached, counted once.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { SERIES_TOTALS_PERCENTILES } from '../db/histogram.ts';
@@ -33,12 +36,14 @@ import {
 } from './observability-conditions.ts';
 import { align, DAY, STEP, segments, segmentsWhere } from './observability-ranges.ts';
 import {
+  actorRowsSql,
   CALL_KEY,
   callRowsSql,
-  foldRollups,
   type Grain,
   HIST_COLUMNS,
   histPercentile,
+  readTailOf,
+  seriesSelectSql,
 } from './observability-rollups.ts';
 
 /** Most points of a series (25 hours of minutes). */
@@ -63,6 +68,8 @@ interface TopRow {
 }
 
 const MEASURE_LIST = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'];
+/** The measure columns of call rows, rollup rows and their sums (MEASURES reads them). */
+const MEASURE_COLUMNS = `${MEASURE_LIST.join(', ')}, duration_max`;
 const MEASURES = `${MEASURE_LIST.map((m) => `sum(${m})::bigint AS ${m}`).join(', ')}, max(duration_max) AS duration_max`;
 const HIST_SUMS = HIST_COLUMNS.map((c) => `coalesce(sum(${c}), 0)::bigint AS ${c}`).join(', ');
 /**
@@ -73,6 +80,9 @@ const HIST_SUMS = HIST_COLUMNS.map((c) => `coalesce(sum(${c}), 0)::bigint AS ${c
 const histArraySql = (count: (column: string, n: number) => string) =>
   `ARRAY[${HIST_COLUMNS.map((c, i) => `coalesce(${count(c, i + 1)}, 0)`).join(', ')}]::bigint[] AS hist`;
 const KEY_COLUMNS = CALL_KEY.join(', ');
+const HIST_LIST = HIST_COLUMNS.join(', ');
+/** The columns of series rows, series totals rows and call rows that the series sums per bucket. */
+const SERIES_COLUMNS = `calls, denied, errors, tokens_in, tokens_out, duration_max, ${HIST_LIST}`;
 const measureJson = (t: string) =>
   `'calls', ${t}.calls, 'denied', ${t}.denied, 'errors', ${t}.errors, 'tokens_in', ${t}.tokens_in,
   'tokens_out', ${t}.tokens_out, 'duration_sum', ${t}.duration_sum, 'duration_max', ${t}.duration_max`;
@@ -184,6 +194,12 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const T = tsParam(range.to);
   const events = (r: { from: Date; to: Date }) => sql`(SELECT * FROM observability_events e
     WHERE e.event_time >= ${tsParam(r.from)} AND e.event_time < ${tsParam(r.to)} AND ${and(eventConditions(query))})`;
+  // The rollup paths add to the rollup rows the read's tail (readTailOf), the events not folded yet, with the
+  // filters (on the rollup paths, only filters the tail's columns hold): ue, over the actor range (which holds the
+  // range), read once; tail, those of the range.
+  const tailCte = sql`ue AS MATERIALIZED (SELECT * FROM ${readTailOf(tsParam(actorRange.from), tsParam(actorRange.to))} e
+    WHERE ${and(dimConditions(query, [...CALL_KEYS, ...ACTOR_ROW_KEYS], 'e.'))})`;
+  const tail = sql`(SELECT * FROM ue WHERE event_time >= ${F} AND event_time < ${T})`;
   const callDims = and(dimConditions(query, CALL_KEYS));
   // Per call key over the range: calls, denied, errors, tokens, duration sum / max and the histogram.
   // The call rows of the range: the rollup rows of its buckets, or the events aggregated per call key (measures and
@@ -192,11 +208,17 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const callWhere = sql`kind = 'call'
     AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
     AND ${callDims}`;
+  // The rollup path adds the call rows of the unfolded events (tl, a few hundred rows at most) to the rollup rows.
   const callCtes = callRollup
-    ? sql`k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM observability_rollups
-          WHERE ${callWhere} GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)} FROM observability_rollups
-          WHERE ${callWhere} GROUP BY mcp_name, tool)`
+    ? sql`tl AS MATERIALIZED (${callRowsSql(tail)}),
+        k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)}
+          FROM (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE ${callWhere}
+            UNION ALL SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM tl) u
+          GROUP BY ${sql.raw(KEY_COLUMNS)}),
+        th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)}
+          FROM (SELECT mcp_name, tool, ${sql.raw(HIST_LIST)} FROM observability_rollups WHERE ${callWhere}
+            UNION ALL SELECT mcp_name, tool, ${sql.raw(HIST_LIST)} FROM tl) u
+          GROUP BY mcp_name, tool)`
     : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
         th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)} FROM r GROUP BY mcp_name, tool)`;
@@ -211,20 +233,33 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   );
   // Per bucket: the measures, and either the longest duration and the histogram (`dmax`, `hist`) or, from the
   // totals, the percentiles stored with them (`pct`).
+  // Each rollup source adds the rows of the unfolded events at the same grain (st: series rows, or call rows).
   const seriesRel =
     seriesSource === 'series' && used.length === 0
-      ? sql`SELECT bucket AS b, calls, denied, errors, tokens_in, tokens_out, NULL::int AS dmax, NULL::bigint[] AS hist,
+      ? // Buckets without unfolded events read their stored percentiles; the others sum their stored row and the
+        // tail's, and their percentiles are read from the summed histogram.
+        sql`SELECT bucket AS b, calls, denied, errors, tokens_in, tokens_out, NULL::int AS dmax, NULL::bigint[] AS hist,
             to_json(duration_percentiles) AS pct
-          FROM observability_series_totals WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T}`
+          FROM observability_series_totals WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T}
+            AND bucket <> ALL (ARRAY(SELECT bucket FROM st))
+        UNION ALL SELECT bucket AS b, ${seriesMeasures}, ${seriesDurations}
+          FROM (SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_series_totals
+              WHERE grain = ${unit} AND bucket = ANY (ARRAY(SELECT bucket FROM st))
+            UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM st) u
+          GROUP BY bucket`
       : seriesSource === 'series'
-        ? // Grouped by the bucket as stored, so that the minute series is a walk of its index in bucket order
-          // (observability_series_minute_idx) rather than a sort.
-          sql`SELECT bucket AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_series
-          WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${and(dimConditions(query, SERIES_KEYS))}
+        ? sql`SELECT bucket AS b, ${seriesMeasures}, ${seriesDurations}
+          FROM (SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_series
+              WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${and(dimConditions(query, SERIES_KEYS))}
+            UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM st) u
           GROUP BY bucket`
         : seriesSource === 'rollups'
-          ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations} FROM observability_rollups
-            WHERE kind = 'call' AND grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${callDims} GROUP BY 1`
+          ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations}
+            FROM (SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_rollups
+                WHERE kind = 'call' AND grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${callDims}
+              UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)}
+                FROM (${callRowsSql(tail, [bucket])}) c) u
+            GROUP BY 1`
           : sql`SELECT b, ${seriesMeasures}, max(duration_max) AS dmax,
               ${sql.raw(histArraySql((_, n) => `sum(calls) FILTER (WHERE hb = ${n})`))}, NULL::json AS pct
             FROM (SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b,
@@ -236,17 +271,17 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
             GROUP BY 1`;
   // Actor rows, not yet summed (the top list sums them once).
   const actorRel = actorRollup
-    ? sql`SELECT actor_email, calls, denied, errors, tokens_in, tokens_out, duration_sum, duration_max
-        FROM observability_rollups WHERE kind = 'actor'
+    ? sql`SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE kind = 'actor'
           AND ${segmentsWhere(segments(actorRange.from.getTime(), actorRange.to.getTime(), 'day'))}
-          AND ${and(dimConditions(query, ACTOR_ROW_KEYS))}`
+          AND ${and(dimConditions(query, ACTOR_ROW_KEYS))}
+        UNION ALL SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)}
+          FROM (${actorRowsSql(sql`ue`, ['day'])}) t`
     : sql`SELECT coalesce(e.actor_email, '') AS actor_email, count(*)::bigint AS calls,
           count(*) FILTER (WHERE e.result = 'denied') AS denied, count(*) FILTER (WHERE e.result = 'error') AS errors,
           sum(e.tokens_in)::bigint AS tokens_in, sum(e.tokens_out)::bigint AS tokens_out,
           sum(e.duration_ms)::bigint AS duration_sum, max(e.duration_ms) AS duration_max
         FROM ${events(actorRange)} e GROUP BY 1`;
   const n = query.top;
-  await foldRollups(db);
   const doc = await queryDoc<
     {
       totals: TopRow | null;
@@ -256,7 +291,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     } & Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>
   >(
     db,
-    sql`WITH ${callCtes},
+    sql`WITH ${tailCte}, ${callCtes},${seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
       a AS (${actorRel}),
       tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m, (SELECT ${sql.raw(HIST_SUMS)} FROM th) h),
       gs AS MATERIALIZED (SELECT GROUPING(${sql.raw(SET_COLUMNS.join(', '))}) AS gid, ${sql.raw(SET_COLUMNS.join(', '))},

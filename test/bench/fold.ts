@@ -17,7 +17,7 @@ import {
   FOLD_BUDGET_MS,
   foldBacklog,
   foldRollups,
-  READ_FOLD_MAX_EVENTS,
+  READ_TAIL_MAX_EVENTS,
   SCHEDULED_FOLD_MAX_EVENTS,
 } from '#shared/domain/observability-rollups.ts';
 import { observabilitySummary } from '#shared/domain/observability-summary.ts';
@@ -91,7 +91,7 @@ try {
     `bench:fold: a backlog of ${BACKLOG.toLocaleString('en')} events over the last ${(SPAN_S / 3600).toFixed(1)} hours in transactions of ${TX_EVENTS.toLocaleString('en')}, PostgreSQL ${pgDatabase.url.replace(/\/\/[^@]*@/, '//')}`,
   );
   console.log(
-    `  reads fold at most ${READ_FOLD_MAX_EVENTS.toLocaleString('en')} events without waiting; the schedule folds ${SCHEDULED_FOLD_MAX_EVENTS.toLocaleString('en')} a call for up to ${FOLD_BUDGET_MS / 1000} s a run`,
+    `  reads add at most ${READ_TAIL_MAX_EVENTS.toLocaleString('en')} events of the tail (never fold); the schedule folds ${SCHEDULED_FOLD_MAX_EVENTS.toLocaleString('en')} a call for up to ${FOLD_BUDGET_MS / 1000} s a run`,
   );
 
   const seed1 = await seedBacklog(1);

@@ -42,7 +42,7 @@ describe('concurrent ingest on postgres', () => {
       { identity, events: batches[0] as unknown[] },
       { identity, events: batches[3] as unknown[] },
     ]);
-    // Folds and admin summary reads (which fold first) all the while, on other connections.
+    // Folds and admin summary reads (which add the events not folded yet) all the while, on other connections.
     let sending = true;
     let folds = 0;
     const folding = (async () => {
@@ -80,6 +80,19 @@ describe('concurrent ingest on postgres', () => {
   test('an open transaction delays only its own events: the fold passes it, then folds them once it commits', async () => {
     const db = svc.runtime.database.db;
     const token = await svc.adminToken();
+    // The summary's calls (rollups and the tail of events not folded yet) = the events stored in its range.
+    const assertReadCountsStored = async () => {
+      const from = new Date(Date.now() - 2 * 86_400_000).toISOString();
+      const res = await svc.call('GET', `/v1/admin/observability/summary?from=${from}`, { token });
+      assert.equal(res.status, 200);
+      const body = res.body.data as { range: { from: string; to: string }; totals: { calls: number } };
+      const [stored] = await queryRows<{ n: number }>(
+        db,
+        sql`SELECT count(*)::int AS n FROM observability_events
+          WHERE event_time >= ${body.range.from}::timestamptz AND event_time < ${body.range.to}::timestamptz`,
+      );
+      assert.equal(body.totals.calls, stored?.n);
+    };
     // Two devices: batches of one device queue on its row (last_seen_at), those of two devices do not.
     const [identity, other] = await Promise.all([
       createDeviceIdentity('p256'),
@@ -130,7 +143,10 @@ describe('concurrent ingest on postgres', () => {
       // B's events are folded although A (older) and the idle transaction are still open; A's are not visible yet.
       assert.equal((await foldRollups(db)).folded, 5);
       assert.equal((await foldRollups(db)).folded, 0);
+      await assertReadCountsStored();
       await a.query('COMMIT');
+      // Before a fold sees them, a read counts A's events: its xid is pending, in the tail the read adds.
+      await assertReadCountsStored();
       // A's events, once it has committed: its xid was kept pending, below the watermark.
       assert.equal((await foldRollups(db)).folded, 7);
       assert.equal((await foldRollups(db)).folded, 0);

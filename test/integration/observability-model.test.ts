@@ -460,6 +460,31 @@ for (const driver of driversUnderTest()) {
       assert.ok(stored.length > 20);
     });
 
+    // Reads never fold: each adds the events the fold has not reached (the tail) to the rollups in its statement.
+    test('reads add the unfolded events: summaries = the model before, during and after the fold, and write nothing', async () => {
+      const state = () =>
+        queryRows<{ s: string }>(
+          db,
+          sql`SELECT (SELECT row(next_xid, pending_xids, events_folded)::text FROM observability_fold_state)
+            || (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_rollups)
+            || (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_series)
+            || (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_series_totals) AS s`,
+        );
+      const batches = fc.sample(fc.array(eventArb, { minLength: 5, maxLength: 25 }), {
+        seed: 21,
+        numRuns: 6,
+      });
+      for (const [i, events] of batches.entries()) await ingest(i % 3, events);
+      const before = await state();
+      await assertSummariesEqualModel();
+      assert.deepEqual(await state(), before, 'a read changed the rollups or the fold watermark');
+      // Part folded, part in the tail.
+      assert.equal((await foldRollups(db, { maxEvents: 20 })).more, true);
+      await assertSummariesEqualModel();
+      await assertRollupsEqualRecomputation();
+      await assertSummariesEqualModel();
+    });
+
     test('the rollup path serves call-key filters, the series table event type / result, the raw path the rest', async () => {
       const source = async (q: Query) =>
         (await observabilitySummary(db, summaryQuery.parse(q), { now: new Date(NOW) })).source;

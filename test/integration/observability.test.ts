@@ -8,7 +8,7 @@ import { createDeviceIdentity, type DeviceIdentity } from '#agent/identity.ts';
 import { rng } from '#agent/simulate.ts';
 import { readMigrations } from '#shared/db/migrate.ts';
 import { queryJson, queryRows } from '#shared/db/query.ts';
-import { ROLLUP_KEY } from '#shared/domain/observability-rollups.ts';
+import { foldBacklog, ROLLUP_KEY } from '#shared/domain/observability-rollups.ts';
 import { observabilitySummary } from '#shared/domain/observability-summary.ts';
 import { summaryQuery } from '#shared/schemas/observability.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
@@ -615,6 +615,8 @@ for (const driver of driversUnderTest()) {
           db(),
           sql`SELECT json_agg(x ORDER BY ${sql.raw(order)}) AS j FROM ${sql.raw(table)} x`,
         );
+      // As the schedule does (reads never fold): the rollups hold every stored event.
+      await foldBacklog(db(), Number.POSITIVE_INFINITY);
       // The series: rows inserted by 0003 (no durations yet), then their durations filled by 0020 (hours and days
       // from the call rollups, minutes from the folded events).
       const cases = [
@@ -769,6 +771,64 @@ for (const driver of driversUnderTest()) {
       );
       assert.deepEqual((old.values as Record<string, List>).device!.values, []);
       assert.equal((await get('/v1/admin/observability/filters?limit=101')).status, 400);
+    });
+
+    // Reads never fold: each adds the events the fold has not reached to the rollups, in its one statement.
+    test('admin reads write nothing, see events not folded yet, and make one statement each', async () => {
+      const summaryPath = `/v1/admin/observability/summary?from=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`;
+      const filtersPath = '/v1/admin/observability/filters';
+      const agentsOf = (s: Json) => (s.top as Record<string, Json[]>).agents!.map((a) => a.agent_type);
+      const callsOf = (s: Json) => Number((s.totals as Json).calls);
+      const fleetCalls = async () =>
+        Number((data(await get('/v1/admin/fleet/summary')).events_24h as Json).calls);
+      const before = data(await get(summaryPath));
+      const fleetBefore = await fleetCalls();
+      const agent = `tail-${randomUUID().slice(0, 8)}`;
+      await ingest(devices[0]!.identity, [
+        ev({ agent_type: agent }),
+        ev({ agent_type: agent, tool: 'list_issues' }),
+      ]);
+      const foldState = async () =>
+        (
+          await queryRows<{ s: string }>(
+            db(),
+            sql`SELECT (SELECT row(next_xid, pending_xids, events_folded)::text FROM observability_fold_state)
+              || (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_rollups) AS s`,
+          )
+        )[0]?.s;
+      const state = await foldState();
+      // Data API calls of a GET: the caller's lookup, which every signed-in request makes before its route's
+      // statement (shared/domain/caller.ts), is what a request refused by validation after it makes.
+      const counted = async (path: string, status = 200) => {
+        svc.database.dataApi?.resetCalls();
+        const res = await get(path);
+        assert.equal(res.status, status, JSON.stringify(res.body));
+        return { res, calls: { ...svc.database.dataApi?.calls } };
+      };
+      const refused = await counted(`${summaryPath}&bucket=fortnight`, 400);
+      const summary = await counted(summaryPath);
+      const filtersRead = await counted(filtersPath);
+      if (svc.database.dataApi) {
+        assert.deepEqual(refused.calls, { Execute: 1 }, 'the caller lookup');
+        assert.deepEqual(summary.calls, { Execute: 2 }, 'the caller lookup and the summary');
+        assert.deepEqual(filtersRead.calls, { Execute: 2 }, 'the caller lookup and the filter values');
+      }
+      const after = data(summary.res);
+      const filters = data(filtersRead.res).values as Record<string, { values: Json[] }>;
+      assert.equal(callsOf(after), callsOf(before) + 2);
+      assert.ok(agentsOf(after).includes(agent), JSON.stringify(agentsOf(after)));
+      assert.ok(!agentsOf(before).includes(agent));
+      assert.deepEqual(
+        filters.agent_type!.values.find((v) => v.value === agent),
+        { value: agent, calls: 2 },
+      );
+      assert.equal(await fleetCalls(), fleetBefore + 2);
+      assert.equal(await foldState(), state, 'a read changed the rollups or the fold watermark');
+      // Folded by the schedule, the same events are counted once.
+      await foldBacklog(db(), Number.POSITIVE_INFINITY);
+      assert.notEqual(await foldState(), state);
+      assert.equal(callsOf(data(await get(summaryPath))), callsOf(after));
+      assert.equal(await fleetCalls(), fleetBefore + 2);
     });
 
     test('event pages: cursor walk = full list, stable while events arrive, deleted row, tampered cursor', async () => {
