@@ -1,0 +1,11 @@
+import { restorePolicy } from '#shared/domain/policy.ts';
+import { actorOf } from '#shared/domain/requests.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ok } from '#shared/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(
+  routes.restorePolicy,
+  async ({ params, body }, { db, principal, sourceIp }) =>
+    ok(await restorePolicy(db, params.version, body.reason, actorOf(principal, sourceIp))),
+);
