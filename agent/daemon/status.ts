@@ -21,6 +21,8 @@ export interface DaemonStatus {
     sentAt?: string;
     pending?: number;
   };
+  /** The MCP policy the device holds: its version, and when the service last confirmed it. */
+  policy?: { version: number; etag: string; checkedAt: string };
   /** The last failure to reach the service, until the next success. */
   retrying?: { since: string; error: string; nextAttemptAt: string };
 }
