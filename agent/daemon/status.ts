@@ -69,6 +69,11 @@ export function readDaemonStatus(
       : 'inventory not sent yet',
     `events: ${events.stored} stored, ${events.duplicates} duplicates, ${events.refused} refused by the service${events.pending !== undefined ? `, ${events.pending} waiting in the spool` : ''}${events.sentAt ? `; last sent ${events.sentAt}` : ''}`,
   ];
+  summary.push(
+    status.policy
+      ? `MCP policy version ${status.policy.version}, confirmed by the service ${status.policy.checkedAt}`
+      : 'MCP policy not fetched yet',
+  );
   if (retrying)
     summary.push(
       `retrying since ${retrying.since}, next attempt ${retrying.nextAttemptAt}: ${retrying.error}`,
