@@ -207,7 +207,7 @@ describe('the MCP policy from the admin to the hook', () => {
       [event?.result, event?.deny_code, event?.deny_reason, event?.rule_applied, event?.group_name],
       ['denied', 'policy_denied', 'The memory server is not approved.', 'no-memory@1', 'sales'],
     );
-    assert.deepEqual((event?.metadata as Json).device_tags, ['laptop']);
+    assert.deepEqual((event?.metadata as Json | undefined)?.device_tags, ['laptop']);
   });
 
   test('an allow: silence for Claude Code, the call reported with the rule that allowed it', async () => {
@@ -232,7 +232,7 @@ describe('the MCP policy from the admin to the hook', () => {
       [event?.result, event?.deny_code, event?.deny_reason, event?.rule_applied],
       ['allowed', 'policy_would_deny', 'Agents will soon not create issues.', 'watch-issues@1'],
     );
-    assert.equal((event?.metadata as Json).policy_rule, 'default@1');
+    assert.equal((event?.metadata as Json | undefined)?.policy_rule, 'default@1');
   });
 
   test('a policy change reaches the device through the ETag: 304s keep the copy, then the new version decides', async () => {
@@ -301,7 +301,10 @@ describe('the MCP policy from the admin to the hook', () => {
     assert.deepEqual([open.code, open.stdout], [0, ''], open.stderr);
     await fresh.run('claude-code', 'PostToolUse', call.post);
     const [openEvent] = events(fresh);
-    assert.deepEqual([openEvent?.result, (openEvent?.metadata as Json).policy], ['allowed', 'no_cache_open']);
+    assert.deepEqual(
+      [openEvent?.result, (openEvent?.metadata as Json | undefined)?.policy],
+      ['allowed', 'no_cache_open'],
+    );
 
     // Never fetched, the MDM's setting says closed: denied, in Cursor's documented answer too.
     const managed = laptop(['claude-code', 'cursor']);
