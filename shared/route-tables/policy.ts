@@ -27,7 +27,7 @@ import {
 export const getPolicy = /* @__PURE__ */ defineRoute({
   method: 'GET',
   path: '/v1/admin/policy',
-  handler: 'admin/policy-get',
+  handler: 'admin/policy',
   auth: 'admin',
   tags: ['policy'],
   summary: 'The MCP policy in force: its version, ETag and document (version 0: the built-in allow-all)',
@@ -37,7 +37,7 @@ export const getPolicy = /* @__PURE__ */ defineRoute({
 export const putPolicy = /* @__PURE__ */ defineRoute({
   method: 'PUT',
   path: '/v1/admin/policy',
-  handler: 'admin/policy-put',
+  handler: 'admin/policy',
   auth: 'admin',
   kind: 'write',
   tags: ['policy'],
@@ -53,7 +53,7 @@ export const putPolicy = /* @__PURE__ */ defineRoute({
 export const listPolicyVersions = /* @__PURE__ */ defineRoute({
   method: 'GET',
   path: '/v1/admin/policy/versions',
-  handler: 'admin/policy-versions',
+  handler: 'admin/policy',
   auth: 'admin',
   tags: ['policy'],
   summary: 'Every saved version of the MCP policy, newest first: who saved it, why, how many rules',
@@ -64,7 +64,7 @@ export const listPolicyVersions = /* @__PURE__ */ defineRoute({
 export const getPolicyVersion = /* @__PURE__ */ defineRoute({
   method: 'GET',
   path: '/v1/admin/policy/versions/{version}',
-  handler: 'admin/policy-version',
+  handler: 'admin/policy',
   auth: 'admin',
   tags: ['policy'],
   summary: 'One saved version of the MCP policy with its document',
@@ -76,7 +76,7 @@ export const getPolicyVersion = /* @__PURE__ */ defineRoute({
 export const restorePolicy = /* @__PURE__ */ defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/versions/{version}/restore',
-  handler: 'admin/policy-restore',
+  handler: 'admin/policy',
   auth: 'admin',
   kind: 'write',
   tags: ['policy'],
@@ -90,7 +90,7 @@ export const restorePolicy = /* @__PURE__ */ defineRoute({
 export const validatePolicy = /* @__PURE__ */ defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/validate',
-  handler: 'admin/policy-validate',
+  handler: 'admin/policy',
   auth: 'admin',
   tags: ['policy'],
   summary: 'Check a policy document without saving it: the problems a save would refuse, and warnings',
@@ -104,7 +104,7 @@ export const validatePolicy = /* @__PURE__ */ defineRoute({
 export const diffPolicy = /* @__PURE__ */ defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/diff',
-  handler: 'admin/policy-diff',
+  handler: 'admin/policy',
   auth: 'admin',
   tags: ['policy'],
   summary:
@@ -118,7 +118,7 @@ export const diffPolicy = /* @__PURE__ */ defineRoute({
 export const dryRunPolicy = /* @__PURE__ */ defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/dry-run',
-  handler: 'admin/policy-dry-run',
+  handler: 'admin/policy',
   auth: 'admin',
   kind: 'query',
   tags: ['policy'],
@@ -134,7 +134,7 @@ export const dryRunPolicy = /* @__PURE__ */ defineRoute({
 export const listPolicyDevices = /* @__PURE__ */ defineRoute({
   method: 'GET',
   path: '/v1/admin/policy/devices',
-  handler: 'admin/policy-devices',
+  handler: 'admin/policy',
   auth: 'admin',
   tags: ['policy', 'devices'],
   summary: 'Which policy version each device last fetched, and when (null: never); newest fetch first',

@@ -1,8 +1,0 @@
-import { diffPolicies } from '#shared/domain/policy.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
-import { routes } from '#shared/routes.ts';
-
-export const handler = httpHandler(routes.diffPolicy, async ({ body }, { db }) =>
-  ok(await diffPolicies(db, body)),
-);

@@ -1,6 +1,0 @@
-import { currentPolicy } from '#shared/domain/policy.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
-import { routes } from '#shared/routes.ts';
-
-export const handler = httpHandler(routes.getPolicy, async (_input, { db }) => ok(await currentPolicy(db)));
