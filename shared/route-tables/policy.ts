@@ -147,6 +147,8 @@ export const fetchDevicePolicy = /* @__PURE__ */ defineRoute({
   path: '/v1/devices/policy',
   handler: 'devices/policy',
   auth: 'device',
+  // It writes: the replay record and which version the device holds.
+  kind: 'write',
   tags: ['devices', 'policy'],
   summary: 'The MCP policy for the signed device, with its ETag; 304 when If-None-Match names it',
   description:
