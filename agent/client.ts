@@ -22,6 +22,7 @@ export type InventoryBody = Omit<RequestBody<'reportInventory'>, 'certificate' |
 export type EventsBody = Omit<RequestBody<'ingestEvents'>, 'certificate' | 'clientTimestamp'>;
 type Registered = ResponseBody<'registerDevice', 201>;
 type InventoryAccepted = ResponseBody<'reportInventory', 200>;
+export type DevicePolicy = ResponseBody<'fetchDevicePolicy', 200>;
 export type EventsAccepted = ResponseBody<'ingestEvents', 200>;
 
 export class ApiError extends Error {
@@ -163,7 +164,9 @@ export class DeviceClient {
         ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
       };
     }
-    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status, body: parsed };
+    // 304: the copy the device named (etag) is still current; the body is empty.
+    if ((res.status >= 200 && res.status < 300) || res.status === 304)
+      return { ok: true, status: res.status, body: parsed };
     if (res.status === 404 && parsed.error === 'not_found')
       throw notTheService(baseUrl, path, res.status, 'a 404 for this route');
     const code = parsed.error ?? 'error';

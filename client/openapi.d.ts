@@ -1058,6 +1058,172 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The MCP policy in force: its version, ETag and document (version 0: the built-in allow-all) */
+        get: operations["getPolicy"];
+        /**
+         * Save the MCP policy as a new version, with the reason (audited policy.updated)
+         * @description The document is refused (400 naming the field) as POST /v1/admin/policy/validate would. Saving the document in force again makes no version and answers the current one. With base_version, another version saved since is 409 policy_changed, and so is a save that races another.
+         */
+        put: operations["putPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every saved version of the MCP policy, newest first: who saved it, why, how many rules */
+        get: operations["listPolicyVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One saved version of the MCP policy with its document */
+        get: operations["getPolicyVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put an earlier version back in force, as a new version (audited policy.restored) */
+        post: operations["restorePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a policy document without saving it: the problems a save would refuse, and warnings
+         * @description Always 200 for a body {policy}: valid false lists each problem with the path of its field. Warnings name rules no call can reach (an earlier enforce rule decides all they match) and audit-mode allow rules (they do nothing).
+         */
+        post: operations["validatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Compare two versions of the MCP policy, or a version with a draft: rules added, removed, changed, moved */
+        post: operations["diffPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a policy (a draft, or the one in force) would have done to the stored calls of the last days
+         * @description Counts per rule, computed from the stored events in one statement: an enforce rule counts the calls it decides, an audit rule the calls it matches before any enforce rule decides them; the default counts the rest. Device tags and source identities are the ones the agent recorded with each event (metadata.device_tags, metadata.mcp_source).
+         */
+        post: operations["dryRunPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/policy/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which policy version each device last fetched, and when (null: never); newest fetch first */
+        get: operations["listPolicyDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The MCP policy for the signed device, with its ETag; 304 when If-None-Match names it
+         * @description Signed like inventory and events (X-Device-Signature over the canonical body {certificate, clientTimestamp}). The answer carries ETag; sent back in If-None-Match (or as `etag` in the signed body), an unchanged policy is 304 with no body. Either way the service records that the device holds that version (GET /v1/admin/policy/devices). See device-protocol.md.
+         */
+        post: operations["fetchDevicePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2300,6 +2466,257 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        PolicyVersion: {
+            /** @description 0: the built-in policy (nothing written yet) */
+            version: number;
+            etag: string;
+            policy: components["schemas"]["PolicyDocument"];
+            created_at: string | null;
+            /** @description The admin’s email */
+            created_by: string | null;
+            reason: string;
+            restored_from: number | null;
+        };
+        PolicyDocument: {
+            rules: {
+                /** @description Unique in the policy; reported as `<id>@<version>` in rule_applied */
+                id: string;
+                /** @enum {string} */
+                effect: "allow" | "deny";
+                /**
+                 * @description Every field given must match the call; none given matches every call. group: the device’s group; actor: the developer’s email; device_tag: one of the device’s tags; agent_type: the client (claude-code, cursor, …); server: the MCP server’s name; source: its source identity `<type>:<name>` (npm:@modelcontextprotocol/server-postgres); tool: the tool’s name
+                 * @default {}
+                 */
+                match: {
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    group?: string;
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    actor?: string;
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    device_tag?: string;
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    agent_type?: string;
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    server?: string;
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    source?: string;
+                    /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                    tool?: string;
+                };
+                /**
+                 * @description audit: a match is reported (would deny) and the call goes through
+                 * @default enforce
+                 * @enum {string}
+                 */
+                mode: "enforce" | "audit";
+                /** @description Shown to the developer on a deny */
+                reason: string;
+            }[];
+            /** @description What a call no rule matches gets (a server no rule names) */
+            default: {
+                /** @enum {string} */
+                effect: "allow" | "deny";
+                /** @default No policy rule allows this MCP server. */
+                reason: string;
+            };
+            /**
+             * @description A device with no usable copy of the policy: open lets calls through, closed denies
+             * @enum {string}
+             */
+            no_cache: "open" | "closed";
+            /** @description A fetched copy is usable this long without reaching the service; absent: always */
+            cache_max_age_s?: number;
+        };
+        PolicyDocumentInput: {
+            rules: {
+                /** @description Unique in the policy; reported as `<id>@<version>` in rule_applied */
+                id: string;
+                /** @enum {string} */
+                effect: "allow" | "deny";
+                match?: {
+                    group?: string | null;
+                    actor?: string | null;
+                    device_tag?: string | null;
+                    agent_type?: string | null;
+                    server?: string | null;
+                    source?: string | null;
+                    tool?: string | null;
+                } | null;
+                mode?: ("enforce" | "audit") | null;
+                /** @description Shown to the developer on a deny */
+                reason: string;
+            }[];
+            /** @description What a call no rule matches gets (a server no rule names) */
+            default: {
+                /** @enum {string} */
+                effect: "allow" | "deny";
+                reason?: string | null;
+            };
+            /**
+             * @description A device with no usable copy of the policy: open lets calls through, closed denies
+             * @enum {string}
+             */
+            no_cache: "open" | "closed";
+            cache_max_age_s?: number | null;
+        };
+        PolicyVersionSummary: {
+            /** @description 0: the built-in policy (nothing written yet) */
+            version: number;
+            etag: string;
+            created_at: string | null;
+            /** @description The admin’s email */
+            created_by: string | null;
+            reason: string;
+            restored_from: number | null;
+            rules: number;
+        };
+        PolicyValidation: {
+            valid: boolean;
+            /** @description Why the document would be refused (400) on save */
+            problems: {
+                path: string;
+                message: string;
+            }[];
+            /** @description Accepted, but probably not meant (a rule no call can reach) */
+            warnings: {
+                path: string;
+                message: string;
+            }[];
+        };
+        PolicyDiff: {
+            from: number;
+            /** @description null: the draft */
+            to: number | null;
+            rules: {
+                id: string;
+                /** @enum {string} */
+                change: "added" | "removed" | "changed" | "moved";
+                /** @description changed: the members that differ */
+                fields: string[];
+                before: {
+                    /** @description Unique in the policy; reported as `<id>@<version>` in rule_applied */
+                    id: string;
+                    /** @enum {string} */
+                    effect: "allow" | "deny";
+                    /**
+                     * @description Every field given must match the call; none given matches every call. group: the device’s group; actor: the developer’s email; device_tag: one of the device’s tags; agent_type: the client (claude-code, cursor, …); server: the MCP server’s name; source: its source identity `<type>:<name>` (npm:@modelcontextprotocol/server-postgres); tool: the tool’s name
+                     * @default {}
+                     */
+                    match: {
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        group?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        actor?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        device_tag?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        agent_type?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        server?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        source?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        tool?: string;
+                    };
+                    /**
+                     * @description audit: a match is reported (would deny) and the call goes through
+                     * @default enforce
+                     * @enum {string}
+                     */
+                    mode: "enforce" | "audit";
+                    /** @description Shown to the developer on a deny */
+                    reason: string;
+                } | null;
+                after: {
+                    /** @description Unique in the policy; reported as `<id>@<version>` in rule_applied */
+                    id: string;
+                    /** @enum {string} */
+                    effect: "allow" | "deny";
+                    /**
+                     * @description Every field given must match the call; none given matches every call. group: the device’s group; actor: the developer’s email; device_tag: one of the device’s tags; agent_type: the client (claude-code, cursor, …); server: the MCP server’s name; source: its source identity `<type>:<name>` (npm:@modelcontextprotocol/server-postgres); tool: the tool’s name
+                     * @default {}
+                     */
+                    match: {
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        group?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        actor?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        device_tag?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        agent_type?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        server?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        source?: string;
+                        /** @description A glob: `*` any run of characters, `?` one character; case-insensitive */
+                        tool?: string;
+                    };
+                    /**
+                     * @description audit: a match is reported (would deny) and the call goes through
+                     * @default enforce
+                     * @enum {string}
+                     */
+                    mode: "enforce" | "audit";
+                    /** @description Shown to the developer on a deny */
+                    reason: string;
+                } | null;
+            }[];
+            /** @description default, no_cache, cache_max_age_s where they differ */
+            settings: {
+                field: string;
+                before: unknown;
+                after: unknown;
+            }[];
+            same: boolean;
+        };
+        PolicyDryRun: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @description Stored events in the window */
+            calls: number;
+            rules: {
+                id: string;
+                /** @enum {string} */
+                effect: "allow" | "deny";
+                /** @enum {string} */
+                mode: "enforce" | "audit";
+                /** @description enforce: the calls this rule decides; audit: the calls it matches on their way */
+                matched: number;
+            }[];
+            default: {
+                /** @enum {string} */
+                effect: "allow" | "deny";
+                matched: number;
+            };
+            allowed: number;
+            denied: number;
+            /** @description Calls an audit-mode deny rule matched */
+            would_deny: number;
+        };
+        PolicyDevice: {
+            device_id: string;
+            serial_number: string;
+            owner_email: string;
+            /** @description null: never fetched */
+            version: number | null;
+            fetched_at: string | null;
+            /** @description Whether it holds the current version */
+            current: boolean;
+        };
+        DevicePolicy: {
+            /** @constant */
+            success: true;
+            /** Format: uuid */
+            deviceId: string;
+            version: number;
+            etag: string;
+            policy: components["schemas"]["PolicyDocument"];
+            /** Format: date-time */
+            fetchedAt: string;
         };
     };
     responses: never;
@@ -7517,6 +7934,920 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyVersion"];
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    policy: components["schemas"]["PolicyDocumentInput"];
+                    /** @description Why: kept with the version and audited */
+                    reason: string;
+                    base_version?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyVersion"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPolicyVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            versions: components["schemas"]["PolicyVersionSummary"][];
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPolicyVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyVersion"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restorePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why: kept with the version and audited */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyVersion"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    validatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A policy document to check */
+                    policy: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyValidation"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    diffPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    from?: number | null;
+                    to?: number | null;
+                    policy?: components["schemas"]["PolicyDocumentInput"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyDiff"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    dryRunPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    policy?: components["schemas"]["PolicyDocumentInput"] | null;
+                    days?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PolicyDryRun"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPolicyDevices: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                stale?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            current_version: number;
+                            devices: components["schemas"]["PolicyDevice"][];
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    fetchDevicePolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the copy the device holds: 304 when it is still the policy in force */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    certificate: string;
+                    clientTimestamp: string;
+                    etag?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevicePolicy"];
+                };
+            };
+            /** @description Not Modified */
+            304: {
+                headers: {
+                    /** @description The tag the caller sent: still current */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -15,6 +15,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   200: 'OK',
   201: 'Created',
   302: 'Found',
+  304: 'Not Modified',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -190,7 +191,17 @@ export function buildOpenApi(config?: Pick<Config, 'version'> & Partial<Config>)
               headers: { Location: { description: 'Where to send the browser', schema: { type: 'string' } } },
             }
           : {}),
-        ...(responseSchema ? { content: { 'application/json': { schema: responseSchema } } } : {}),
+        // 304 answers a conditional request with no body, only the tag of what the caller holds.
+        ...(status === 304
+          ? {
+              headers: {
+                ETag: { description: 'The tag the caller sent: still current', schema: { type: 'string' } },
+              },
+            }
+          : {}),
+        ...(responseSchema && status !== 304
+          ? { content: { 'application/json': { schema: responseSchema } } }
+          : {}),
         ...(route.responseType ? { content: { [route.responseType]: { schema: { type: 'string' } } } } : {}),
       };
     }

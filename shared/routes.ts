@@ -10,6 +10,7 @@ import { auditRoutes } from './route-tables/audit.ts';
 import { deviceRoutes } from './route-tables/devices.ts';
 import { foundationRoutes } from './route-tables/foundation.ts';
 import { observabilityRoutes } from './route-tables/observability.ts';
+import { policyRoutes } from './route-tables/policy.ts';
 import { requestRoutes } from './route-tables/requests.ts';
 
 export { cliSigninEnabled } from './route-tables/devices.ts';
@@ -20,6 +21,7 @@ export const routes = {
   ...deviceRoutes,
   ...observabilityRoutes,
   ...requestRoutes,
+  ...policyRoutes,
 } satisfies Record<string, RouteSpec>;
 
 export type RouteId = keyof typeof routes;

@@ -1,5 +1,6 @@
 // The daemon (`agent run`): one worker that sends the inventory (at start, when a watched config file changes, on a
-// rescan that finds a change, and every inventory interval) and flushes the spool in batches, one request at a time.
+// rescan that finds a change, and every inventory interval), fetches the MCP policy (at start and every policy
+// interval, with its ETag) and flushes the spool in batches, one request at a time.
 // Between requests it sleeps until a timer, a file watch or the spool wakes it: it never polls busily. A failure to
 // reach the service puts it in backoff (full jitter, or the service's Retry-After); what the service has not accepted
 // stays in the spool, and resends are idempotent (event_id).
@@ -9,11 +10,13 @@ import { canonicalBytes } from '#shared/device/canonical-json.ts';
 import {
   type Answer,
   DeviceClient,
+  type DevicePolicy,
   type EventsAccepted,
   type InventoryBody,
   refusedEventIndices,
   type ToolCallEvent,
 } from '../client.ts';
+import { readPolicyCache, savePolicyCache } from '../hooks/policy.ts';
 import type { DeviceIdentity } from '../identity.ts';
 import { ServiceUnreachable, servicePost } from '../service-address.ts';
 import { nextWait } from './backoff.ts';
@@ -132,6 +135,7 @@ export async function startDaemon<P>(options: DaemonOptions<P>): Promise<Daemon>
   let inventoryForced = true;
   let rescanDue = false;
   let flushDue = true;
+  let policyDue = true;
   let wakeUp: (() => void) | undefined;
   const wake = () => wakeUp?.();
   const timers: NodeJS.Timeout[] = [];
@@ -180,6 +184,10 @@ export async function startDaemon<P>(options: DaemonOptions<P>): Promise<Daemon>
       rescanDue = true;
       wake();
     }, settings.rescanIntervalMs),
+    setInterval(() => {
+      policyDue = true;
+      wake();
+    }, settings.policyIntervalMs),
     setInterval(() => {
       flushDue = true;
       wake();
@@ -234,6 +242,49 @@ export async function startDaemon<P>(options: DaemonOptions<P>): Promise<Daemon>
       watchedPaths: watched,
     };
     log.log('info', `inventory sent: ${answer.body.agentsIn} agents, ${answer.body.mcpsIn} MCP servers`);
+    save();
+    return undefined;
+  }
+
+  // The MCP policy: fetched with the ETag of the copy held, which the hook decides from (agent/hooks/policy.ts).
+  async function policyStep(): Promise<Failure | undefined> {
+    if (!policyDue) return undefined;
+    const held = readPolicyCache(stateDir);
+    let answer: Answer<DevicePolicy>;
+    try {
+      answer = await client.attempt<DevicePolicy>('/v1/devices/policy', held ? { etag: held.etag } : {}, {
+        header: true,
+        signal: inflight.signal,
+      });
+    } catch (err) {
+      // A service from before policies: nothing to fetch; asked again at the next interval.
+      if (!(err instanceof ServiceUnreachable) || err.reason !== 'not_the_service') throw err;
+      policyDue = false;
+      log.log('warn', `the service has no policy route: ${err.message}`);
+      return undefined;
+    }
+    if (!answer.ok) {
+      if (answer.retryable) return { error: `policy: ${describe(answer)}`, ...retryAfter(answer) };
+      policyDue = false;
+      log.log('warn', `policy: ${describe(answer)}`);
+      return undefined;
+    }
+    policyDue = false;
+    const now = Date.now();
+    const cache =
+      answer.status === 304 && held
+        ? { ...held, checkedAt: now }
+        : {
+            version: answer.body.version,
+            etag: answer.body.etag,
+            fetchedAt: now,
+            checkedAt: now,
+            policy: answer.body.policy,
+          };
+    savePolicyCache(stateDir, cache);
+    if (cache.version !== held?.version || cache.etag !== held.etag)
+      log.log('info', `policy version ${cache.version} in force (${cache.policy.rules.length} rules)`);
+    status.policy = { version: cache.version, etag: cache.etag, checkedAt: new Date(now).toISOString() };
     save();
     return undefined;
   }
@@ -351,6 +402,7 @@ export async function startDaemon<P>(options: DaemonOptions<P>): Promise<Daemon>
       let busy = false;
       try {
         failure = await inventoryStep();
+        if (!failure) failure = await policyStep();
         if (!failure && flushDue) {
           const flushed = await flushStep();
           if (typeof flushed === 'object') failure = flushed;
@@ -385,7 +437,7 @@ export async function startDaemon<P>(options: DaemonOptions<P>): Promise<Daemon>
         status.retrying = undefined;
         save();
       }
-      if (!busy && !inventoryForced && !rescanDue && !flushDue) await sleep(undefined, true);
+      if (!busy && !inventoryForced && !rescanDue && !flushDue && !policyDue) await sleep(undefined, true);
     }
   }
 

@@ -4,6 +4,8 @@ import type { BackoffSettings } from './backoff.ts';
 export interface DaemonSettings {
   /** The inventory is sent this often even when nothing changed (the service's last-seen times stay fresh). */
   inventoryIntervalMs: number;
+  /** The MCP policy is fetched this often (an ETag makes an unchanged one a 304 with no body). */
+  policyIntervalMs: number;
   /** The config files are rescanned this often, for the changes fs.watch missed; sent only when changed. */
   rescanIntervalMs: number;
   /** After a watched file changes, wait this long for the rest of the edit before rescanning. */
@@ -23,6 +25,7 @@ export interface DaemonSettings {
 
 export const DEFAULT_SETTINGS: DaemonSettings = {
   inventoryIntervalMs: 6 * 3_600_000,
+  policyIntervalMs: 5 * 60_000,
   rescanIntervalMs: 15 * 60_000,
   debounceMs: 2000,
   flushDelayMs: 500,

@@ -1,6 +1,6 @@
 // What the daemon reads on a real machine: the scan of the AI clients' configs (agent/discovery), whose server names
 // it also keeps for the hook (which splits `mcp__<server>__<tool>` by them), and the spool the hooks append to
-// (agent/spool).
+// (agent/spool). It keeps each server's source identity for the hook too, for the policy's source rules.
 import type { ScanOptions } from '../discovery/scan.ts';
 import type { EventSpool, InventorySource } from './daemon.ts';
 
@@ -24,12 +24,19 @@ export async function machineSources(
       async scan() {
         const scan = await scanMachine(machine);
         for (const client of scan.clients) {
-          if (hooks.hookClient(client.agentType))
+          if (hooks.hookClient(client.agentType)) {
             hooks.saveKnownServers(
               stateDir,
               client.agentType,
               client.servers.map((s) => s.name),
             );
+            // What policy rules on a server's source identity match (docs/policy.md).
+            hooks.saveServerSources(
+              stateDir,
+              client.agentType,
+              Object.fromEntries(client.servers.map((s) => [s.name, `${s.source.type}:${s.source.name}`])),
+            );
+          }
         }
         return { body: inventoryReport(scan, key), watchedPaths: scan.watchedPaths };
       },

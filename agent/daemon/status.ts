@@ -21,6 +21,8 @@ export interface DaemonStatus {
     sentAt?: string;
     pending?: number;
   };
+  /** The MCP policy the device holds: its version, and when the service last confirmed it. */
+  policy?: { version: number; etag: string; checkedAt: string };
   /** The last failure to reach the service, until the next success. */
   retrying?: { since: string; error: string; nextAttemptAt: string };
 }
@@ -67,6 +69,11 @@ export function readDaemonStatus(
       : 'inventory not sent yet',
     `events: ${events.stored} stored, ${events.duplicates} duplicates, ${events.refused} refused by the service${events.pending !== undefined ? `, ${events.pending} waiting in the spool` : ''}${events.sentAt ? `; last sent ${events.sentAt}` : ''}`,
   ];
+  summary.push(
+    status.policy
+      ? `MCP policy version ${status.policy.version}, confirmed by the service ${status.policy.checkedAt}`
+      : 'MCP policy not fetched yet',
+  );
   if (retrying)
     summary.push(
       `retrying since ${retrying.since}, next attempt ${retrying.nextAttemptAt}: ${retrying.error}`,

@@ -15,6 +15,8 @@ export function truncate(text: string, max: number): string {
 }
 
 const ERROR_MESSAGE_CHARS = 500;
+/** deny_code of an allowed call that an audit-mode rule would have denied. */
+export const WOULD_DENY = 'policy_would_deny';
 
 function captured(value: unknown, maxChars: number): string | undefined {
   if (value === undefined) return undefined;
@@ -34,6 +36,7 @@ export interface CallFacts {
   sessionId?: string;
   model?: string;
   actorEmail?: string;
+  group?: string;
   input?: unknown;
   output?: unknown;
   decision: Decision;
@@ -50,19 +53,30 @@ export function toolCallEvent(facts: CallFacts, capture: CaptureSettings): ToolC
     event_type: facts.outcome,
     result: facts.outcome === 'error' ? 'error' : 'allowed',
   };
-  if (facts.decision.kind === 'deny') {
+  const metadata: Record<string, unknown> = { ...facts.metadata };
+  const { decision } = facts;
+  if (decision.kind === 'deny') {
     event.result = 'denied';
-    event.deny_code = truncate(facts.decision.code, 200);
-    event.deny_reason = truncate(facts.decision.reason, 2000);
-    event.rule_applied = truncate(facts.decision.rule, 500);
+    event.deny_code = truncate(decision.code, 200);
+    event.deny_reason = truncate(decision.reason, 2000);
+    event.rule_applied = truncate(decision.rule, 500);
+  } else if (decision.audit) {
+    // An audit-mode match: the call went through (allowed), and the deny it would have been is reported with it.
+    event.deny_code = WOULD_DENY;
+    event.deny_reason = truncate(decision.audit.reason, 2000);
+    event.rule_applied = truncate(decision.audit.rule, 500);
+    if (decision.rule) metadata.policy_rule = decision.rule;
+  } else if (decision.rule) {
+    event.rule_applied = truncate(decision.rule, 500);
   }
+  if (decision.kind === 'allow' && decision.noCache) metadata.policy = 'no_cache_open';
   if (facts.outcome === 'error')
     event.error_message = truncate(facts.error ?? 'the tool failed', ERROR_MESSAGE_CHARS);
   if (facts.durationMs !== undefined) event.duration_ms = Math.min(Math.round(facts.durationMs), 86_400_000);
   if (facts.sessionId) event.session_id = truncate(facts.sessionId, 200);
   if (facts.model) event.model = truncate(facts.model, 200);
   if (facts.actorEmail) event.actor_email = truncate(facts.actorEmail, 320);
-  const metadata: Record<string, unknown> = { ...facts.metadata };
+  if (facts.group) event.group = truncate(facts.group, 200);
   const input = capture.toolInput ? captured(facts.input, capture.maxChars) : undefined;
   const output = capture.toolOutput ? captured(facts.output, capture.maxChars) : undefined;
   if (input !== undefined) metadata.tool_input = input;

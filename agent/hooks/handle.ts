@@ -9,6 +9,7 @@ import { toolCallEvent } from './event.ts';
 import { knownServers } from './known-servers.ts';
 import { obj } from './payload.ts';
 import { PendingCalls, SessionNotes } from './pending.ts';
+import { type DecideContext, serverSource } from './policy.ts';
 import { type AgentSettings, readSettings } from './settings.ts';
 import {
   type Decision,
@@ -28,7 +29,7 @@ export interface HookRequest {
 }
 
 export interface HookOptions {
-  decide?: (call: ObservedCall) => Decision;
+  decide?: (call: ObservedCall, context: DecideContext) => Decision;
   /** A start with no end after this long is reported as an invocation without outcome. */
   pendingTtlMs?: number;
   spool?: Omit<SpoolOptions, 'maxBytes'>;
@@ -85,9 +86,15 @@ function observe(client: HookClient, request: HookRequest, options: HookOptions)
   }
   const recorder = new Recorder(client, stateDir, settings, options);
   if (observed.phase === 'pre') {
-    const decision = (options.decide ?? defaultDecide)(observed);
+    const decision = (options.decide ?? defaultDecide)(observed, {
+      stateDir,
+      clientId: client.id,
+      agentType: client.agentType,
+      settings,
+      now,
+    });
     if (decision.kind === 'deny') recorder.record(observed, { eventTime: now, outcome: 'result', decision });
-    else recorder.start(observed, now);
+    else recorder.start(observed, now, decision);
     recorder.reportExpired(now - (options.pendingTtlMs ?? HOUR));
     return decision;
   }
@@ -98,7 +105,7 @@ function observe(client: HookClient, request: HookRequest, options: HookOptions)
   recorder.record(observed, {
     eventTime: started?.startedAt ?? now - (observed.durationMs ?? 0),
     outcome: observed.error === undefined ? 'result' : 'error',
-    decision: ALLOW,
+    decision: started?.decision ?? ALLOW,
     ...(durationMs === undefined ? {} : { durationMs }),
     ...(started ? { started } : {}),
   });
@@ -119,9 +126,10 @@ class Recorder {
     this.pending = new PendingCalls(stateDir);
   }
 
-  start(call: ObservedCall, now: number): void {
+  start(call: ObservedCall, now: number, decision: Decision): void {
     this.pending.put(this.client.id, call.pairKey, {
       startedAt: now,
+      ...(decision.kind === 'allow' && (decision.rule || decision.noCache) ? { decision } : {}),
       server: call.server,
       tool: call.tool,
       ...(call.sessionId ? { sessionId: call.sessionId } : {}),
@@ -138,7 +146,7 @@ class Recorder {
       outcome: 'result' | 'error';
       decision: Decision;
       durationMs?: number;
-      started?: { model?: string; actorEmail?: string };
+      started?: { model?: string; actorEmail?: string; decision?: Decision };
     },
   ): void {
     const model =
@@ -162,7 +170,9 @@ class Recorder {
             hook_event: call.clientEvent,
             paired: facts.started !== undefined,
             ...call.extra,
+            ...this.policyFacts(call.server),
           },
+          ...(this.settings.group ? { group: this.settings.group } : {}),
           ...(call.error === undefined ? {} : { error: call.error }),
           ...(facts.durationMs === undefined ? {} : { durationMs: facts.durationMs }),
           ...(call.sessionId ? { sessionId: call.sessionId } : {}),
@@ -186,9 +196,10 @@ class Recorder {
             tool: call.tool,
             eventTime: call.startedAt,
             outcome: 'invocation',
-            decision: ALLOW,
+            decision: call.decision ?? ALLOW,
             input: call.input,
-            metadata: { source: 'hook', paired: false, unfinished: true },
+            metadata: { source: 'hook', paired: false, unfinished: true, ...this.policyFacts(call.server) },
+            ...(this.settings.group ? { group: this.settings.group } : {}),
             ...(call.sessionId ? { sessionId: call.sessionId } : {}),
             ...(call.model ? { model: call.model } : {}),
             ...(actorEmail ? { actorEmail } : {}),
@@ -197,6 +208,15 @@ class Recorder {
         ),
       );
     }
+  }
+
+  /** What the service's dry run matches rules on besides the event's own fields (docs/policy.md). */
+  private policyFacts(server: string): Record<string, unknown> {
+    const source = serverSource(this.stateDir, this.client.id, server);
+    return {
+      ...(this.settings.deviceTags.length ? { device_tags: this.settings.deviceTags } : {}),
+      ...(source ? { mcp_source: source } : {}),
+    };
   }
 
   private append(event: unknown): void {

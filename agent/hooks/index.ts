@@ -6,4 +6,5 @@ export { errorLogPath } from './error-log.ts';
 export { type HookOutcome, type HooksOptions, installHooks, uninstallHooks } from './install.ts';
 export { knownServers, saveKnownServers } from './known-servers.ts';
 export { runHookProcess } from './main.ts';
+export { type PolicyCache, readPolicyCache, savePolicyCache, saveServerSources } from './policy.ts';
 export { type AgentSettings, readSettings, settingsPath } from './settings.ts';

@@ -13,6 +13,7 @@ import {
 import { join } from 'node:path';
 import { digest } from './payload.ts';
 import { randomBytes } from './random.ts';
+import type { Decision } from './types.ts';
 
 export interface PendingCall {
   startedAt: number;
@@ -22,6 +23,8 @@ export interface PendingCall {
   model?: string;
   actorEmail?: string;
   input?: unknown;
+  /** The policy's allow at the start (its rule, an audit match), reported with the call's end. */
+  decision?: Decision;
 }
 
 const NAME = /^([0-9a-z]{16})\.(\d{15})\.[0-9a-f]{8}\.json$/;

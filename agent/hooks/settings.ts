@@ -18,11 +18,18 @@ export interface AgentSettings {
   spool: { maxBytes: number };
   /** Who uses this device, for clients whose payload does not say (Cursor's does). */
   actorEmail?: string;
+  /** The device's group and tags, as an MDM sets them: what policy rules match on (docs/policy.md). */
+  group?: string;
+  deviceTags: string[];
+  /** What the hook does before the daemon ever fetched a policy (the policy's own no_cache applies after). */
+  policy: { noCache?: 'open' | 'closed' };
 }
 
 export const DEFAULT_SETTINGS: AgentSettings = {
   capture: { toolInput: false, toolOutput: false, maxChars: 2000 },
   spool: { maxBytes: DEFAULT_MAX_BYTES },
+  deviceTags: [],
+  policy: {},
 };
 
 export const settingsPath = (stateDir: string): string => join(stateDir, 'config.json');
@@ -75,7 +82,17 @@ export function readSettings(stateDir: string): { settings: AgentSettings; probl
       maxChars: count(capture, 'maxChars', 'capture.maxChars', defaults.capture.maxChars),
     },
     spool: { maxBytes: count(spool, 'maxBytes', 'spool.maxBytes', defaults.spool.maxBytes, 64 * 1024) },
+    deviceTags: [],
+    policy: {},
   };
+  if (typeof raw.group === 'string' && raw.group.trim()) settings.group = raw.group.trim();
+  else if (raw.group !== undefined) problems.push('config.json: group must be a string');
+  const tags = raw.deviceTags;
+  if (Array.isArray(tags) && tags.every((t) => typeof t === 'string')) settings.deviceTags = tags as string[];
+  else if (tags !== undefined) problems.push('config.json: deviceTags must be a list of strings');
+  const noCache = section('policy').noCache;
+  if (noCache === 'open' || noCache === 'closed') settings.policy.noCache = noCache;
+  else if (noCache !== undefined) problems.push('config.json: policy.noCache must be "open" or "closed"');
   if (typeof raw.actorEmail === 'string' && raw.actorEmail.trim())
     settings.actorEmail = raw.actorEmail.trim();
   else if (raw.actorEmail !== undefined) problems.push('config.json: actorEmail must be a string');

@@ -36,7 +36,14 @@ export interface ObservedSession {
   model?: string;
 }
 
-export type Decision = { kind: 'allow' } | { kind: 'deny'; code: string; reason: string; rule: string };
+/**
+ * The policy's answer on a call. An allow names the rule that allowed it (`<rule id>@<version>`, absent when no
+ * policy applied), an audit-mode deny rule it matched on the way (reported as would-deny), and whether the device
+ * had no usable policy.
+ */
+export type Decision =
+  | { kind: 'allow'; rule?: string; audit?: { rule: string; reason: string }; noCache?: boolean }
+  | { kind: 'deny'; code: string; reason: string; rule: string };
 
 /** What the hook process prints and how it exits. */
 export interface HookAnswer {

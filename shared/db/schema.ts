@@ -597,3 +597,32 @@ export const signinLockouts = pgTable(
     check('signin_lockouts_scope_check', sql`${t.scope} in ('account_source', 'source', 'cli_source')`),
   ],
 );
+
+/**
+ * Every version of the fleet's MCP policy (docs/policy.md), never changed once written: the newest is in force, and
+ * a restore writes an old document again as a new version. Who wrote each one and why is also in the audit chain.
+ */
+export const policyVersions = pgTable('policy_versions', {
+  version: integer('version').primaryKey(),
+  document: jsonb('document').$type<Record<string, unknown>>().notNull(),
+  // SHA-256 of the document's canonical JSON: the ETag's second half, and how an unchanged save is told apart.
+  documentHash: text('document_hash').notNull(),
+  reason: text('reason').notNull(),
+  createdById: text('created_by_id').notNull(),
+  createdByEmail: text('created_by_email').notNull(),
+  restoredFrom: integer('restored_from'),
+  createdAt: createdAt(),
+});
+
+/** The policy version each device last fetched (POST /v1/devices/policy), and when. */
+export const policyFetches = pgTable(
+  'policy_fetches',
+  {
+    deviceId: uuid('device_id')
+      .primaryKey()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    fetchedAt: ts('fetched_at').notNull(),
+  },
+  (t) => [index('policy_fetches_version_idx').on(t.version)],
+);

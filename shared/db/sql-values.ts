@@ -6,6 +6,7 @@ export const uuidParam = (value: string): SQL => sql`${value}::uuid`;
 export const tsParam = (value: Date): SQL => sql`${value.toISOString()}::timestamptz`;
 export const jsonParam = (value: unknown): SQL => sql`${JSON.stringify(value)}::jsonb`;
 export const textParam = (value: string | null | undefined): SQL => sql`${value ?? null}::text`;
+export const intParam = (value: number): SQL => sql`${value}::int`;
 
 /**
  * `column = value` for a text filter that is not validated first (the lenient admin lists): PostgreSQL text cannot

@@ -13,7 +13,7 @@ export const rfc3339 = boundedTime(
     .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a real date', abort: true }),
 );
 
-const pem = z
+export const pem = z
   .string()
   .max(16_384)
   .regex(/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/, {

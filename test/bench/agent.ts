@@ -5,6 +5,10 @@
 // - hook: the latency a tool call gains from the agent's hook, run as a client runs it (the command the install
 //   wrote into ~/.claude/settings.json, through sh, payload on stdin), against `node -e 0` run the same way.
 //   Goal: p95 ≤ 1.5× the baseline's p95.
+// - policy: the hook's decision on a PreToolUse from a cached policy of 200 rules (source rules included, so the
+//   server's source identity is read too), timed around the decision point inside the hook, against the same call
+//   with no policy cached; and the installed command with that policy against without. Goal: the decision's p95
+//   ≤ 5 ms.
 // - spool: appending events to the spool and reading them back in batches with an ack after each.
 // - daemon: `agent run` (the built file, as the service runs it): resident memory after start and after flushing
 //   10,000 events, idle CPU, against an idle `node` process.
@@ -17,7 +21,10 @@ import { DeviceClient } from '#agent/client.ts';
 import { CLIENTS } from '#agent/clients/index.ts';
 import { loadDaemonStatus } from '#agent/daemon/status.ts';
 import { scanMachine } from '#agent/discovery/scan.ts';
+import { decide } from '#agent/hooks/decide.ts';
+import { handleHook } from '#agent/hooks/handle.ts';
 import { installHooks } from '#agent/hooks/install.ts';
+import { savePolicyCache, saveServerSources } from '#agent/hooks/policy.ts';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { daemonCommand } from '#agent/service/definition.ts';
 import { openSpool, Spool } from '#agent/spool/spool.ts';
@@ -186,6 +193,129 @@ async function hookSection() {
     console.log(`  goal p95 ≤ 1.5× the baseline; ${events} events spooled`);
   } finally {
     rmSync(home.home, { recursive: true, force: true });
+    rmSync(bundle, { force: true });
+  }
+}
+
+/** A policy of `n` rules that a call to github's search_code passes all of, to its default. */
+function benchPolicy(n: number) {
+  const rules = Array.from({ length: n }, (_, i) => ({
+    id: `rule-${i}`,
+    effect: i % 2 ? ('allow' as const) : ('deny' as const),
+    mode: i % 10 === 0 ? ('audit' as const) : ('enforce' as const),
+    match:
+      i % 3 === 0
+        ? { source: `npm:@acme/mcp-${i}*` }
+        : i % 3 === 1
+          ? { server: `srv-${i}-*`, tool: 'write_*' }
+          : { group: 'finance', device_tag: `kiosk-${i}` },
+    reason: `Rule ${i}.`,
+  }));
+  return {
+    rules,
+    default: { effect: 'allow' as const, reason: 'No rule applies.' },
+    no_cache: 'open' as const,
+  };
+}
+
+async function policySection() {
+  const RUNS = Number(process.env.RUNS ?? 2000);
+  const SPAWNS = Number(process.env.SPAWNS ?? 40);
+  const bare = fixtureHome(['claude-code']);
+  const withPolicy = fixtureHome(['claude-code']);
+  const bundle = buildHookBundle();
+  try {
+    const policy = benchPolicy(200);
+    const now = Date.now();
+    savePolicyCache(withPolicy.stateDir, {
+      version: 7,
+      etag: '"7-x"',
+      fetchedAt: now,
+      checkedAt: now,
+      policy,
+    });
+    saveServerSources(withPolicy.stateDir, 'claude-code', {
+      github: 'npm:@modelcontextprotocol/server-github',
+    });
+    const body = (id: number, server = 'github', tool = 'search_code') =>
+      JSON.stringify({
+        ...JSON.parse(fixture('claude-code', 'pre-tool-use.json')),
+        tool_name: `mcp__${server}__${tool}`,
+        tool_use_id: `toolu_${id}`,
+      });
+    // The decision's own time: timed around the hook's decision point, as the hook runs it (the cache read from
+    // disk, the source identity read, the rules evaluated), inside a whole PreToolUse.
+    const own = { policy: [] as number[], denied: [] as number[], none: [] as number[] };
+    const decided = (stateDir: string, stdin: string, into: number[]) => {
+      const answer = handleHook(
+        { clientId: 'claude-code', event: 'PreToolUse', stateDir, stdin },
+        {
+          decide: (call, context) => {
+            const started = performance.now();
+            const decision = decide(call, context);
+            into.push(performance.now() - started);
+            return decision;
+          },
+        },
+      );
+      return answer.stdout;
+    };
+    for (let i = -50; i < RUNS; i++) {
+      const sink: number[] = [];
+      const none = decided(bare.stateDir, body(i), i < 0 ? sink : own.none);
+      const allowed = decided(withPolicy.stateDir, body(i), i < 0 ? sink : own.policy);
+      // rule-4 (deny srv-4-* write_*) is the first enforce rule this call matches.
+      const denied = decided(
+        withPolicy.stateDir,
+        body(i, 'srv-4-x', 'write_file'),
+        i < 0 ? sink : own.denied,
+      );
+      if (none !== '' || allowed !== '' || !denied.includes('"deny"')) throw new Error('unexpected decision');
+    }
+    console.log(
+      `\npolicy — the hook's decision, timed inside a PreToolUse (${RUNS} runs each), 200 rules cached`,
+    );
+    console.log(`  no policy cached (baseline):         ${ms(own.none)}`);
+    console.log(
+      `  allowed by the default (all rules):  ${ms(own.policy)}   ${(p95(own.policy) / p95(own.none)).toFixed(2)}× at p95`,
+    );
+    console.log(
+      `  denied by an early rule:             ${ms(own.denied)}   ${(p95(own.denied) / p95(own.none)).toFixed(2)}× at p95`,
+    );
+    console.log(`  goal p95 ≤ 5 ms: ${p95(own.policy) <= 5 && p95(own.denied) <= 5 ? 'met' : 'NOT met'}`);
+
+    installHooks({ stateDir: bare.stateDir, env: bare.env, hookEntry: bundle });
+    installHooks({ stateDir: withPolicy.stateDir, env: withPolicy.env, hookEntry: bundle });
+    const spawned = { bare: [] as number[], policy: [] as number[] };
+    for (let i = -3; i < SPAWNS; i++) {
+      const runs = [
+        await runHookCommand(
+          installedCommand(bare.file('claude-code'), 'claude-code', 'PreToolUse'),
+          body(i),
+          {
+            cwd: bare.home,
+            env: { PATH: process.env.PATH, HOME: bare.home },
+          },
+        ),
+        await runHookCommand(
+          installedCommand(withPolicy.file('claude-code'), 'claude-code', 'PreToolUse'),
+          body(i),
+          { cwd: withPolicy.home, env: { PATH: process.env.PATH, HOME: withPolicy.home } },
+        ),
+      ];
+      if (runs.some((run) => run.code !== 0)) throw new Error(`a run failed: ${JSON.stringify(runs)}`);
+      if (i < 0) continue;
+      spawned.bare.push(runs[0]?.ms as number);
+      spawned.policy.push(runs[1]?.ms as number);
+    }
+    console.log(`  the installed command, through sh (${SPAWNS} runs each):`);
+    console.log(`    no policy cached (baseline):   ${ms(spawned.bare)}`);
+    console.log(
+      `    200 rules cached:              ${ms(spawned.policy)}   ${(p95(spawned.policy) / p95(spawned.bare)).toFixed(2)}× at p95`,
+    );
+  } finally {
+    rmSync(bare.home, { recursive: true, force: true });
+    rmSync(withPolicy.home, { recursive: true, force: true });
     rmSync(bundle, { force: true });
   }
 }
@@ -367,6 +497,7 @@ async function daemonSection() {
 const SECTIONS: Record<string, () => Promise<void>> = {
   scan: scanSection,
   hook: hookSection,
+  policy: policySection,
   spool: spoolSection,
   daemon: daemonSection,
 };

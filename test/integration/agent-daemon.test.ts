@@ -328,6 +328,8 @@ test('events older than the retention window: all of them dropped at once and co
       const receivedAt = new Date().toISOString();
       if (req.url === '/v1/devices/inventory')
         return reply(200, { success: true, deviceId: randomUUID(), agentsIn: 0, mcpsIn: 0, receivedAt });
+      // A service from before policies: the daemon carries on without one.
+      if (req.url === '/v1/devices/policy') return reply(404, { error: 'not_found', message: 'No route.' });
       batches++;
       const { events } = JSON.parse(text) as { events: Array<{ event_id: string; event_time: string }> };
       const old = events.filter((e) => Date.parse(e.event_time) < windowStart);
