@@ -3,12 +3,12 @@
 // against the service as npm start runs it. The agent registers, installs its hooks and reports its scan; then the
 // test plays the clients: it runs the hook commands exactly as the install wrote them into ~/.claude/settings.json
 // and ~/.cursor/hooks.json, through a shell, with the documented payloads (a call that fails, two calls in
-// parallel). The daemon (`agent run`) sends what the hooks spooled, and the admin API shows the device, its agents,
+// parallel). The daemon (`agent run`, as the service definitions run it) sends what the hooks spooled, and the admin API shows the device, its agents,
 // its servers with their sources, the calls with durations and sessions, and configured vs called. Then the service
 // goes away while 10,000 calls go through the hook, comes back, and every one of them is stored once. Every response
 // of the service, the agent's included, is checked against the OpenAPI document (stop() throws for a broken one).
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { sql } from 'drizzle-orm';
 import { loadDaemonStatus } from '#agent/daemon/status.ts';
 import { handleHook } from '#agent/hooks/handle.ts';
 import { knownServers } from '#agent/hooks/known-servers.ts';
+import { daemonCommand } from '#agent/service/definition.ts';
 import type { LocalService } from '#local-server/service.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { createLogger, setLogLevel } from '#shared/logger.ts';
@@ -26,8 +27,7 @@ import { runProcess } from '#test/support/child.ts';
 import type { ContractRecorder } from '#test/support/contract.ts';
 import { persistentDatabase } from '#test/support/device-service.ts';
 import { freePort } from '#test/support/free-port.ts';
-import { PROJECT_ROOT } from '#test/support/fresh-copy.ts';
-import { fixture, installedCommand, runHookCommand } from '#test/support/hook-runner.ts';
+import { buildAgentFile, fixture, installedCommand, runHookCommand } from '#test/support/hook-runner.ts';
 import { startCheckedService, TEST_ADMIN, testConfig } from '#test/support/service.ts';
 
 const OFFLINE_EVENTS = 10_000;
@@ -112,11 +112,7 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
 
   before(async () => {
     setLogLevel('warn');
-    const built = spawnSync(process.execPath, ['scripts/agent-build.ts', '--outfile', bundle], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-    });
-    assert.equal(built.status, 0, built.stderr);
+    buildAgentFile(bundle);
     database = await persistentDatabase('pglite');
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
@@ -175,8 +171,9 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
     assert.match(inventory.stdout, /^Inventory accepted: \d+ agents, \d+ MCP servers$/m);
   });
 
-  test('the daemon starts and reports the inventory', async () => {
-    daemon = spawn(process.execPath, [bundle, 'run'], { cwd: home, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  test('the daemon, started as the service definitions start it, reports the inventory', async () => {
+    const [node, ...args] = daemonCommand(process.execPath, bundle, stateDir);
+    daemon = spawn(node as string, args, { cwd: home, env, stdio: ['ignore', 'pipe', 'pipe'] });
     daemon.stdout?.on('data', (d) => (daemonOutput += d));
     daemon.stderr?.on('data', (d) => (daemonOutput += d));
     await until('the inventory at start', () => loadDaemonStatus(stateDir)?.inventory.sentAt, 60_000);
