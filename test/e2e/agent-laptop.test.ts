@@ -144,6 +144,11 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
     assert.deepEqual(JSON.parse(readFileSync(join(stateDir, 'config.json'), 'utf8')), {
       actorEmail: TEST_ADMIN.email,
     });
+    // Not with --token: in a silent rollout that is an enrollment account, not the laptop's user.
+    const silent = join(work, 'silent-state');
+    const enrolled = await agent(['register', '--state', silent, '--url', url, '--token', admin]);
+    assert.equal(enrolled.code, 0, enrolled.stderr);
+    assert.equal(existsSync(join(silent, 'config.json')), false);
 
     const install = await agent(['hooks', 'install']);
     assert.equal(install.code, 0, install.stderr);
@@ -458,7 +463,7 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
     assert.deepEqual(report.shadow, [{ name: 'api.githubcopilot.com', calls: 1, denied: 0, errors: 1 }]);
   });
 
-  test(`the service away: ${OFFLINE_EVENTS} calls go through the hook, and once it is back each is stored once`, async () => {
+  test(`the service away: ${OFFLINE_EVENTS} calls go through the hook, and once it is back each is stored once`, async (t) => {
     const beforeOffline = (await stored()).n;
     await service?.stop();
     service = undefined;
@@ -491,11 +496,15 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
     await until('the daemon retrying', () => loadDaemonStatus(stateDir)?.retrying, 30_000);
     await sleep(2000);
     await startService();
+    // The daemon tries again when its backoff says (full jitter, growing with each failure while the service was
+    // away): the bound is that moment, from its status file, plus time to send everything.
+    const nextAttempt = Date.parse(loadDaemonStatus(stateDir)?.retrying?.nextAttemptAt ?? '') || Date.now();
+    t.diagnostic(`the daemon's next attempt in ${Math.round((nextAttempt - Date.now()) / 1000)} s`);
     const offlineOnly = sql`session_id = ${offline}`;
     await until(
       `${OFFLINE_EVENTS} events stored`,
       async () => ((await stored(offlineOnly)).n >= OFFLINE_EVENTS ? true : undefined),
-      240_000,
+      Math.max(0, nextAttempt - Date.now()) + 180_000,
     );
     await sleep(1000);
     assert.deepEqual(await stored(offlineOnly), { n: OFFLINE_EVENTS, distinct: OFFLINE_EVENTS });
