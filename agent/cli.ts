@@ -171,6 +171,17 @@ async function userToken(): Promise<string> {
   throw new Error('no user token: run `login` first, or pass --token, or --email (local auth)');
 }
 
+/** The email of the user `token` signs in (GET /v1/me), or undefined when the service does not say. */
+async function signedInEmail(baseUrl: string, token: string): Promise<string | undefined> {
+  const [{ createApiClient }, { serviceFetch }] = await Promise.all([
+    import('#client/api.ts'),
+    import('./service-address.ts'),
+  ]);
+  const client = createApiClient(baseUrl, { token, fetch: serviceFetch(baseUrl) });
+  const { data } = await client.GET('/v1/me').catch(() => ({ data: undefined }));
+  return data?.data.email || undefined;
+}
+
 async function enrolledClient() {
   if (!state.identity || !state.deviceId)
     throw new Error('this device is not registered: run `register` first');
@@ -218,6 +229,14 @@ async function main() {
       out(
         `${status === 201 ? 'Registered' : 'Already registered'}: device ${body.deviceId} (${body.certificateFingerprint})`,
       );
+      // The person who signed in here uses this laptop: their email goes on the calls of clients whose hook payload
+      // does not name the user. Not with --token, which is an enrollment account's, not the laptop user's.
+      if (!values.token) {
+        const email = await signedInEmail(baseUrl, token);
+        const { adoptActorEmail, settingsPath } = await import('./hooks/settings.ts');
+        const actor = email ? adoptActorEmail(stateDir, email) : undefined;
+        if (actor) out(`Tool calls are recorded as ${actor} (actorEmail in ${settingsPath(stateDir)})`);
+      }
       return;
     }
     case 'scan': {
@@ -225,12 +244,16 @@ async function main() {
         { scanMachine },
         { configFingerprint, loadFingerprintKey },
         { scanTable, scanView, warningLine },
+        { saveScannedServers },
       ] = await Promise.all([
         import('./discovery/scan.ts'),
         import('./discovery/fingerprint.ts'),
         import('./discovery/print.ts'),
+        import('./hooks/known-servers.ts'),
       ]);
       const scan = await scanMachine(scanOptions());
+      // The hook splits `mcp__<server>__<tool>` by the configured names: every scan keeps them for it.
+      saveScannedServers(stateDir, scan);
       if (values.json) {
         const key = loadFingerprintKey(stateDir);
         out(
@@ -261,12 +284,19 @@ async function main() {
         out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
         return;
       }
-      const [{ inventoryReport, scanMachine }, { loadFingerprintKey }, { warningLine }] = await Promise.all([
+      const [
+        { inventoryReport, scanMachine },
+        { loadFingerprintKey },
+        { warningLine },
+        { saveScannedServers },
+      ] = await Promise.all([
         import('./discovery/scan.ts'),
         import('./discovery/fingerprint.ts'),
         import('./discovery/print.ts'),
+        import('./hooks/known-servers.ts'),
       ]);
       const scan = await scanMachine(scanOptions());
+      saveScannedServers(stateDir, scan);
       for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
       const report = inventoryReport(scan, loadFingerprintKey(stateDir));
       const { body } = await client.reportInventory(report.agents, report.agentVersion);

@@ -2,7 +2,8 @@
 // with a shebang): what an MDM copies to 500 laptops. Its version is fixed at build time (AGENT_VERSION, default
 // package.json's), so that `acp-agent --version` and the inventory say which build a laptop runs. The hook starts it
 // on every tool call, so it is built for start-up time: CommonJS (Node's ES module loader alone costs more than
-// Node's own start), minified, no source map inside, each command's modules evaluated only when it runs.
+// Node's own start), minified, no source map inside, each command's modules evaluated only when it runs, and the hook
+// dispatched before the CLI's own start (agent/bin.ts).
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +33,7 @@ const fixedVersion: Plugin = {
 };
 
 const result = await build({
-  entryPoints: [join(ROOT, 'agent', 'cli.ts')],
+  entryPoints: [join(ROOT, 'agent', 'bin.ts')],
   outfile,
   bundle: true,
   platform: 'node',
@@ -50,8 +51,9 @@ const result = await build({
   banner: {
     js: [
       '#!/usr/bin/env node',
-      // What import.meta.url says in the sources; and Node ≥ 22 keeps the compiled code between runs.
-      'const __acpUrl=require("node:url").pathToFileURL(__filename).href;require("node:module").enableCompileCache?.();',
+      // What import.meta.url says in the sources. (No module.enableCompileCache: it caches only the modules loaded
+      // after it, and this file is compiled before it runs, so it would cost a directory and a hash per run.)
+      'const __acpUrl=require("node:url").pathToFileURL(__filename).href;',
     ].join('\n'),
   },
 });

@@ -8,14 +8,19 @@ export async function machineSources(
   stateDir: string,
   machine: Omit<ScanOptions, 'clients'>,
 ): Promise<{ version: string; inventory: InventorySource; spool: EventSpool }> {
-  const [{ AGENT_VERSION }, { openSpool }, { inventoryReport, scanMachine }, { loadFingerprintKey }, hooks] =
-    await Promise.all([
-      import('../version.ts'),
-      import('../spool/spool.ts'),
-      import('../discovery/scan.ts'),
-      import('../discovery/fingerprint.ts'),
-      import('../hooks/index.ts'),
-    ]);
+  const [
+    { AGENT_VERSION },
+    { openSpool },
+    { inventoryReport, scanMachine },
+    { loadFingerprintKey },
+    { saveScannedServers },
+  ] = await Promise.all([
+    import('../version.ts'),
+    import('../spool/spool.ts'),
+    import('../discovery/scan.ts'),
+    import('../discovery/fingerprint.ts'),
+    import('../hooks/known-servers.ts'),
+  ]);
   const key = loadFingerprintKey(stateDir);
   return {
     version: AGENT_VERSION,
@@ -23,21 +28,7 @@ export async function machineSources(
     inventory: {
       async scan() {
         const scan = await scanMachine(machine);
-        for (const client of scan.clients) {
-          if (hooks.hookClient(client.agentType)) {
-            hooks.saveKnownServers(
-              stateDir,
-              client.agentType,
-              client.servers.map((s) => s.name),
-            );
-            // What policy rules on a server's source identity match (docs/policy.md).
-            hooks.saveServerSources(
-              stateDir,
-              client.agentType,
-              Object.fromEntries(client.servers.map((s) => [s.name, `${s.source.type}:${s.source.name}`])),
-            );
-          }
-        }
+        saveScannedServers(stateDir, scan);
         return { body: inventoryReport(scan, key), watchedPaths: scan.watchedPaths };
       },
     },

@@ -7,7 +7,7 @@
 import { posix, win32 } from 'node:path';
 import type { AgentReport } from '../client.ts';
 import { CLIENTS } from '../clients/index.ts';
-import { captureSupport } from '../hooks/index.ts';
+import { captureSupport } from '../hooks/capture-support.ts';
 import { AGENT_VERSION } from '../version.ts';
 import { configFingerprint } from './fingerprint.ts';
 import { type ReadOutcome, readConfig } from './read-config.ts';

@@ -3,6 +3,9 @@
 // every call. Whatever scans the configs (`agent scan`, the daemon) saves them here.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ScanResult } from '../discovery/types.ts';
+import { hookClient } from './clients/index.ts';
+import { saveServerSources } from './policy.ts';
 
 const path = (stateDir: string): string => join(stateDir, 'hooks', 'known-servers.json');
 
@@ -27,4 +30,24 @@ export function saveKnownServers(stateDir: string, clientId: string, names: read
   const tmp = `${path(stateDir)}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, path(stateDir));
+}
+
+/**
+ * Keeps the server names of every client with hooks that a scan found (what `agent scan`, `inventory` and the daemon
+ * do), and each server's source identity, which policy rules on a source match (docs/policy.md).
+ */
+export function saveScannedServers(stateDir: string, scan: Pick<ScanResult, 'clients'>): void {
+  for (const client of scan.clients) {
+    if (!hookClient(client.agentType)) continue;
+    saveKnownServers(
+      stateDir,
+      client.agentType,
+      client.servers.map((s) => s.name),
+    );
+    saveServerSources(
+      stateDir,
+      client.agentType,
+      Object.fromEntries(client.servers.map((s) => [s.name, `${s.source.type}:${s.source.name}`])),
+    );
+  }
 }

@@ -1,6 +1,6 @@
 // The device's settings for capture, in the state directory's config.json (other parts of the agent keep their own
 // keys there). Read by every hook call, so a bad value falls back to its default and is reported, never thrown.
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_MAX_BYTES } from '../spool/spool.ts';
 
@@ -97,4 +97,26 @@ export function readSettings(stateDir: string): { settings: AgentSettings; probl
     settings.actorEmail = raw.actorEmail.trim();
   else if (raw.actorEmail !== undefined) problems.push('config.json: actorEmail must be a string');
   return { settings, problems };
+}
+
+/**
+ * Records who uses this device as `actorEmail`, unless config.json already names someone (an admin's choice wins) or
+ * cannot be read as an object (left as it is). Returns the email now in force, if any. The other keys keep their values.
+ */
+export function adoptActorEmail(stateDir: string, email: string): string | undefined {
+  const path = settingsPath(stateDir);
+  let raw: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    raw = parsed as Record<string, unknown>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+  }
+  if (typeof raw.actorEmail === 'string' && raw.actorEmail.trim()) return raw.actorEmail.trim();
+  raw.actorEmail = email;
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(raw, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+  return email;
 }

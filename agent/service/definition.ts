@@ -39,12 +39,16 @@ export const serviceLogPath = (spec: ServiceSpec) =>
   pathsOf(spec.platform).join(spec.stateDir, 'logs', 'service.log');
 
 /**
- * `agent run` for this state directory, run by `node` on `script`. A 1 MB young generation: the daemon sleeps most of
- * the time, and V8's default (up to 16 MB per semi-space) costs it tens of megabytes resident (bench:agent).
+ * `agent run` for this state directory, run by `node` on `script`. The daemon sleeps most of the time and waits on the
+ * network when it works, so V8 is set for memory over speed: a 1 MB young generation (the default, up to 16 MB per
+ * semi-space, costs tens of megabytes resident), and lite mode (no optimizing compilers, whose code and output cost
+ * megabytes more; it also turns WebAssembly off, which the daemon's node:http requests never use).
  */
+const DAEMON_NODE_FLAGS = ['--max-semi-space-size=1', '--lite-mode'] as const;
+
 export const daemonCommand = (node: string, script: string, stateDir: string): string[] => [
   node,
-  '--max-semi-space-size=1',
+  ...DAEMON_NODE_FLAGS,
   script,
   'run',
   '--state',

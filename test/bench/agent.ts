@@ -3,7 +3,8 @@
 //
 // - scan: `scanMachine` on a home with 8 clients and 200 projects, against reading the same files and nothing else.
 // - hook: the latency a tool call gains from the agent's hook, run as a client runs it (the command the install
-//   wrote into ~/.claude/settings.json, through sh, payload on stdin), against `node -e 0` run the same way.
+//   wrote into ~/.claude/settings.json, which starts the built single file, through sh, payload on stdin), against
+//   `node -e 0` run the same way.
 //   Goal: p95 ≤ 1.5× the baseline's p95.
 // - policy: the hook's decision on a PreToolUse from a cached policy of 200 rules (source rules included, so the
 //   server's source identity is read too), timed around the decision point inside the hook, against the same call
@@ -31,7 +32,7 @@ import { openSpool, Spool } from '#agent/spool/spool.ts';
 import { saveState } from '#agent/state.ts';
 import { invocationEvent } from '#test/support/device-requests.ts';
 import {
-  buildHookBundle,
+  buildAgentFile,
   fixture,
   fixtureHome,
   installedCommand,
@@ -155,7 +156,8 @@ async function scanSection() {
 async function hookSection() {
   const RUNS = Number(process.env.RUNS ?? 60);
   const home = fixtureHome(['claude-code']);
-  const bundle = buildHookBundle();
+  // The file laptops run (npm run agent:build): the installed command starts all of it, not just the hook's code.
+  const bundle = buildAgentFile(join(mkdtempSync(join(tmpdir(), 'bench-hook-')), 'acp-agent.cjs'));
   try {
     installHooks({ stateDir: home.stateDir, env: home.env, hookEntry: bundle });
     const pre = installedCommand(home.file('claude-code'), 'claude-code', 'PreToolUse');
@@ -181,7 +183,7 @@ async function hookSection() {
     }
     const events = new Spool(join(home.stateDir, 'spool'), { graceMs: 0 }).stats().pending;
     console.log(
-      `\nhook — Claude Code's PreToolUse / PostToolUse commands as installed, through sh, ${RUNS} runs each`,
+      `\nhook — Claude Code's PreToolUse / PostToolUse commands as installed (the built single file), through sh, ${RUNS} runs each`,
     );
     console.log(`  node -e 0 (baseline):  ${ms(times.baseline)}`);
     console.log(
@@ -193,7 +195,7 @@ async function hookSection() {
     console.log(`  goal p95 ≤ 1.5× the baseline; ${events} events spooled`);
   } finally {
     rmSync(home.home, { recursive: true, force: true });
-    rmSync(bundle, { force: true });
+    rmSync(dirname(bundle), { recursive: true, force: true });
   }
 }
 
@@ -223,7 +225,7 @@ async function policySection() {
   const SPAWNS = Number(process.env.SPAWNS ?? 40);
   const bare = fixtureHome(['claude-code']);
   const withPolicy = fixtureHome(['claude-code']);
-  const bundle = buildHookBundle();
+  const bundle = buildAgentFile(join(mkdtempSync(join(tmpdir(), 'bench-policy-')), 'acp-agent.cjs'));
   try {
     const policy = benchPolicy(200);
     const now = Date.now();
@@ -316,7 +318,7 @@ async function policySection() {
   } finally {
     rmSync(bare.home, { recursive: true, force: true });
     rmSync(withPolicy.home, { recursive: true, force: true });
-    rmSync(bundle, { force: true });
+    rmSync(dirname(bundle), { recursive: true, force: true });
   }
 }
 
@@ -428,8 +430,7 @@ async function daemonSection() {
       join(home, '.cursor', 'mcp.json'),
       JSON.stringify({ mcpServers: { github: { url: 'https://api.githubcopilot.com/mcp/' } } }),
     );
-    const bundle = join(root, 'acp-agent.cjs');
-    execFileSync(process.execPath, ['scripts/agent-build.ts', '--outfile', bundle], { stdio: 'ignore' });
+    const bundle = buildAgentFile(join(root, 'acp-agent.cjs'));
 
     const spawnIdle = (args: string[]) => {
       const child = spawn(node, args, {

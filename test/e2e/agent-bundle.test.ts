@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort } from '#test/support/free-port.ts';
-import { PROJECT_ROOT } from '#test/support/fresh-copy.ts';
+import { buildAgentFile } from '#test/support/hook-runner.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
 
 const VERSION = '9.8.7-bundle.test';
@@ -65,12 +65,7 @@ function run(node: string, args: string[], env: Record<string, string> = {}) {
 }
 
 before(async () => {
-  const built = spawnSync(process.execPath, ['scripts/agent-build.ts', '--outfile', bundle], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, AGENT_VERSION: VERSION },
-    encoding: 'utf8',
-  });
-  assert.equal(built.status, 0, built.stderr);
+  buildAgentFile(bundle, VERSION);
   svc = await startTestService('pglite', { dashboard_url: 'http://dashboard.test' });
 });
 after(async () => {
@@ -145,7 +140,7 @@ test('it runs under the machine’s Node and under Node 24: version, help, enrol
     const unit = readFileSync(join(unitPath.parentPath, unitPath.name), 'utf8');
     assert.ok(
       unit.includes(
-        `ExecStart="${node}" "--max-semi-space-size=1" "${realpathSync(bundle)}" "run" "--state" "${state}"`,
+        `ExecStart="${node}" "--max-semi-space-size=1" "--lite-mode" "${realpathSync(bundle)}" "run" "--state" "${state}"`,
       ),
       unit,
     );

@@ -1,6 +1,7 @@
 // Playing an AI client against the agent's hooks: the hook entry bundled as the single-file agent ships it, the
 // command the install wrote read back from the client's settings file, and run through a shell as the client runs
 // it, with a payload on stdin, from another working directory.
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,6 +12,7 @@ import { ourHook } from '#agent/hooks/command-line.ts';
 import type { HookEnv } from '#agent/hooks/types.ts';
 import { Spool } from '#agent/spool/spool.ts';
 import { type ChildOutcome, runProcess } from '#test/support/child.ts';
+import { PROJECT_ROOT } from '#test/support/fresh-copy.ts';
 
 export const HOOK_FIXTURES = fileURLToPath(new URL('../unit/agent/hooks/fixtures/', import.meta.url));
 
@@ -57,6 +59,20 @@ export function buildHookBundle(): string {
     outfile,
     logLevel: 'error',
   });
+  return outfile;
+}
+
+/**
+ * The agent's single file as `npm run agent:build` makes it (what laptops run, and what the installed hook commands
+ * start), written to `outfile`; `version` is the one it reports. Returns `outfile`.
+ */
+export function buildAgentFile(outfile: string, version?: string): string {
+  const built = spawnSync(process.execPath, ['scripts/agent-build.ts', '--outfile', outfile], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...(version ? { AGENT_VERSION: version } : {}) },
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`npm run agent:build failed: ${built.stderr}`);
   return outfile;
 }
 
