@@ -1,6 +1,8 @@
 import type { Config } from '#shared/config/schema.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { providerFor } from '#shared/domain/environments/index.ts';
+import { sweepEnvironments } from '#shared/domain/requests-lifecycle.ts';
 import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
 import { createLogger, type Logger } from '#shared/logger.ts';
 import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
@@ -79,6 +81,10 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     log.info('demo datasource seeded: schema demo (customers, products, orders) and its catalog entries');
   }
   phase('demo_data_ms');
+  // Environments whose request ended while no service ran (or whose teardown a crash cut short) go now.
+  const swept = await sweepEnvironments(runtime.database.db, providerFor(runtime.database, config));
+  if (swept.length) log.info('request environments swept', { swept });
+  phase('sweep_ms');
   if (!config.dashboard_url) {
     log.warn(
       'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',
