@@ -9,6 +9,7 @@ import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { type EmulatorOptions, lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
 import { localJwtSecret } from './jwt-secret.ts';
+import { serviceRoleDsn } from './service-role.ts';
 
 export interface LocalService {
   url: string;
@@ -39,7 +40,7 @@ export interface StartOptions {
 }
 
 /**
- * The local service: opens the database, applies migrations, creates the first admin, installs the runtime the
+ * The local service: opens the database, applies migrations, reconnects as the service role (PostgreSQL), creates the first admin, installs the runtime the
  * handlers use, and serves the route table through the API Gateway emulator.
  */
 export async function startLocalService(options: StartOptions): Promise<LocalService> {
@@ -61,11 +62,18 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     phases[name] = Math.round(now - mark);
     mark = now;
   };
-  const runtime = await createRuntime(config);
+  let runtime = await createRuntime(config);
   phase('open_database_ms');
   const { applied } = await migrate(runtime.database.db);
   if (applied.length) log.info('migrations applied', { applied });
   phase('migrations_ms');
+  if (runtime.database.driver === 'postgres' && config.db.service_role) {
+    // Migrations ran as the owner; everything else runs as the service role.
+    const dsn = await serviceRoleDsn(runtime.database.db, config.db.dsn, config.data_dir);
+    await runtime.database.close();
+    runtime = await createRuntime({ ...config, db: { ...config.db, dsn } });
+    phase('service_role_ms');
+  }
   const admin = await ensureBootstrapAdmin(runtime.database.db, {
     email: config.bootstrap.admin_email,
     password: config.bootstrap.admin_password,

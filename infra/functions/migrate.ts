@@ -52,7 +52,7 @@ async function migrateAndBootstrap(database: Database): Promise<MigrationResult>
 }
 
 export const handler = async (): Promise<MigrationResult> => {
-  const db: Config['db'] = {
+  const db: Omit<Config['db'], 'service_role'> = {
     dsn: setting('SVC_DB_DSN') ?? '',
     max_open_conns: 1,
     max_idle_conns: 0,

@@ -137,7 +137,9 @@ export async function applyEventRetention(
         tx,
         sql.raw(`SELECT count(*)::text AS n FROM ${quotedPartition(partition.name)}`),
       );
-      await tx.execute(sql.raw(`DROP TABLE ${quotedPartition(partition.name)}`));
+      // Detach and drop take the table's owner: the owner's function does it, checking the name
+      // (migrations/0031_service_role.sql).
+      await tx.execute(sql`SELECT observability_events_drop_partition(${partition.name})`);
       const n = Number(counted?.n ?? 0);
       await recordAudit(tx, {
         actionType: 'events.partition_dropped',

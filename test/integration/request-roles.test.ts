@@ -21,6 +21,9 @@ import {
   testConfig,
 } from '#test/support/service.ts';
 
+/** On PostgreSQL, serve as the database's service role, as npm start does (the test config turns it off). */
+const AS_SERVICE = { db: { service_role: true } };
+
 interface RequestData {
   id: string;
   status: string;
@@ -68,7 +71,7 @@ for (const driver of driversUnderTest()) {
       )[0]?.n;
 
     before(async () => {
-      svc = await startTestService(driver);
+      svc = await startTestService(driver, AS_SERVICE);
       admin = await svc.adminToken();
       await seedDemoDatasource(db());
       const password = 'a long enough password';
@@ -145,7 +148,7 @@ for (const driver of driversUnderTest()) {
     test('a request that ended while the service was stopped: its role goes at the next start', async () => {
       const id = await activeRequest();
       await svc.stop();
-      const config = testConfig({ db: { dsn: svc.database.dsn } });
+      const config = testConfig({ db: { ...AS_SERVICE.db, dsn: svc.database.dsn } });
       // The service is down; the request ends (an operator, another instance) and nobody tears it down.
       const between = await startCheckedService({ config });
       await between.service.runtime.database.db.execute(
@@ -168,6 +171,43 @@ for (const driver of driversUnderTest()) {
     });
 
     if (driver === 'postgres') {
+      test('the service connects as <database>_service: DML and the owner functions, no DDL, no roles', async () => {
+        const name = svc.database.url ? new URL(svc.database.url).pathname.slice(1) : '';
+        const [me] = await queryRows<{ user: string; superuser: boolean; createrole: boolean }>(
+          db(),
+          sql`SELECT current_user AS user, rolsuper AS superuser, rolcreaterole AS createrole
+                FROM pg_roles WHERE rolname = current_user`,
+        );
+        assert.deepEqual(me, { user: `${name}_service`, superuser: false, createrole: false });
+        const refused = async (statement: string) => {
+          await assert.rejects(db().execute(sql.raw(statement)), (err: { cause?: { code?: string } }) => {
+            assert.equal(err.cause?.code, '42501', statement);
+            return true;
+          });
+        };
+        await refused('DROP TABLE users');
+        await refused('ALTER TABLE users ADD COLUMN x int');
+        await refused('TRUNCATE audit_logs');
+        await refused("UPDATE audit_logs SET actor_email = 'x'");
+        await refused("INSERT INTO schema_migrations (name, checksum) VALUES ('x', 'x')");
+        await refused('CREATE ROLE someone');
+        await refused(`ALTER ROLE ${name}_service SUPERUSER`);
+        await refused("SELECT request_role_create('someone')");
+        await refused("SELECT observability_events_drop_partition('users')");
+        // Partition maintenance and retention, through the owner's functions.
+        const [made] = await queryRows<{ created: number }>(
+          db(),
+          sql`SELECT created FROM observability_events_maintain('2000-01-01'::date, 0, 0)`,
+        );
+        assert.equal(made?.created, 1);
+        await db().execute(sql`SELECT observability_events_drop_partition('observability_events_p20000101')`);
+        const [left] = await queryRows<{ n: number }>(
+          db(),
+          sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'observability_events_p20000101'`,
+        );
+        assert.equal(left?.n, 0);
+      });
+
       test("another database's live roles are left alone; those of a dropped database are swept", async () => {
         const server = testDatabaseUrl();
         assert.ok(server);

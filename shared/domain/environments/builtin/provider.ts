@@ -35,6 +35,7 @@ import {
   createEnvironmentSql,
   datasetViewSql,
   dropEnvironmentSql,
+  dropRoleSql,
   environmentNames,
   orphanRolesSql,
   quoteIdent,
@@ -170,7 +171,7 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
       }
       for (const { rolname } of await queryRows<{ rolname: string }>(db, sql.raw(orphanRolesSql))) {
         // Another database's service may have made it (and only its maker may drop it): left to that one.
-        await db.execute(sql.raw(`DROP ROLE IF EXISTS ${quoteIdent(rolname)}`)).catch(() => {});
+        await db.execute(sql.raw(dropRoleSql(rolname))).catch(() => {});
       }
       return swept;
     },

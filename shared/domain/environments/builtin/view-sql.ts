@@ -164,10 +164,16 @@ export async function datasetViewSql(schema: string, d: Dataset, resolve: Resolv
   return `CREATE VIEW ${quoteIdent(schema)}.${quoteIdent(viewName(d))} WITH (security_barrier = true) AS SELECT ${select.join(', ')} FROM ${from.join(' ')} WHERE ${where}`;
 }
 
-/** Drops a request's environment, its schema (with its views) and its role; nothing to drop is no error. */
+/**
+ * Drops a reader role (nothing to drop is no error) through the owner's request_role_drop: the service may not manage
+ * roles itself (migrations/0031_service_role.sql).
+ */
+export const dropRoleSql = (role: string): string => `SELECT request_role_drop(${quoteLiteral(role)})`;
+
+/** Drops a request's environment, its schema (with its views and its role's grants) and its role. */
 export const dropEnvironmentSql = ({ schema, role }: EnvironmentNames): string[] => [
   `DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`,
-  `DROP ROLE IF EXISTS ${quoteIdent(role)}`,
+  dropRoleSql(role),
 ];
 
 /**
@@ -180,11 +186,10 @@ export const createEnvironmentSql = (
 ): string[] => [
   `CREATE SCHEMA ${quoteIdent(schema)}`,
   ...views,
-  `CREATE ROLE ${quoteIdent(role)} NOLOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE`,
+  // The role, made by the owner's request_role_create, which also lets the service SET ROLE to it.
+  `SELECT request_role_create(${quoteLiteral(role)})`,
   `GRANT USAGE ON SCHEMA ${quoteIdent(schema)} TO ${quoteIdent(role)}`,
   `GRANT SELECT ON ALL TABLES IN SCHEMA ${quoteIdent(schema)} TO ${quoteIdent(role)}`,
-  // The service must be able to SET ROLE to it (a superuser already can).
-  `GRANT ${quoteIdent(role)} TO CURRENT_USER`,
 ];
 
 /** Refreshes the planner's statistics of a source table, named as ResolveTable gives it (quoted `schema.table`). */
