@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
+import { connectDatabase } from '#shared/db/connect.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { createBuiltinProvider } from '#shared/domain/environments/builtin/provider.ts';
 import { environmentNames } from '#shared/domain/environments/builtin/view-sql.ts';
@@ -14,12 +15,14 @@ import { findRequest } from '#shared/domain/requests.ts';
 import { sweepEnvironments } from '#shared/domain/requests-lifecycle.ts';
 import { driversUnderTest, testDatabaseUrl } from '#test/support/databases.ts';
 import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
+import { randomSecret } from '#test/support/secrets.ts';
 import {
   startCheckedService,
   startTestService,
   type TestService,
   testConfig,
 } from '#test/support/service.ts';
+import { allowServiceRole } from '../../infra/functions/migrate.ts';
 
 /** On PostgreSQL, serve as the database's service role, as npm start does (the test config turns it off). */
 const AS_SERVICE = { db: { service_role: true } };
@@ -206,6 +209,37 @@ for (const driver of driversUnderTest()) {
           sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'observability_events_p20000101'`,
         );
         assert.equal(left?.n, 0);
+      });
+
+      test("Migrate (as the owner) lets <database>_service log in with its secret's password", async () => {
+        const url = svc.database.url;
+        assert.ok(url);
+        const role = `${new URL(url).pathname.slice(1)}_service`;
+        const password = randomSecret();
+        const owner = await connectDatabase({ db: { ...svc.runtime.config.db, dsn: url } });
+        try {
+          const asked: string[] = [];
+          const read = async (arn: string) => {
+            asked.push(arn);
+            return JSON.stringify({ username: role, password, engine: 'postgres' });
+          };
+          assert.equal(await allowServiceRole(owner, 'arn:service-secret', read), role);
+          assert.deepEqual(asked, ['arn:service-secret']);
+          const wrong = async () => JSON.stringify({ username: 'someone_else', password });
+          await assert.rejects(allowServiceRole(owner, 'arn:x', wrong), /must hold the user/);
+        } finally {
+          await owner.close();
+        }
+        const login = new URL(url);
+        login.username = role;
+        login.password = password;
+        const c = new pg.Client({ connectionString: login.toString() });
+        await c.connect();
+        try {
+          assert.equal((await c.query('SELECT current_user AS u')).rows[0]?.u, role);
+        } finally {
+          await c.end();
+        }
       });
 
       test("another database's live roles are left alone; those of a dropped database are swept", async () => {
