@@ -284,7 +284,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A batch of 1..events.max_batch MCP tool-call events (at most 1 MiB), all or nothing */
+        /**
+         * A batch of 1..events.max_batch MCP tool-call events (at most 1 MiB), all or nothing
+         * @description Errors besides the device checks: 400 validation_failed (an invalid event, named by its field), 400 event_too_old (an event older than the retention window: the message names body.events[i].event_time of the first such event and says where the window starts, `which starts at <instant>`; drop every event before it and send the rest, never retry them), 413 batch_too_large (more than events.max_batch events, or over 1 MiB). See docs/device-protocol.md, Times and Errors.
+         */
         post: operations["ingestEvents"];
         delete?: never;
         options?: never;
@@ -4171,6 +4174,8 @@ export interface operations {
             query?: {
                 owner?: string;
                 q?: string;
+                agent_type?: string;
+                mcp?: string;
                 status?: "online" | "offline" | "never_reported";
                 updated_since?: string;
                 last_seen_before?: string;
@@ -4264,6 +4269,8 @@ export interface operations {
             query?: {
                 owner?: string;
                 q?: string;
+                agent_type?: string;
+                mcp?: string;
                 status?: "online" | "offline" | "never_reported";
                 updated_since?: string;
                 last_seen_before?: string;

@@ -40,9 +40,22 @@ export function consoleCsp(apiSources: readonly string[] = []): string {
 /** The policy the local server sends, where the API is the console's own origin. */
 export const CONSOLE_CSP = consoleCsp();
 
+/**
+ * Caching, the same locally and behind CloudFront. Scripts and styles are named after their content, so a name never
+ * changes meaning and browsers keep them for a year without asking; the page (and config.json) is never kept, so a
+ * deploy shows at its next load.
+ */
+export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+export const PAGE_CACHE_CONTROL = 'no-store';
+
+/** What index.html names; the build puts the content-hashed names in their place. */
+const HTML_SCRIPT = `${CONSOLE_PATH}/${CONSOLE_ASSETS}/console.js`;
+const HTML_STYLE = `${CONSOLE_PATH}/${CONSOLE_ASSETS}/console.css`;
+
 export interface ConsoleBuild {
-  /** Keyed by file name under /console/assets/. */
+  /** Keyed by file name under /console/assets/: console-<hash>.js and console-<hash>.css. */
   assets: Map<string, { body: Uint8Array; contentType: string }>;
+  /** index.html, naming the assets by their hashed names. */
   html: string;
   /** Bytes of each input in the script, by where it came from (esbuild's metafile). */
   scriptInputs: Record<string, number>;
@@ -51,6 +64,7 @@ export interface ConsoleBuild {
 /** console/src/main.tsx (Preact, the API client) and console.css: minified, one ES module, no source map. */
 const OPTIONS = {
   entryPoints: { console: `${CONSOLE_DIR}src/main.tsx`, 'console-style': `${CONSOLE_DIR}console.css` },
+  entryNames: '[name]-[hash]',
   bundle: true,
   minify: true,
   format: 'esm',
@@ -66,19 +80,36 @@ const OPTIONS = {
 
 function collect(result: { outputFiles: OutputFile[]; metafile: Metafile }): ConsoleBuild {
   const assets: ConsoleBuild['assets'] = new Map();
+  let html = readFileSync(`${CONSOLE_DIR}index.html`, 'utf8');
+  const name = (path: string) => path.split('/').pop() as string;
   for (const file of result.outputFiles) {
-    const name = file.path.split('/').pop() as string;
-    if (name === 'console.js')
-      assets.set(name, { body: file.contents, contentType: 'text/javascript; charset=utf-8' });
-    if (name === 'console-style.css')
-      assets.set('console.css', { body: file.contents, contentType: 'text/css; charset=utf-8' });
+    const script = /^console-([A-Z0-9]+)\.js$/.exec(name(file.path));
+    const style = /^console-style-([A-Z0-9]+)\.css$/.exec(name(file.path));
+    if (script) {
+      assets.set(name(file.path), { body: file.contents, contentType: 'text/javascript; charset=utf-8' });
+      html = named(html, HTML_SCRIPT, name(file.path));
+    }
+    if (style) {
+      const hashed = `console-${style[1]}.css`;
+      assets.set(hashed, { body: file.contents, contentType: 'text/css; charset=utf-8' });
+      html = named(html, HTML_STYLE, hashed);
+    }
   }
-  const script = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('/console.js'));
+  const script = Object.entries(result.metafile.outputs).find(([path]) =>
+    /\/console-[A-Z0-9]+\.js$/.test(path),
+  );
   const scriptInputs: Record<string, number> = {};
   for (const [input, { bytesInOutput }] of Object.entries(script?.[1].inputs ?? {})) {
     scriptInputs[input] = bytesInOutput;
   }
-  return { assets, html: readFileSync(`${CONSOLE_DIR}index.html`, 'utf8'), scriptInputs };
+  return { assets, html, scriptInputs };
+}
+
+/** index.html with its reference to `placeholder` replaced by the hashed file's; it must have had one. */
+function named(html: string, placeholder: string, hashed: string): string {
+  if (!html.includes(`"${placeholder}"`))
+    throw new Error(`console/index.html does not reference ${placeholder}`);
+  return html.replace(`"${placeholder}"`, `"${CONSOLE_PATH}/${CONSOLE_ASSETS}/${hashed}"`);
 }
 
 /** The build, without blocking (the local server's first request for /console/, the benchmark). */

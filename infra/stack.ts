@@ -8,6 +8,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
+import { OLDEST_EVENT_DAY } from '#shared/domain/event-retention.ts';
 import { routes } from '#shared/routes.ts';
 import { ConsoleSite } from './constructs/console-site.ts';
 import { ARCHIVE_TABLE, EventArchive } from './constructs/event-archive.ts';
@@ -44,8 +45,8 @@ export const ARCHIVE_READERS = [
  */
 export const ARCHIVE_TIERING_DAYS = { intelligentTiering: 30, glacierInstantRetrieval: 180 } as const;
 
-/** The first day Athena's partition projection offers: before any archive this service wrote. */
-export const ARCHIVE_FIRST_DAY = '2025-01-01';
+/** The first day Athena's partition projection offers: ingest refuses any event before it (event-retention.ts). */
+export const ARCHIVE_FIRST_DAY = OLDEST_EVENT_DAY;
 
 export interface ControlPlaneStackProps extends StackProps {
   deployment: Deployment;

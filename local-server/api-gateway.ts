@@ -250,7 +250,7 @@ export async function startApiGateway(
       const { body } = read;
       // The admin console's static files (local-server/console.ts); in AWS they are not served by the API.
       if ((method === 'GET' || method === 'HEAD') && isConsolePath(path)) {
-        const answer = await consoleResponse(path, config);
+        const answer = await consoleResponse(path, config, req.headers['accept-encoding']);
         send(res, answer.status, answer.headers, method === 'HEAD' ? undefined : answer.body);
         return;
       }

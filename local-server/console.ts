@@ -4,13 +4,16 @@
 // at /console. The build (console/build.ts, the stack's too) runs at the first request for the console, not at start,
 // so `npm start` is no slower; it is kept in memory. That is for development: the stack builds the console at synth
 // and serves files from S3, so nothing deployed runs esbuild.
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import {
+  ASSET_CACHE_CONTROL,
   buildConsole,
   CONSOLE_ASSETS,
   CONSOLE_CONFIG_FILE,
   CONSOLE_PATH,
   type ConsoleBuild,
   consoleCsp,
+  PAGE_CACHE_CONTROL,
 } from '#console/build.ts';
 import { consoleConnectSources, consoleSettings } from '#console/settings.ts';
 import type { Config } from '#shared/config/schema.ts';
@@ -42,15 +45,45 @@ const securityHeaders = (config: Config) => ({
   'content-security-policy': consoleCsp(consoleConnectSources(config)),
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
 });
+
+type Encoding = 'br' | 'gzip';
+
+/** The encoding to send, from Accept-Encoding: brotli, else gzip, else none; one refused with q=0 is not used. */
+export function chooseEncoding(acceptEncoding: string | undefined): Encoding | undefined {
+  const accepted = new Set<string>();
+  for (const part of (acceptEncoding ?? '').toLowerCase().split(',')) {
+    const [coding, ...params] = part.split(';').map((p) => p.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    if (coding && !(q && Number(q.slice(2)) === 0)) accepted.add(coding);
+  }
+  if (accepted.has('br')) return 'br';
+  if (accepted.has('gzip') || accepted.has('*')) return 'gzip';
+  return undefined;
+}
+
+/** Compressed once per asset and encoding, at its first request: the build does not change while the server runs. */
+const compressed = new Map<string, Uint8Array>();
+function encoded(name: string, body: Uint8Array, encoding: Encoding): Uint8Array {
+  const key = `${encoding}:${name}`;
+  let out = compressed.get(key);
+  if (!out) {
+    out =
+      encoding === 'br'
+        ? brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } })
+        : gzipSync(body, { level: 9 });
+    compressed.set(key, out);
+  }
+  return out;
+}
 
 /** The answer to GET `path` under /console: status, headers, body. */
 export async function consoleResponse(
   path: string,
   config: Config,
+  acceptEncoding?: string,
 ): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array }> {
-  const security = securityHeaders(config);
+  const security = { ...securityHeaders(config), 'cache-control': PAGE_CACHE_CONTROL };
   if (path === CONSOLE_PATH) {
     return { status: 308, headers: { location: `${CONSOLE_PATH}/`, ...security }, body: '' };
   }
@@ -77,10 +110,18 @@ export async function consoleResponse(
         body: JSON.stringify({ error: 'not_found', message: `No console asset at ${path}.` }),
       };
     }
+    const name = path.slice(assetPrefix.length);
+    const encoding = chooseEncoding(acceptEncoding);
     return {
       status: 200,
-      headers: { 'content-type': asset.contentType, ...security },
-      body: asset.body,
+      headers: {
+        ...security,
+        'content-type': asset.contentType,
+        'cache-control': ASSET_CACHE_CONTROL,
+        vary: 'accept-encoding',
+        ...(encoding ? { 'content-encoding': encoding } : {}),
+      },
+      body: encoding ? encoded(name, asset.body, encoding) : asset.body,
     };
   }
   return {

@@ -4,6 +4,7 @@ import { idpIssuer } from '#shared/auth/idp-tokens.ts';
 import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
 import { rootLogger } from '#shared/logger.ts';
 import { consoleDashboardOnPort } from './console.ts';
+import { markRunning } from './data-dir.ts';
 import { startLocalService } from './service.ts';
 
 const USAGE = [
@@ -19,6 +20,24 @@ const USAGE = [
   '',
   'Every other setting is in the config file (docs/configuration.md).',
 ].join('\n');
+
+/** One line for a port or host the server cannot listen on, naming it and what to do; undefined for anything else. */
+function cannotListen(err: unknown, config: { host: string; port: number }): string | undefined {
+  const { code } = err as NodeJS.ErrnoException;
+  const where = `${config.host}:${config.port}`;
+  const another = `npm start -- --port ${config.port === 8081 ? 8082 : 8081} (or PORT=…)`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return `Cannot listen on ${where}: the port is taken (another npm start?). Stop what uses it, or choose another port: ${another}`;
+    case 'EACCES':
+      return `Cannot listen on ${where}: not allowed (ports below 1024 need privileges). Choose another port: ${another}`;
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return `Cannot listen on ${where}: ${config.host} is not an address of this machine. Use --host 127.0.0.1 (or HOST)`;
+    default:
+      return undefined;
+  }
+}
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -39,9 +58,15 @@ async function main() {
       console.error(`Refusing to start: ${err.message}`);
       process.exit(2);
     }
+    const why = cannotListen(err, config!);
+    if (why) {
+      console.error(why);
+      process.exit(1);
+    }
     throw err;
   }
   const { admin, jwtSecret } = service;
+  const unmark = markRunning(config.data_dir);
   const lines = [
     '',
     `  Agent control plane listening on ${service.url}`,
@@ -53,7 +78,9 @@ async function main() {
     `  CLI sign-in (/v1/auth/cli/*): ${config.dashboard_url ? `enabled, dashboard ${config.dashboard_url}` : 'disabled (no --dashboard-url)'}`,
     admin.generatedPassword
       ? `  admin created: ${admin.email} / ${admin.generatedPassword}   (shown once; set SVC_ADMIN_EMAIL/SVC_ADMIN_PASSWORD to choose)`
-      : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
+      : admin.passwordNotApplied
+        ? `  admin: ${admin.email} already exists with another password: SVC_ADMIN_PASSWORD was not applied (npm run reset starts again from nothing)`
+        : `  admin: ${admin.email}${admin.created ? ' (created)' : ''}`,
     `  try: curl ${service.url}/v1/healthcheck`,
     `  admin console: ${service.url}/console/`,
     `  fleet: npm run agent -- simulate --url ${service.url} --email ${admin.email} --devices 10 --events 2000 (asks the admin password; or set ACP_PASSWORD)${config.dashboard_url ? '' : '   (needs --dashboard-url: without it no new device can register)'}`,
@@ -66,6 +93,7 @@ async function main() {
     stopping = true;
     rootLogger.info('shutting down', { signal });
     await service.stop();
+    unmark();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -5,8 +5,11 @@ import { sessionEnded } from './session.ts';
 
 export type Loaded<T> =
   | { state: 'loading' }
-  | { state: 'error'; message: string }
+  | { state: 'error'; message: string; retry?: () => void }
   | { state: 'ready'; data: T };
+
+/** What the console says when the service does not answer, or answers that it cannot serve now. */
+export const NOT_ANSWERING = 'The service is not answering. Check that it is running, then retry.';
 
 /** The `{error, message}` body of a refusal, or a generic sentence. */
 export function describeError(error: unknown, status: number): string {
@@ -22,28 +25,34 @@ export interface ApiResult<T> {
   response: Response;
 }
 
-/** Runs `fetcher` whenever `key` changes; the latest call wins. */
+/**
+ * Runs `fetcher` whenever `key` changes; the latest call wins. When the service does not answer (or answers 502, 503
+ * or 504), the error carries a retry that runs it again with the same key: the page keeps its filters and place.
+ */
 export function useLoad<T>(key: string, fetcher: () => Promise<ApiResult<T>>): Loaded<T> {
   const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     let live = true;
+    const retry = () => setAttempt((n) => n + 1);
     setLoaded({ state: 'loading' });
     fetcher().then(
       ({ data, error, response }) => {
         if (!live) return;
         if (response.status === 401) sessionEnded();
         else if (data !== undefined) setLoaded({ state: 'ready', data });
-        else setLoaded({ state: 'error', message: describeError(error, response.status) });
+        else if ([502, 503, 504].includes(response.status)) {
+          setLoaded({ state: 'error', message: `${NOT_ANSWERING} (HTTP ${response.status})`, retry });
+        } else setLoaded({ state: 'error', message: describeError(error, response.status) });
       },
-      (err: unknown) => {
-        if (live)
-          setLoaded({ state: 'error', message: `The service could not be reached (${String(err)}).` });
+      () => {
+        if (live) setLoaded({ state: 'error', message: NOT_ANSWERING, retry });
       },
     );
     return () => {
       live = false;
     };
-  }, [key]);
+  }, [key, attempt]);
   return loaded;
 }
 
@@ -55,10 +64,18 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-export function Failed({ what, message }: { what: string; message: string }) {
+export function Failed({ what, message, retry }: { what: string; message: string; retry?: () => void }) {
   return (
     <p class="state error" role="alert">
       Could not load {what}: {message}
+      {retry && (
+        <>
+          {' '}
+          <button type="button" class="retry" onClick={retry}>
+            Retry
+          </button>
+        </>
+      )}
     </p>
   );
 }
@@ -78,7 +95,7 @@ export function Show<T>({
   children: (data: T) => ComponentChildren;
 }) {
   if (loaded.state === 'loading') return <Loading what={what} />;
-  if (loaded.state === 'error') return <Failed what={what} message={loaded.message} />;
+  if (loaded.state === 'error') return <Failed what={what} message={loaded.message} retry={loaded.retry} />;
   return <>{children(loaded.data)}</>;
 }
 
@@ -90,6 +107,34 @@ const dateTime = new Intl.DateTimeFormat('en-GB', {
 const number = new Intl.NumberFormat('en-US');
 
 export const formatTime = (iso: string | null) => (iso ? `${dateTime.format(new Date(iso))} UTC` : '—');
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 86_400_000],
+  ['month', 30 * 86_400_000],
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+];
+
+/** "3 days ago", "5 minutes ago", "just now": the largest whole unit. */
+export function formatRelative(iso: string, now = Date.now()): string {
+  const ms = Date.parse(iso) - now;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(ms) >= size) return relative.format(Math.trunc(ms / size), unit);
+  }
+  return 'just now';
+}
+
+/** A time as "3 days ago", with the exact time on hover (and for screen readers, in datetime). */
+export function RelativeTime({ iso }: { iso: string | null }) {
+  if (!iso) return <>—</>;
+  return (
+    <time dateTime={iso} title={formatTime(iso)}>
+      {formatRelative(iso)}
+    </time>
+  );
+}
 export const formatNumber = (n: number) => number.format(n);
 export const formatPercent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
 

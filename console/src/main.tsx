@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { AuditLogPage } from './pages/audit-log.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { CliLoginPage } from './pages/cli-login.tsx';
+import { DevicePage } from './pages/device.tsx';
 import { FleetPage } from './pages/fleet.tsx';
 import { IdpCallbackPage } from './pages/idp-callback.tsx';
 import { RequestsPage } from './pages/requests.tsx';
@@ -31,7 +32,7 @@ function App() {
     () =>
       onSessionEnded(() => {
         setSession(undefined);
-        setNotice('Your session has ended (the token expired or was refused). Sign in again.');
+        setNotice('Signed out: your session ended (the token expired or was refused). Sign in again.');
       }),
     [],
   );
@@ -43,7 +44,9 @@ function App() {
   if (path === '/cli/login') {
     return <CliLoginPage session={session} onSignedIn={signedIn} request={query.get('request') ?? ''} />;
   }
-  const page = PAGES.find((p) => p.path === path);
+  const devicePath = /^\/devices\/([^/]+)$/.exec(path);
+  const page =
+    PAGES.find((p) => p.path === path) ?? (devicePath ? { path: '/', title: 'Device' } : undefined);
   document.title = `${page?.title ?? 'Not found'} · Agent control plane`;
   if (!session) {
     return (
@@ -67,7 +70,7 @@ function App() {
             <a
               key={p.path}
               href={pageUrl(p.path)}
-              aria-current={p.path === path ? 'page' : undefined}
+              aria-current={p.path === (devicePath ? '/' : path) ? 'page' : undefined}
               onClick={(e) => {
                 e.preventDefault();
                 navigate(pageUrl(p.path));
@@ -95,6 +98,7 @@ function App() {
       </header>
       <main>
         {path === '/' && <FleetPage session={session} query={query} />}
+        {devicePath && <DevicePage session={session} id={decodeURIComponent(devicePath[1] as string)} />}
         {path === '/tool-calls' && <ToolCallsPage session={session} query={query} />}
         {path === '/summary' && <SummaryPage session={session} query={query} />}
         {path === '/requests' && <RequestsPage session={session} query={query} />}

@@ -12,12 +12,14 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import {
+  ASSET_CACHE_CONTROL,
   buildConsoleSync,
   CONSOLE_ASSETS,
   CONSOLE_CONFIG_FILE,
   CONSOLE_PATH,
   type ConsoleBuild,
   consoleCsp,
+  PAGE_CACHE_CONTROL,
   writeConsoleFiles,
 } from '#console/build.ts';
 import { consoleConnectSources, consoleSettings } from '#console/settings.ts';
@@ -51,8 +53,17 @@ export const PAGE_ROUTING = `function handler(event) {
 /** Where the deployment writes the console's settings (consoleSettings with the API's URL), beside its assets. */
 export const CONSOLE_SETTINGS_KEY = `${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/${CONSOLE_CONFIG_FILE}`;
 
-/** Of every file the deployment copies: S3 answers with it, CloudFront passes it on. */
-export const CONSOLE_FILES_CACHE_CONTROL = s3deploy.CacheControl.noCache();
+/** The content-hashed scripts and styles: every key below it but the settings file. */
+const ASSET_KEYS = `${CONSOLE_PATH.slice(1)}/${CONSOLE_ASSETS}/*`;
+
+/**
+ * The Cache-Control S3 stores with the object at `key` (and CloudFront passes on): the deployments below set it from
+ * the same rule.
+ */
+export function consoleCacheControl(key: string): string {
+  const isAsset = key.startsWith(ASSET_KEYS.slice(0, -1)) && key !== CONSOLE_SETTINGS_KEY;
+  return isAsset ? ASSET_CACHE_CONTROL : PAGE_CACHE_CONTROL;
+}
 
 const FRAME_OPTION = cloudfront.HeadersFrameOption.DENY;
 const REFERRER_POLICY = cloudfront.HeadersReferrerPolicy.NO_REFERRER;
@@ -155,7 +166,9 @@ export class ConsoleSite extends Construct {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        // CachingOptimized accepts gzip and brotli: CloudFront compresses the script and the stylesheet.
         cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+        compress: true,
         responseHeadersPolicy: headers,
         functionAssociations: [{ function: routing, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       },
@@ -184,20 +197,35 @@ export class ConsoleSite extends Construct {
       description: 'Copies the admin console build to its bucket on deploy',
     });
     logGroup.grantWrite(role);
-    const deployment = new s3deploy.BucketDeployment(this, 'Files', {
-      sources: [
-        s3deploy.Source.asset(stageConsole(this.stagingDir)),
-        s3deploy.Source.jsonData(CONSOLE_SETTINGS_KEY, consoleSettings(this.config, apiUrl)),
-      ],
+    const staged = stageConsole(this.stagingDir);
+    // The hashed assets first, kept on later deploys (no prune): a page loaded before a deploy still finds its script.
+    const assets = new s3deploy.BucketDeployment(this, 'Assets', {
+      sources: [s3deploy.Source.asset(staged)],
       destinationBucket: this.bucket,
-      // File names carry no content hash: browsers revalidate (ETag), and CloudFront keeps a no-cache file for its
-      // minimum TTL only (1 s with CACHING_OPTIMIZED), so a deploy shows at once without an invalidation (whose grant
-      // CDK writes on every distribution, `*`).
-      cacheControl: [CONSOLE_FILES_CACHE_CONTROL],
+      exclude: ['*'],
+      include: [ASSET_KEYS],
+      prune: false,
+      cacheControl: [s3deploy.CacheControl.fromString(ASSET_CACHE_CONTROL)],
       retainOnDelete: false,
       logGroup,
       role,
     });
+    // Then the page and the settings, never cached, so that a deploy shows at the next load without an invalidation
+    // (whose grant CDK writes on every distribution, `*`). Pruning spares the assets: the filters apply to it too.
+    const deployment = new s3deploy.BucketDeployment(this, 'Files', {
+      sources: [
+        s3deploy.Source.asset(staged),
+        s3deploy.Source.jsonData(CONSOLE_SETTINGS_KEY, consoleSettings(this.config, apiUrl)),
+      ],
+      destinationBucket: this.bucket,
+      exclude: [ASSET_KEYS],
+      include: [CONSOLE_SETTINGS_KEY],
+      cacheControl: [s3deploy.CacheControl.fromString(PAGE_CACHE_CONTROL)],
+      retainOnDelete: false,
+      logGroup,
+      role,
+    });
+    deployment.node.addDependency(assets);
     // cdk-nag 3 wants each wildcard of CDK's grants acknowledged by itself.
     const grants =
       "CDK's BucketDeployment grants, scoped to two buckets: read the console's build from the CDK asset bucket, " +

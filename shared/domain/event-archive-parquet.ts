@@ -1,6 +1,8 @@
 // The Parquet form of archived events: one file per hour, rows ordered by (event_time, id), every column of
-// observability_events but ingest_xid (a transaction id, meaningless outside the database). Timestamps are
-// TIMESTAMP_MICROS (PostgreSQL's precision, exact); jsonb columns are JSON text. The Glue table of the stack
+// observability_events but ingest_xid (a transaction id, meaningless outside the database). Timestamps are instants
+// in microseconds (PostgreSQL's precision, exact), annotated as the TIMESTAMP logical type adjusted to UTC, so that
+// readers take them as timestamptz and not as a wall clock without a zone; each row group carries min/max statistics,
+// so a reader skips files by time. jsonb columns are JSON text. The Glue table of the stack
 // (infra/constructs/event-archive.ts) declares the same columns from ARCHIVE_COLUMNS.
 import { createHash } from 'node:crypto';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
@@ -90,12 +92,17 @@ export const GLUE_TYPES: Readonly<Record<ColumnKind, string>> = {
 const PARQUET_TYPES = {
   bigint: { type: 'INT64' },
   string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
-  timestamp: { type: 'INT64', converted_type: 'TIMESTAMP_MICROS' },
+  // The logical type says UTC-adjusted; the legacy converted type, which means the same, is kept for older readers.
+  timestamp: {
+    type: 'INT64',
+    converted_type: 'TIMESTAMP_MICROS',
+    logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
+  },
   int: { type: 'INT32' },
   boolean: { type: 'BOOLEAN' },
 } as const;
 
-/** What the writer is given for `rows`: the columns, the schema, one row group, and the file's creator. */
+/** What the writer is given for `rows`: the columns, the schema, one row group with statistics, and the creator. */
 export function parquetInput(rows: readonly ArchivedEventRow[]) {
   return {
     columnData: ARCHIVE_COLUMNS.map((c) => ({
@@ -112,6 +119,7 @@ export function parquetInput(rows: readonly ArchivedEventRow[]) {
       })),
     ],
     rowGroupSize: Math.max(1, rows.length),
+    statistics: true,
     createdBy: `agent-control-plane event archive v${ARCHIVE_SCHEMA_VERSION}`,
   };
 }
@@ -123,9 +131,9 @@ export function parquetInput(rows: readonly ArchivedEventRow[]) {
  * bundle would carry for nothing, 6.2 KB); the bytes are the same (test/unit/event-archive-parquet.test.ts).
  */
 export function encodeEventsParquet(rows: readonly ArchivedEventRow[]): Uint8Array {
-  const { columnData, schema, rowGroupSize, createdBy } = parquetInput(rows);
+  const { columnData, schema, rowGroupSize, statistics, createdBy } = parquetInput(rows);
   const writer = new ByteWriter();
-  const parquet = new ParquetWriter({ writer, schema, createdBy });
+  const parquet = new ParquetWriter({ writer, schema, statistics, createdBy });
   parquet.write({ columnData, rowGroupSize });
   parquet.finish();
   return new Uint8Array(writer.getBuffer());

@@ -4,11 +4,11 @@
 // (Archive) and docs/operations.md.
 //
 // * Closed hours. An hour is archived once events.archive.delay has passed since its end. Devices send events late
-//   (offline laptops, retries), and ingest accepts any event_time, so an event can still arrive for an hour already
-//   archived. Such an hour is archived again, whole: the fold's count of the hour (observability_series, which only
-//   grows) is recorded with the hour, and a larger count later marks it late (event-archive-watermark.ts). An hour
-//   whose day retention has dropped is never rewritten (its rows are gone): an event that arrives for it stays in the
-//   default partition, outside the archive.
+//   (offline laptops, retries), and ingest accepts any event_time within the retention window, so an event can still
+//   arrive for an hour already archived. Such an hour is archived again, whole: the fold's count of the hour
+//   (observability_series, which only grows) is recorded with the hour, and a larger count later marks it late
+//   (event-archive-watermark.ts). Ingest refuses events older than the window (event-retention.ts), so none arrives
+//   for a day retention has dropped; retention rechecks each day's rows against its manifests under a lock.
 // * Exactly once. Keys are deterministic and each hour is written whole (its rows, then its manifest), so a rerun or
 //   a crash mid-hour rewrites the same objects; a manifest holds no time of writing, so a rerun writes the same
 //   manifest too. Every hour is exported inside a transaction that holds the state row (FOR UPDATE SKIP LOCKED): an
@@ -29,7 +29,7 @@ import {
 import { type ArchiveStore, type HourManifest, hourDirectory, MANIFEST_NAME } from './event-archive-store.ts';
 import { epochMs, fromMs, HOUR_MS, lateArchiveHours } from './event-archive-watermark.ts';
 import { listEventPartitions } from './event-partitions.ts';
-import { eventRetentionCutoff } from './observability-ranges.ts';
+import { eventRetentionCutoff } from './event-retention.ts';
 
 /**
  * Rows per statement while reading an hour: a page stays under the Data API's 1 MiB response even with every prompt

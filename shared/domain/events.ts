@@ -4,14 +4,16 @@ import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { textParam, tsParam } from '../db/sql-values.ts';
 import {
+  assertEnrolled,
   enrolledDeviceSql,
   replayedRequest,
   unknownDevice,
   type VerifiedDeviceRequest,
 } from '../device/enrollment.ts';
-import { tooLarge } from '../errors.ts';
+import { fieldName, invalid, type ServiceError, tooLarge } from '../errors.ts';
 import { EVENT_TEXT_MAX, type ObservabilityEventInput } from '../schemas/devices.ts';
 import { signatureInsertSql } from './devices.ts';
+import { DAY, oldestAcceptedEventTime } from './event-retention.ts';
 
 /** Truncates a text to `max` characters (code points, so no surrogate pair is cut in half). */
 export function truncateText(
@@ -34,6 +36,31 @@ export function checkBatchSize(config: Config, events: readonly unknown[]): void
       `A batch holds at most ${config.events.max_batch} events; this one has ${events.length}. Split it.`,
     );
   }
+}
+
+/**
+ * 400 event_too_old when an event is older than the retention window (oldestAcceptedEventTime): its day is dropped, or
+ * about to be, so it could be neither kept nor archived. The message names the first such event's field and says where
+ * the window starts (`which starts at <instant>`), which the reference agent reads to drop every older event of its
+ * batch at once (agent/daemon/daemon.ts); the rest of the batch is sent again without them.
+ */
+export function checkEventAge(
+  config: Config,
+  events: readonly Pick<ObservabilityEventInput, 'event_time'>[],
+  now: Date,
+): ServiceError | undefined {
+  const start = oldestAcceptedEventTime(config, now);
+  const old = events.flatMap((e, i) => (Date.parse(e.event_time) < start.getTime() ? [i] : []));
+  const first = old[0];
+  if (first === undefined) return undefined;
+  const days = Math.round((config.events.retention / DAY) * 100) / 100;
+  return invalid(
+    'event_too_old',
+    `${fieldName('body', ['events', first, 'event_time'])}: ${events[first]?.event_time} is before the retention ` +
+      `window, which starts at ${start.toISOString()} (events.retention: ${days} days); ${old.length} of ` +
+      `${events.length} events are before it. A batch is all or nothing: drop the events before the window and send ` +
+      'the rest.',
+  );
 }
 
 /** Name of the SQL function that runs the ingest statement (migrations: the newest that defines it). */
@@ -114,6 +141,12 @@ export async function ingestEvents(
 ) {
   checkBatchSize(config, events);
   const now = new Date();
+  const tooOld = checkEventAge(config, events, now);
+  if (tooOld) {
+    // A certificate no device has learns nothing about its body: 401 unknown_device first.
+    await assertEnrolled(db, device.fingerprint);
+    throw tooOld;
+  }
   const rows = events.map((e) => {
     const { text: prompt, truncated } = truncateText(e.prompt, config.events.prompt_max_chars);
     return {

@@ -78,7 +78,15 @@ export async function listDevices(db: Db, config: Config, query: ListDevicesQuer
   if (query.owner) where.push(sql`(d.owner_email = ${query.owner} OR d.owner_subject = ${query.owner})`);
   if (query.q) {
     const p = likePattern(query.q);
-    where.push(sql`(d.serial_number ILIKE ${p} OR d.model ILIKE ${p})`);
+    where.push(sql`(d.serial_number ILIKE ${p} OR d.model ILIKE ${p} OR d.owner_email ILIKE ${p})`);
+  }
+  if (query.agent_type) {
+    where.push(sql`EXISTS (SELECT 1 FROM inventory_agents a
+      WHERE a.device_id = d.id AND a.agent_type = ${query.agent_type} AND a.removed_at IS NULL)`);
+  }
+  if (query.mcp) {
+    where.push(sql`EXISTS (SELECT 1 FROM inventory_mcps m
+      WHERE m.device_id = d.id AND m.name = ${query.mcp} AND m.removed_at IS NULL)`);
   }
   // A status is tested on the last-seen sort key (a device never seen sorts as the epoch) and on reportedSql as
   // written, which every sort order's index holds after its key (shared/db/schema.ts): with the last-seen sort a

@@ -7,12 +7,13 @@
 import { sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
+import { sqlState } from '../db/errors.ts';
 import { queryRows } from '../db/query.ts';
-import { tsParam } from '../db/sql-values.ts';
+import { jsonParam, tsParam } from '../db/sql-values.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
 import { isArchived } from './event-archive-watermark.ts';
 import { type EventPartition, listEventPartitions } from './event-partitions.ts';
-import { eventRetentionCutoff } from './observability-ranges.ts';
+import { eventRetentionCutoff } from './event-retention.ts';
 
 const DAY_MS = 86_400_000;
 /** Who drops partitions in the audit log (the same as the scheduled request expiry's). */
@@ -78,10 +79,31 @@ export interface DroppedPartition {
   rows: number;
 }
 
+/**
+ * A day past the window that this run kept, and why: `locked` (its partition, or the table, stayed locked past the
+ * lock timeout: a write in progress), `unfolded` (events the rollups do not count yet), `unarchived` (an hour holds
+ * other than its archived manifest's count: marked for the archive to write again). The next run tries again.
+ */
+export interface KeptPartition {
+  name: string;
+  reason: 'locked' | 'unfolded' | 'unarchived';
+  /** For `unarchived`: the hours whose stored count differs from the archive's. */
+  hours?: string[];
+}
+
 export interface RetentionRun {
   dropped: DroppedPartition[];
+  kept: KeptPartition[];
   rollupRowsDeleted: number;
 }
+
+export interface RetentionOptions {
+  /** How long a drop waits for a lock (the partition's, then the table's) before it keeps the day for the next run. */
+  lockTimeoutMs?: number;
+}
+
+/** The lock wait of a drop: writes in progress finish well within it; ingest waits at most this long for a drop. */
+export const RETENTION_LOCK_TIMEOUT_MS = 5_000;
 
 const DAILY_PARTITION = /^observability_events_p\d{8}$/;
 
@@ -99,19 +121,104 @@ async function hasUnfoldedEvents(db: Db, partition: string): Promise<boolean> {
 }
 
 /**
+ * The partition's rows, and the hours whose stored count is not the row count of their archived manifest
+ * (observability_archive_hours.manifest, written with the hour's objects). Rows are only ever added to a day, and an
+ * hour's manifest lists rows it read from that day, so equal counts mean the archive holds every row of the hour.
+ */
+async function countAgainstArchive(
+  db: Db,
+  partition: EventPartition,
+): Promise<{ rows: number; unarchived: string[] }> {
+  const from = new Date(partition.from!);
+  const to = new Date(partition.to!);
+  const counted = await queryRows<{ ms: string; stored: string; archived: string | null }>(
+    db,
+    sql`WITH s AS (
+        SELECT (floor(extract(epoch FROM event_time) / 3600) * 3600000)::bigint AS ms, count(*) AS n
+        FROM ${sql.raw(quotedPartition(partition.name))} GROUP BY 1)
+      SELECT s.ms::text AS ms, s.n::text AS stored, (a.manifest->>'rows') AS archived
+      FROM s LEFT JOIN observability_archive_hours a
+        ON a.hour = timestamptz 'epoch' + s.ms * interval '1 millisecond'
+        AND a.hour >= ${tsParam(from)} AND a.hour < ${tsParam(to)}`,
+  );
+  return {
+    rows: counted.reduce((n, c) => n + Number(c.stored), 0),
+    unarchived: counted
+      .filter((c) => c.archived === null || Number(c.archived) !== Number(c.stored))
+      .map((c) => new Date(Number(c.ms)).toISOString()),
+  };
+}
+
+/** A lock not granted within lock_timeout, or a deadlock the database broke by failing this transaction. */
+const isLockFailure = (err: unknown): boolean => ['55P03', '40P01'].includes(sqlState(err) ?? '');
+
+/**
+ * Drops one day past the window, or says why it is kept. One transaction: it locks the partition against writes
+ * (SHARE: reads go on; a write in progress is waited for, within the lock timeout), then, with nothing able to change
+ * the day, recounts it, checks the fold and, with an archive, each hour against its archived manifest, and only then
+ * detaches and drops it, with its audit record. A write that committed while the drop waited is therefore counted:
+ * the day stays until the archive holds it too.
+ */
+async function dropExpiredPartition(
+  db: Db,
+  config: Config,
+  partition: EventPartition,
+  lockTimeoutMs: number,
+): Promise<DroppedPartition | KeptPartition> {
+  const name = quotedPartition(partition.name);
+  try {
+    return await db.transaction(async (tx): Promise<DroppedPartition | KeptPartition> => {
+      await tx.execute(sql`SELECT set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`);
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${MAINTENANCE_LOCK}::bigint)`);
+      await tx.execute(sql.raw(`LOCK TABLE ${name} IN SHARE MODE`));
+      const { rows, unarchived } = await countAgainstArchive(tx, partition);
+      if (config.events.archive.target !== 'none' && unarchived.length > 0) {
+        // Folded counts below any real one: the archive takes these hours as late and writes them again, whole.
+        await tx.execute(sql`UPDATE observability_archive_hours SET folded_calls = -1
+          WHERE hour IN (SELECT jsonb_array_elements_text(${jsonParam(unarchived)})::timestamptz)`);
+        return { name: partition.name, reason: 'unarchived', hours: unarchived };
+      }
+      if (await hasUnfoldedEvents(tx, partition.name)) return { name: partition.name, reason: 'unfolded' };
+      // Detach and drop take the table's owner: the owner's function does both, checking the name
+      // (migrations/0031_service_role.sql).
+      await tx.execute(sql`SELECT observability_events_drop_partition(${partition.name})`);
+      await recordAudit(tx, {
+        actionType: 'events.partition_dropped',
+        actor: SYSTEM_ACTOR,
+        resourceType: 'observability_events',
+        resourceId: partition.name,
+        metadata: {
+          from: partition.from,
+          to: partition.to,
+          rows,
+          retention_days: config.events.retention / DAY_MS,
+        },
+      });
+      return { name: partition.name, from: partition.from!, to: partition.to!, rows };
+    });
+  } catch (err) {
+    if (isLockFailure(err)) return { name: partition.name, reason: 'locked' };
+    throw err;
+  }
+}
+
+/**
  * Retention: drops every daily partition whose whole range ends at or before now - events.retention, each in its own
  * transaction with an `events.partition_dropped` audit record (its range and row count); a DROP TABLE, never a row
  * DELETE, so it costs the same at any size. The default partition is never dropped. Then deletes rollup and series
  * rows whose bucket starts before now - events.rollup_retention (those tables are small: about 3k rows a month).
  * A day past the window is kept while the rollup fold has not folded every event of it (a backlog: the summaries
- * would lose them), and, when events.archive is configured, until the archive holds all of it: its end is before the
- * archive's watermark and none of its hours got events after they were archived. Both are checked again on every run.
- * Run after a fold, so the events it drops are in the rollups (and late events are seen by the archive check).
+ * would lose them), and, when events.archive is configured, until the archive holds all of it: checked first from
+ * the archive's watermark and the fold's counts, then again under the partition's lock, row counts against the
+ * archived manifests (dropExpiredPartition). A day whose partition stays locked past the lock timeout is kept.
+ * Everything is checked again on every run. Run after a fold, so the events it drops are in the rollups (and late
+ * events are seen by the archive check).
  */
 export async function applyEventRetention(
   db: Db,
   config: Config,
   now: Date = new Date(),
+  options: RetentionOptions = {},
 ): Promise<RetentionRun> {
   const cutoff = eventRetentionCutoff(config, now);
   const pastWindow = (await listEventPartitions(db)).filter(
@@ -121,41 +228,29 @@ export async function applyEventRetention(
       Date.parse(p.to) <= cutoff.getTime() &&
       DAILY_PARTITION.test(p.name),
   );
-  // A day goes only once the rollups count every event of it, and, with an archive, once the archive holds every
-  // event of it (shared/domain/event-archive.ts).
-  const expired: EventPartition[] = [];
-  for (const p of pastWindow) {
-    if (await hasUnfoldedEvents(db, p.name)) continue;
-    if (config.events.archive.target === 'none' || (await isArchived(db, new Date(p.from!), new Date(p.to!))))
-      expired.push(p);
-  }
   const dropped: DroppedPartition[] = [];
-  for (const partition of expired) {
-    const rows = await db.transaction(async (tx) => {
-      await tx.execute(sql`SELECT pg_advisory_xact_lock(${MAINTENANCE_LOCK}::bigint)`);
-      const [counted] = await queryRows<{ n: string }>(
-        tx,
-        sql.raw(`SELECT count(*)::text AS n FROM ${quotedPartition(partition.name)}`),
-      );
-      // Detach and drop take the table's owner: the owner's function does it, checking the name
-      // (migrations/0031_service_role.sql).
-      await tx.execute(sql`SELECT observability_events_drop_partition(${partition.name})`);
-      const n = Number(counted?.n ?? 0);
-      await recordAudit(tx, {
-        actionType: 'events.partition_dropped',
-        actor: SYSTEM_ACTOR,
-        resourceType: 'observability_events',
-        resourceId: partition.name,
-        metadata: {
-          from: partition.from,
-          to: partition.to,
-          rows: n,
-          retention_days: config.events.retention / DAY_MS,
-        },
-      });
-      return n;
-    });
-    dropped.push({ name: partition.name, from: partition.from!, to: partition.to!, rows });
+  const kept: KeptPartition[] = [];
+  for (const p of pastWindow) {
+    // Cheap checks first, without a lock: a day the fold or the archive has not finished waits for a later run.
+    if (await hasUnfoldedEvents(db, p.name)) {
+      kept.push({ name: p.name, reason: 'unfolded' });
+      continue;
+    }
+    if (
+      config.events.archive.target !== 'none' &&
+      !(await isArchived(db, new Date(p.from!), new Date(p.to!)))
+    ) {
+      kept.push({ name: p.name, reason: 'unarchived' });
+      continue;
+    }
+    const outcome = await dropExpiredPartition(
+      db,
+      config,
+      p,
+      options.lockTimeoutMs ?? RETENTION_LOCK_TIMEOUT_MS,
+    );
+    if ('reason' in outcome) kept.push(outcome);
+    else dropped.push(outcome);
   }
   const rollupCutoff = new Date(now.getTime() - config.events.rollup_retention);
   const [deleted] = await queryRows<{ n: string }>(
@@ -165,5 +260,5 @@ export async function applyEventRetention(
         t AS (DELETE FROM observability_series_totals WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1)
       SELECT ((SELECT count(*) FROM r) + (SELECT count(*) FROM s) + (SELECT count(*) FROM t))::text AS n`,
   );
-  return { dropped, rollupRowsDeleted: Number(deleted?.n ?? 0) };
+  return { dropped, kept, rollupRowsDeleted: Number(deleted?.n ?? 0) };
 }

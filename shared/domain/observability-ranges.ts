@@ -6,6 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { archiveLocation } from './event-archive-store.ts';
+import { eventRetentionCutoff } from './event-retention.ts';
 import { lit } from './observability-conditions.ts';
 import type { Grain } from './observability-rollups.ts';
 
@@ -87,14 +88,6 @@ export function rangeOf(from: Date, to: Date, _align: 'hour' = 'hour') {
   const segs = segments(r.from.getTime(), r.to.getTime(), 'hour');
   return { ...r, rollupWhere: segmentsWhere(segs) };
 }
-
-/**
- * The instant before which events are past events.retention: the start of the UTC day that holds now - retention.
- * Partitions are whole days, so events from it on are still stored, and those before it are dropped (once the
- * maintenance has run); the pages say so (archived_before).
- */
-export const eventRetentionCutoff = (config: Pick<Config, 'events'>, now: Date = new Date()): Date =>
-  new Date(Math.floor((now.getTime() - config.events.retention) / DAY) * DAY);
 
 /**
  * Whether retention has removed stored events from the range [from, to) (null: unbounded on that side): a dropped

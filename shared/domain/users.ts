@@ -1,5 +1,5 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
-import { generatePassword, hashPassword } from '../auth/passwords.ts';
+import { generatePassword, hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { Principal, Role } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { sqlState } from '../db/errors.ts';
@@ -99,17 +99,32 @@ export async function getUser(db: Db, id: string): Promise<UserRow | undefined> 
   return row;
 }
 
+export interface BootstrapAdmin {
+  created: boolean;
+  email: string;
+  /** Set when this start made up the password: the caller prints it once. */
+  generatedPassword?: string;
+  /** The admin already existed and the configured password is not its password: it was left unchanged. */
+  passwordNotApplied?: boolean;
+}
+
 /**
  * The first admin: created once from SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD, never overwritten. A local start
- * without them creates admin@localhost with a random password, returned so the caller can print it once.
+ * without them creates admin@localhost with a random password, returned so the caller can print it once. A
+ * configured password that differs from the existing admin's is reported, so that the start can say so rather than
+ * leave the operator to find out at the first failed login.
  */
 export async function ensureBootstrapAdmin(
   db: Db,
   options: { email: string; password: string; allowGenerated: boolean },
-): Promise<{ created: boolean; email: string; generatedPassword?: string }> {
+): Promise<BootstrapAdmin> {
   const email = options.email || 'admin@localhost';
   const existing = await findUserByEmail(db, email);
-  if (existing) return { created: false, email };
+  if (existing) {
+    const notApplied =
+      options.password !== '' && !(await verifyPassword(options.password, existing.passwordHash));
+    return { created: false, email, ...(notApplied ? { passwordNotApplied: true } : {}) };
+  }
   if (!options.password && !options.allowGenerated) return { created: false, email };
   const password = options.password || generatePassword();
   try {

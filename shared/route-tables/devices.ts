@@ -114,6 +114,8 @@ export const ingestEvents = /* @__PURE__ */ defineRoute({
   kind: 'ingest',
   tags: ['devices'],
   summary: 'A batch of 1..events.max_batch MCP tool-call events (at most 1 MiB), all or nothing',
+  description:
+    'Errors besides the device checks: 400 validation_failed (an invalid event, named by its field), 400 event_too_old (an event older than the retention window: the message names body.events[i].event_time of the first such event and says where the window starts, `which starts at <instant>`; drop every event before it and send the rest, never retry them), 413 batch_too_large (more than events.max_batch events, or over 1 MiB). See docs/device-protocol.md, Times and Errors.',
   body: eventsBody,
   response: eventsResponse,
   errors: [413],

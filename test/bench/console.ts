@@ -3,7 +3,7 @@
 // long the build takes (the local server builds it at the first request for /console/, not at start). With --pages it
 // then measures each page on a large data set in Chromium (test/bench/console-pages.ts). Exits non-zero when a goal
 // it prints fails (the size here, a page's time to first data there).
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { buildConsole } from '#console/build.ts';
 
 const GOAL_KB = 150;
@@ -21,6 +21,7 @@ const rows = [...build.assets].map(([name, a]) => ({
   js: a.contentType.startsWith('text/javascript'),
   raw: a.body.length,
   gz: gzip(a.body),
+  br: brotliCompressSync(a.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
 }));
 const scripts = [...build.html.matchAll(/<script[^>]*\bsrc="\/console\/assets\/([^"]+)"/g)].map((m) => m[1]);
 const js = rows.filter((r) => r.js);
@@ -38,10 +39,10 @@ for (const [input, bytes] of Object.entries(build.scriptInputs)) {
 const median = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
 
 console.log('\nbench:console — the admin console as served under /console/ (esbuild, minified ESM)\n');
-console.log('| Asset | Minified (KB) | Gzipped (KB) |');
-console.log('|---|---:|---:|');
-for (const r of rows) console.log(`| ${r.name} | ${kb(r.raw)} | ${kb(r.gz)} |`);
-console.log('\n| In console.js | Minified (KB) |');
+console.log('| Asset (name with its content hash) | Minified (KB) | Gzipped (KB) | Brotli (KB), as sent |');
+console.log('|---|---:|---:|---:|');
+for (const r of rows) console.log(`| ${r.name} | ${kb(r.raw)} | ${kb(r.gz)} | ${kb(r.br)} |`);
+console.log('\n| In the script | Minified (KB) |');
 console.log('|---|---:|');
 for (const [name, bytes] of [...byPackage].sort((a, b) => b[1] - a[1]))
   console.log(`| ${name} | ${kb(bytes)} |`);

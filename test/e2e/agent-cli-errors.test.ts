@@ -199,8 +199,10 @@ describe('with the service running', () => {
       output: `error: cannot read ${join(dir, 'missing.json')}: no such file`,
     });
 
+    // Today: an event older than the retention window would be refused for its age (event_too_old).
+    const day = new Date().toISOString().slice(0, 10);
     const event = (i: number, over = '') =>
-      `{"event_id":"6f1f0a52-2b8c-4c61-9a43-0d4f3b1c9e0${i}","event_time":"2026-11-25T09:00:0${i}Z","agent_type":"claude-code","mcp_name":"github","tool":"search_code","event_type":"invocation","result":"allowed"${over}}`;
+      `{"event_id":"6f1f0a52-2b8c-4c61-9a43-0d4f3b1c9e0${i}","event_time":"${day}T00:00:0${i}Z","agent_type":"claude-code","mcp_name":"github","tool":"search_code","event_type":"invocation","result":"allowed"${over}}`;
     const events = join(dir, 'events.ndjson');
     writeFileSync(events, `${event(1)}\n\n${event(2)}\n{"event_id": tru}\n`);
     assert.deepEqual(await run(['send-events', '--file', events]), {

@@ -34,6 +34,7 @@ import {
   simulateFleet,
   startAgentLogin,
 } from '#test/support/child.ts';
+import { assertConsoleAssetDelivery } from '#test/support/console-site.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { demoJoinedScope, demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
@@ -153,17 +154,24 @@ const fleetRowsOnPage = (selector: string): FleetRow[] => {
   type El = Node & {
     childNodes: ArrayLike<Node>;
     querySelectorAll(s: string): ArrayLike<El>;
+    querySelector(s: string): El | null;
     getAttribute(name: string): string | null;
   };
   const { document } = globalThis as unknown as { document: El };
   return Array.from(document.querySelectorAll(`${selector} tbody tr`), (tr) => {
     const [first, ...rest] = Array.from(tr.querySelectorAll('td'));
     return {
-      name: Array.from(first?.childNodes ?? [], (n) => (n.nodeType === 3 ? (n.textContent ?? '') : ''))
+      // The name, as text or as a link, without its badges.
+      name: Array.from(first?.childNodes ?? [], (n) =>
+        n.nodeType === 3 || (n.nodeType === 1 && (n as El).getAttribute('data-badge') === null)
+          ? (n.textContent ?? '')
+          : '',
+      )
         .join('')
         .trim(),
       badges: Array.from(first?.querySelectorAll('[data-badge]') ?? [], (b) => b.getAttribute('data-badge')),
-      cells: rest.map((td) => td.textContent ?? ''),
+      // A relative time ("3 days ago") is read by its exact time, the one shown on hover.
+      cells: rest.map((td) => td.querySelector('time')?.getAttribute('title') ?? td.textContent ?? ''),
     };
   });
 };
@@ -231,7 +239,10 @@ test('the console is served under /console/ with a strict Content-Security-Polic
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: an inline script`);
     assert.doesNotMatch(html, /\sstyle=|<style/, `${path}: an inline style`);
   }
-  const script = await fetch(`${svc.url}/console/assets/console.js`);
+  const scriptName = /"\/console\/assets\/(console-[A-Z0-9]+\.js)"/.exec(
+    await (await fetch(`${svc.url}/console/`)).text(),
+  )?.[1];
+  const script = await fetch(`${svc.url}/console/assets/${scriptName}`);
   assert.equal(script.status, 200);
   assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
   assert.equal(script.headers.get('content-security-policy'), CONSOLE_CSP);
@@ -241,6 +252,7 @@ test('the console is served under /console/ with a strict Content-Security-Polic
   assert.deepEqual(await settings.json(), {});
   const missing = await fetch(`${svc.url}/console/assets/nothing.js`);
   assert.equal(missing.status, 404);
+  await assertConsoleAssetDelivery(svc.url);
   const bare = await fetch(`${svc.url}/console`, { redirect: 'manual' });
   assert.equal(bare.status, 308);
   assert.equal(bare.headers.get('location'), '/console/');
@@ -275,8 +287,10 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   // Fleet: the numbers are the API's.
   await page.waitForSelector('#fleet-counts');
   await page.waitForSelector('#devices tbody tr');
-  await page.waitForSelector('#mcps tbody tr');
   await agentsAsked;
+  // The agents have a tab of their own; their answer is held, so the tab shows them loading.
+  await page.click('#tab-agents');
+  await page.waitForURL(/\/console\/\?tab=agents$/);
   const agentsSection = page.locator('section[aria-labelledby="agents-title"]');
   const agentsLoading = agentsSection.getByRole('status');
   assert.equal(await agentsLoading.count(), 1, 'the agents are loading');
@@ -287,6 +301,8 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   await page.waitForSelector('#agents tbody tr');
   assert.equal(await agentsLoading.count(), 0, 'the loading state is gone once the agents are shown');
   await page.unroute(isAgents);
+  await page.click('#tab-devices');
+  await page.waitForSelector('#devices tbody tr');
 
   const fleet = await api<{ devices: Record<string, number> }>('/v1/admin/fleet/summary');
   assert.equal(fleet.devices.total, DEVICES);
@@ -325,6 +341,7 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   const agents = await api<{
     agents: ({ agent_type: string; devices: number; mcps: { distinct: number } } & Usage)[];
   }>('/v1/admin/agents?limit=100');
+  await page.click('#tab-agents');
   const agentRows = await page.evaluate(fleetRowsOnPage, '#agents');
   assert.deepEqual(
     agentRows.map((r) => [r.name, r.badges, ...r.cells.slice(0, 4).map(shownNumber), ...r.cells.slice(4)]),
@@ -357,6 +374,8 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
     shadow: { name: string }[];
     configured_never_called: { name: string; devices: number }[];
   }>('/v1/admin/mcps?limit=100');
+  await page.click('#tab-mcps');
+  await page.waitForSelector('#mcps tbody tr');
   const mcpRows = await page.evaluate(fleetRowsOnPage, '#mcps');
   assert.deepEqual(
     mcpRows.map((r) => [
@@ -895,10 +914,38 @@ test('a refused token ends the session: the console forgets it and asks to sign 
   })()`);
   await page.reload();
   await page.waitForSelector('#session-notice');
+  assert.match((await page.locator('#session-notice').textContent()) ?? '', /^Signed out: /);
   await page.waitForSelector('#sign-in');
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
   await page.context().close();
   assert.deepEqual(browserProblems, []);
+});
+
+test('a service that stops answering: the page says so in words with a Retry that keeps its filters', {
+  timeout: 60_000,
+}, async () => {
+  const page = await newPage();
+  await signIn(page, `${svc.url}/console/tool-calls?result=denied`);
+  await page.waitForSelector('#events tbody tr');
+  // The service goes away: every API call is refused at the network, as a stopped server's are.
+  await page.route('**/v1/**', (route) => route.abort('connectionrefused'));
+  await page.reload();
+  const failed = page.locator('.state.error');
+  await failed.waitFor();
+  assert.match(
+    (await failed.textContent()) ?? '',
+    /^Could not load .*: The service is not answering\. Check that it is running, then retry\. ?Retry$/,
+  );
+  assert.doesNotMatch((await failed.textContent()) ?? '', /TypeError|fetch/);
+  await assertAccessible(page, 'service-not-answering');
+  // Back: Retry loads the same page, its filters kept.
+  await page.unroute('**/v1/**');
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.waitForSelector('#events tbody tr');
+  assert.match(page.url(), /\/console\/tool-calls\?result=denied$/);
+  const results = await page.locator('#events tbody tr td:nth-child(2)').allTextContents();
+  assert.ok(results.length > 0 && results.every((r) => r.startsWith('denied')), results.join(', '));
+  await page.context().close();
 });
 
 test('the catalog: listed as the API lists it, an entry edited, a new one created', {
@@ -944,6 +991,159 @@ test('the catalog: listed as the API lists it, an entry edited, a new one create
     ['from_the_console'],
   );
   await page.context().close();
+  assert.deepEqual(browserProblems, []);
+});
+
+test('fleet questions: who has not reported in a week, by owner, by agent and MCP server, sorted; one device on its own page', {
+  timeout: 120_000,
+}, async () => {
+  const db = svc.runtime.database.db;
+  type Device = { id: string; serial_number: string; owner_email: string; last_seen_at: string };
+  const listed = async (query: string) =>
+    (await api<{ devices: Device[] }>(`/v1/admin/devices?limit=100&${query}`)).devices.map(
+      (d) => d.serial_number,
+    );
+  const all = (await api<{ devices: Device[] }>('/v1/admin/devices?limit=100&sort=serial')).devices;
+  const quiet = all[1] as Device;
+  // One laptop last reported ten days ago.
+  await db.execute(
+    sql`UPDATE devices SET last_seen_at = now() - interval '10 days' WHERE id = ${quiet.id}::uuid`,
+  );
+  try {
+    const page = await newPage();
+    await signIn(page, `${svc.url}/console/`);
+    await page.waitForSelector('#devices tbody tr');
+    const shownSerials = async () => (await page.evaluate(fleetRowsOnPage, '#devices')).map((r) => r.name);
+    /** The rows once they are `expected`: a page shows its previous rows until the new ones arrive. */
+    const expectSerials = async (expected: string[], sorted = false) => {
+      const deadline = Date.now() + 15_000;
+      let shown = await shownSerials();
+      while (
+        JSON.stringify(sorted ? shown.sort() : shown) !== JSON.stringify(expected) &&
+        Date.now() < deadline
+      ) {
+        await new Promise((r) => setTimeout(r, 100));
+        shown = await shownSerials();
+      }
+      assert.deepEqual(sorted ? shown.sort() : shown, expected);
+    };
+
+    // "Which device has not reported in a week?"
+    await page.selectOption('#device-not-seen', '7d');
+    await page.click('#device-filters button[type="submit"]');
+    await page.waitForURL(/not_seen=7d/);
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<unknown> } }
+        ).document.querySelectorAll('#devices tbody tr').length === 1,
+    );
+    const weekAgo = new Date(Date.now() - 7 * DAY).toISOString();
+    await expectSerials(await listed(`last_seen_before=${weekAgo}`));
+    await expectSerials([quiet.serial_number]);
+    const seen = await page.locator('#devices tbody tr td:nth-child(4) time');
+    assert.equal(await seen.textContent(), '10 days ago');
+    assert.equal(
+      await seen.getAttribute('title'),
+      consoleTime((await api<{ device: Device }>(`/v1/admin/devices/${quiet.id}`)).device.last_seen_at),
+    );
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForFunction(
+      (n) =>
+        (
+          globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<unknown> } }
+        ).document.querySelectorAll('#devices tbody tr').length === n,
+      all.length,
+    );
+
+    // Search: part of the owner's email finds their devices, as the API's q does.
+    const part = quiet.owner_email.slice(0, 5).toUpperCase();
+    await page.fill('#device-search', part);
+    await page.click('#device-filters button[type="submit"]');
+    await page.waitForURL(new RegExp(`q=${part}`));
+    await page.waitForSelector('#devices tbody tr');
+    await expectSerials(await listed(`q=${encodeURIComponent(part)}`));
+    await page.getByRole('button', { name: 'Clear' }).click();
+
+    // Sorted by a column header: the API's order, then reversed.
+    await page.click('button[data-sort="serial"]');
+    await page.waitForURL(/sort=-serial/);
+    await page.waitForSelector('#devices tbody tr');
+    await expectSerials(await listed('sort=-serial'));
+    await page.click('button[data-sort="serial"]');
+    await page.waitForURL(/sort=serial/);
+    await page.waitForFunction(
+      (first) =>
+        (
+          globalThis as unknown as {
+            document: { querySelector(s: string): { textContent: string | null } | null };
+          }
+        ).document.querySelector('#devices tbody tr td a')?.textContent === first,
+      all[0]?.serial_number,
+    );
+    await expectSerials(await listed('sort=serial'));
+    assert.equal(await page.getAttribute('button[data-sort="serial"] >> xpath=..', 'aria-sort'), 'ascending');
+
+    // An agent's device count opens the devices it counts, filtered by that agent.
+    await page.click('#tab-agents');
+    const agents = (
+      await api<{ agents: { agent_type: string; devices: number }[] }>('/v1/admin/agents?limit=100')
+    ).agents;
+    const agent = agents.find((a) => a.devices < all.length) ?? (agents[0] as { agent_type: string });
+    await page
+      .locator('#agents tbody tr', { hasText: agent.agent_type })
+      .locator('a[data-devices-link]')
+      .click();
+    await page.waitForURL(new RegExp(`agent_type=${agent.agent_type}`));
+    await page.waitForSelector('#devices tbody tr');
+    await expectSerials(await listed(`agent_type=${agent.agent_type}`));
+    // And an MCP server's.
+    await page.click('#tab-mcps');
+    const mcp = (await api<{ mcps: { name: string }[] }>('/v1/admin/mcps?limit=100')).mcps[0] as {
+      name: string;
+    };
+    await page
+      .locator('#mcps tbody tr')
+      .filter({ hasText: mcp.name })
+      .first()
+      .locator('a[data-devices-link]')
+      .click();
+    await page.waitForURL(new RegExp(`mcp=${encodeURIComponent(mcp.name)}`));
+    await page.waitForSelector('#devices tbody tr');
+    await expectSerials((await listed(`mcp=${encodeURIComponent(mcp.name)}`)).sort(), true);
+    await assertAccessible(page, 'fleet-filtered');
+
+    // One device on its own page: its agents, MCP servers with their sources, latest calls and owner history.
+    await page.locator('#devices tbody tr td a').first().click();
+    await page.waitForURL(/\/console\/devices\/[0-9a-f-]+$/);
+    const id = /\/devices\/([0-9a-f-]+)$/.exec(page.url())?.[1] as string;
+    const detail = await api<{
+      device: Device;
+      agents: { agent_type: string }[];
+      mcps: { name: string; source: { type: string; name: string; version?: string } | null }[];
+      recent_events: { id: string }[];
+    }>(`/v1/admin/devices/${id}`);
+    await page.waitForSelector('#device-mcps tbody tr');
+    assert.equal(await page.textContent('#device-serial'), detail.device.serial_number);
+    assert.equal(await page.locator('#device-agents tbody tr').count(), detail.agents.length);
+    assert.equal(await page.locator('#device-mcps tbody tr').count(), detail.mcps.length);
+    const sources = await page.locator('#device-mcps tbody tr td:nth-child(4)').allTextContents();
+    assert.deepEqual(
+      sources,
+      detail.mcps.map((m) =>
+        m.source
+          ? `${m.source.type} ${m.source.name}${m.source.version ? `${m.source.type === 'oci' ? ':' : '@'}${m.source.version}` : ''}`
+          : '—',
+      ),
+    );
+    assert.equal(await page.locator('#device-events tbody tr').count(), detail.recent_events.length);
+    await page.waitForSelector('#device-history li');
+    assert.match((await page.locator('#device-history li').first().textContent()) ?? '', /registered/);
+    await assertAccessible(page, 'device');
+    await page.context().close();
+  } finally {
+    await db.execute(sql`UPDATE devices SET last_seen_at = now() WHERE id = ${quiet.id}::uuid`);
+  }
   assert.deepEqual(browserProblems, []);
 });
 

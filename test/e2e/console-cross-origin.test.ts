@@ -15,6 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { assertFleetCountsShown, launchChromium } from '#test/support/browser.ts';
 import { simulateFleet } from '#test/support/child.ts';
 import {
+  assertConsoleAssetDelivery,
   type ConsoleSiteServer,
   deployedConsoleFiles,
   startConsoleSite,
@@ -146,7 +147,7 @@ async function api<T>(path: string): Promise<T> {
 
 /**
  * Waits for `selector`, or fails at once with the console's error state (a page that could not load says why in
- * words, e.g. "The service could not be reached").
+ * words, e.g. "The service is not answering").
  */
 async function shown(page: Page, selector: string) {
   await page.waitForSelector(`${selector}, .state.error, #sign-in [role="alert"]:not(:empty)`);
@@ -162,6 +163,10 @@ async function signIn(page: Page, origin: string) {
   await page.fill('#password', TEST_ADMIN.password);
   await page.click('#sign-in-button');
 }
+
+test('as deployed, the page is never cached and the hashed assets are compressed and cached for a year', async () => {
+  await assertConsoleAssetDelivery(site.origin);
+});
 
 test('from its own origin, the console signs in and shows the fleet and the tool calls the API gives', {
   timeout: 60_000,
@@ -245,7 +250,7 @@ async function signInRefused(origin: string): Promise<Watched & { logged: string
   await alert.waitFor();
   assert.match(
     (await alert.textContent()) ?? '',
-    /^The service could not be reached \(TypeError: Failed to fetch\)\.$/,
+    /^The service is not answering\. Check that it is running, then retry\.$/,
   );
   assert.equal(await page.evaluate<number>('sessionStorage.length'), 0);
   await page.context().close();

@@ -2,12 +2,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { startMain } from '#test/support/child.ts';
+import { runProcess, startMain } from '#test/support/child.ts';
+import { PROJECT_ROOT } from '#test/support/fresh-copy.ts';
 
 const children: ChildProcess[] = [];
 after(() => {
@@ -35,7 +36,7 @@ test('npm start serves the API, prints the admin it created and the sign-in mode
   );
   const page = await fetch(`${url}/console/cli/login?request=x`);
   assert.equal(page.status, 200);
-  assert.match(await page.text(), /\/console\/assets\/console\.js/);
+  assert.match(await page.text(), /\/console\/assets\/console-[A-Z0-9]+\.js/);
 
   const health = await fetch(`${url}/v1/healthcheck`);
   assert.equal(health.status, 200);
@@ -174,4 +175,90 @@ test('without a dashboard URL it logs that CLI sign-in is disabled and does not 
   svc.child.kill('SIGTERM');
   const [code] = await once(svc.child, 'exit');
   assert.equal(code, 0);
+});
+
+test('SVC_ADMIN_PASSWORD against an existing admin with another password: one line says so; npm run reset starts again', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'acp-reset-'));
+  const env = { SVC_DATA_DIR: dataDir, SVC_DB_DSN: `pglite:${join(dataDir, 'pglite')}` };
+  const reset = () =>
+    runProcess('npm', ['run', '--silent', 'reset'], {
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+  const login = (url: string, password: string) =>
+    fetch(`${url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@localhost', password }),
+    }).then((r) => r.status);
+
+  // The two commands: no password chosen, one made up and shown.
+  const first = start([], env);
+  const [, generated] = await first.waitFor(/admin created: admin@localhost \/ (\S+)/);
+  // While it runs, a reset is refused: the server would go on with deleted files.
+  const refused = await reset();
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /npm start is running .*\(pid \d+\); stop it first/);
+  first.child.kill('SIGTERM');
+  await once(first.child, 'exit');
+
+  // The walkthrough's start, with a password of the reader's choosing: not applied, and said so in one line.
+  const second = start([], { ...env, SVC_ADMIN_PASSWORD: 'a long local password' });
+  const [, url] = await second.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  await second.waitFor(/admin: admin@localhost/);
+  const lines = second
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('SVC_ADMIN_PASSWORD'));
+  assert.deepEqual(
+    lines.map((l) => l.trim()),
+    [
+      'admin: admin@localhost already exists with another password: SVC_ADMIN_PASSWORD was not applied (npm run reset starts again from nothing)',
+    ],
+  );
+  assert.equal(await login(url as string, 'a long local password'), 401);
+  assert.equal(await login(url as string, generated as string), 200);
+  second.child.kill('SIGTERM');
+  await once(second.child, 'exit');
+
+  const done = await reset();
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stdout, /^reset: removed .* the next npm start creates them again$/m);
+  assert.equal(existsSync(dataDir), false);
+  assert.match((await reset()).stdout, /^reset: nothing to remove/m);
+
+  const third = start([], { ...env, SVC_ADMIN_PASSWORD: 'a long local password' });
+  const [, again] = await third.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  await third.waitFor(/admin: admin@localhost \(created\)/);
+  assert.equal(await login(again as string, 'a long local password'), 200);
+  third.child.kill('SIGTERM');
+  await once(third.child, 'exit');
+});
+
+test('a port that is taken or a host that is not this machine: one line naming it and what to do, exit 1', async () => {
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as AddressInfo).port;
+  try {
+    const busy = start(['--port', String(port)]);
+    const [code] = await once(busy.child, 'exit');
+    assert.equal(code, 1);
+    const said = busy
+      .output()
+      .split('\n')
+      .filter((l) => l && !l.startsWith('{'));
+    assert.deepEqual(said, [
+      `Cannot listen on 127.0.0.1:${port}: the port is taken (another npm start?). Stop what uses it, or choose another port: npm start -- --port 8081 (or PORT=…)`,
+    ]);
+  } finally {
+    await new Promise((r) => taken.close(r));
+  }
+  // 192.0.2.0/24 is TEST-NET-1: never an address of this machine.
+  const elsewhere = start(['--host', '192.0.2.1']);
+  const [code] = await once(elsewhere.child, 'exit');
+  assert.equal(code, 1);
+  assert.match(
+    elsewhere.output(),
+    /^Cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is not an address of this machine\. Use --host 127\.0\.0\.1 \(or HOST\)$/m,
+  );
 });

@@ -1,5 +1,5 @@
-// The README's quick start and "Five minutes with it", run as a newcomer runs them: the shell blocks are read from
-// README.md itself and run in bash, as written, in a fresh copy of the repository. The block that holds `npm start`
+// The README's quick start and "Five minutes with it", run as a newcomer runs them, in that order: the shell blocks
+// are read from README.md itself and run in bash, as written, in a fresh copy of the repository. The block that holds `npm start`
 // is the first terminal (it keeps running); the others run, in order, in one second terminal. After each command,
 // every `# =>` line must match a line the command printed (`…` stands for anything). A headless Chromium plays the
 // person at the agent's browser sign-in: `login` opens the URL with the program named by BROWSER, which hands it to
@@ -149,6 +149,29 @@ async function signInWhenAsked(password: string, done: Promise<unknown>): Promis
   return handled;
 }
 
+/** A terminal running `script` in its own process group, once it has printed `ready`. */
+async function terminal(script: string, ready: RegExp) {
+  const child = spawn('bash', ['-eo', 'pipefail', '-c', script], {
+    cwd: copy.dir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (d: Buffer) => {
+    output += d.toString();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const deadline = Date.now() + 60_000;
+  while (!ready.test(output)) {
+    assert.ok(child.exitCode === null, `\`${script.trim()}\` exited ${child.exitCode}:\n${output}`);
+    assert.ok(Date.now() < deadline, `\`${script.trim()}\` did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => output };
+}
+
 test('the README quick start and walkthrough run as written and print what the README shows', {
   timeout: 5 * 60_000,
 }, async () => {
@@ -164,6 +187,12 @@ test('the README quick start and walkthrough run as written and print what the R
     .filter(Boolean);
   assert.deepEqual(commands, ['npm ci && npm start', 'npm test']);
 
+  // A reader runs the two commands first: `npm start` makes up the admin's password and prints it once. Then they
+  // stop it (Ctrl-C) and go on with the walkthrough, which must work from that state.
+  const twoCommands = await terminal('npm start', /admin created: admin@localhost \/ \S+/);
+  process.kill(-(twoCommands.child.pid as number), 'SIGINT');
+  await once(twoCommands.child, 'exit');
+
   const blocks = shellBlocks('Five minutes with it');
   const first = blocks.findIndex((steps) => steps.some((s) => /^npm start$/m.test(s.script)));
   assert.ok(first >= 0, 'no block starts the service with `npm start`');
@@ -171,25 +200,9 @@ test('the README quick start and walkthrough run as written and print what the R
 
   // Terminal 1: the service, in its own process group, until the test ends.
   const startScript = startBlock!.map((s) => s.script).join('');
-  server = spawn('bash', ['-eo', 'pipefail', '-c', startScript], {
-    cwd: copy.dir,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let serverOutput = '';
-  server.stdout!.on('data', (d: Buffer) => {
-    serverOutput += d.toString();
-  });
-  server.stderr!.on('data', (d: Buffer) => {
-    serverOutput += d.toString();
-  });
-  const deadline = Date.now() + 60_000;
-  while (!/listening on/.test(serverOutput)) {
-    assert.ok(server.exitCode === null, `npm start exited ${server.exitCode}:\n${serverOutput}`);
-    assert.ok(Date.now() < deadline, `npm start did not come up:\n${serverOutput}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const service = await terminal(startScript, /listening on/);
+  server = service.child;
+  const serverOutput = service.output();
   for (const step of startBlock!) assertPrinted(step, serverOutput);
   const password = /^export SVC_ADMIN_PASSWORD='([^']+)'$/m.exec(startScript)?.[1];
   assert.ok(password, 'the npm start block chooses the admin password with export SVC_ADMIN_PASSWORD=…');

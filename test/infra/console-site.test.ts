@@ -161,22 +161,54 @@ test('console pages answer with index.html at the viewer request; assets and / a
   assert.equal((distribution.Properties.DistributionConfig as Json).CustomErrorResponses, undefined);
 });
 
-test('the build is made at synth and copied with the API URL beside it', () => {
-  const [deployment] = ofType('Custom::CDKBucketDeployment') as [Resource];
-  assert.equal((deployment.Properties.SourceObjectKeys as unknown[]).length, 2);
-  const markers = JSON.stringify(deployment.Properties.SourceMarkers);
+test('the build is made at synth and copied with the API URL beside it: hashed assets first, then the page', () => {
+  const deployments = ofType('Custom::CDKBucketDeployment');
+  const byId = (id: string) =>
+    Object.entries(resources).find(
+      ([logical, r]) => r.Type === 'Custom::CDKBucketDeployment' && logical.includes(id),
+    );
+  const [assetsId, assets] = byId('ConsoleSiteAssets') ?? assert.fail('no assets deployment');
+  const [, files] = byId('ConsoleSiteFiles') ?? assert.fail('no page deployment');
+  assert.equal(deployments.length, 2);
+  assert.equal((files.Properties.SourceObjectKeys as unknown[]).length, 2);
+  const markers = JSON.stringify(files.Properties.SourceMarkers);
   // config.json's api_url: the $default stage's URL, https://<api id>.execute-api.<region>.<suffix>/.
   const apiId = prod.stack.getLogicalId(prod.stack.api.node.defaultChild as unknown as CfnElement);
   assert.ok(markers.includes(`{"Ref":"${apiId}"}`), 'config.json carries the API URL');
+  // Caching as S3 stores it: the hashed assets for a year, kept across deploys; the page and settings never.
+  assert.deepEqual(assets.Properties.SystemMetadata, {
+    'cache-control': 'public, max-age=31536000, immutable',
+  });
+  assert.equal(assets.Properties.Prune, false);
+  assert.deepEqual(assets.Properties.Exclude, ['*']);
+  assert.deepEqual(assets.Properties.Include, ['console/assets/*']);
+  assert.deepEqual(files.Properties.SystemMetadata, { 'cache-control': 'no-store' });
+  assert.deepEqual(files.Properties.Exclude, ['console/assets/*']);
+  assert.deepEqual(files.Properties.Include, ['console/assets/config.json']);
+  assert.ok(
+    JSON.stringify((files as Resource & { DependsOn?: string[] }).DependsOn ?? []).includes(assetsId),
+    'the page is copied after the assets it names',
+  );
   // The staged directory CDK copied into the cloud assembly holds the console as the bucket will.
   const staged = readdirSync(prod.outdir).filter((name) =>
     existsSync(join(prod.outdir, name, 'console', 'index.html')),
   );
   assert.equal(staged.length, 1);
   const dir = join(prod.outdir, staged[0]!, 'console');
-  assert.match(readFileSync(join(dir, 'index.html'), 'utf8'), /\/console\/assets\/console\.js/);
-  assert.ok(readFileSync(join(dir, 'assets', 'console.js')).length > 10_000);
-  assert.ok(existsSync(join(dir, 'assets', 'console.css')));
+  const html = readFileSync(join(dir, 'index.html'), 'utf8');
+  const script = /"\/console\/assets\/(console-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+  const style = /"\/console\/assets\/(console-[A-Z0-9]+\.css)"/.exec(html)?.[1];
+  assert.ok(script && style, 'index.html names the hashed script and stylesheet');
+  assert.ok(readFileSync(join(dir, 'assets', script)).length > 10_000);
+  assert.ok(existsSync(join(dir, 'assets', style)));
+});
+
+test('CloudFront compresses the console: the behavior compresses under a cache policy that accepts gzip and brotli', () => {
+  const [distribution] = ofType('AWS::CloudFront::Distribution') as [Resource];
+  const behavior = (distribution.Properties.DistributionConfig as Json).DefaultCacheBehavior as Json;
+  assert.equal(behavior.Compress, true);
+  // CachingOptimized, the managed policy whose settings enable gzip and brotli (AWS's managed cache policies).
+  assert.equal(behavior.CachePolicyId, '658327ea-f89d-4fab-a63d-7e88639e58f6');
 });
 
 test('one build: the files the stack deploys are the ones the local server serves', async () => {

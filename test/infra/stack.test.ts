@@ -13,6 +13,7 @@ import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import type { Config } from '#shared/config/schema.ts';
 import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/domain/event-archive-parquet.ts';
+import { oldestAcceptedEventTime } from '#shared/domain/event-retention.ts';
 import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
 import { randomSecret } from '#test/support/secrets.ts';
 import { ARCHIVE_TABLE } from '../../infra/constructs/event-archive.ts';
@@ -785,6 +786,10 @@ test('the event archive: a Glue table over the Parquet with partition projection
   assert.equal(parameters['projection.enabled'], 'true');
   assert.equal(parameters['projection.dt.type'], 'date');
   assert.equal(parameters['projection.dt.format'], 'yyyy-MM-dd');
+  // From the first day an event may have: ingest refuses any before it, whatever events.retention says.
+  assert.equal(parameters['projection.dt.range'], '2025-01-01,NOW');
+  const decade = oldestAcceptedEventTime({ events: { retention: 3650 * 86_400_000 } as Config['events'] });
+  assert.equal(decade.toISOString(), '2025-01-01T00:00:00.000Z');
   assert.equal(parameters['projection.hour.type'], 'integer');
   assert.equal(parameters['projection.hour.range'], '0,23');
   assert.equal(parameters['projection.hour.digits'], '2');

@@ -4,9 +4,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { SignJWT } from 'jose';
+import { refusedEventIndices } from '#agent/client.ts';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { login } from '#agent/login.ts';
 import { queryRows } from '#shared/db/query.ts';
+import { oldestAcceptedEventTime } from '#shared/domain/event-retention.ts';
 import { setLogSink } from '#shared/logger.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import {
@@ -690,6 +692,36 @@ for (const driver of driversUnderTest()) {
       const empty = await send(svc.url, prepare('/v1/devices/events', identity, { events: [] }));
       assert.equal(empty.status, 400);
       assert.equal(await count('observability_events'), before);
+    });
+
+    test('events: one older than the retention window is 400 event_too_old naming its event_time, as the agent reads it; nothing stored', async () => {
+      const { identity } = await enroll();
+      const before = await counts();
+      const start = oldestAcceptedEventTime(svc.runtime.config);
+      const at = (ms: number) => new Date(ms).toISOString();
+      const batch = [
+        event({ event_time: at(Date.now()) }),
+        event({ event_time: at(start.getTime() - 1) }),
+        event({ event_time: at(start.getTime() + 1000) }),
+        event({ event_time: '2001-02-03T04:05:06Z' }),
+      ];
+      const refused = await send(svc.url, prepare('/v1/devices/events', identity, { events: batch }));
+      assert.deepEqual([refused.status, refused.body.error], [400, 'event_too_old']);
+      const message = String(refused.body.message);
+      assert.match(message, /^body\.events\[1\]\.event_time: /, 'names the first such field');
+      assert.match(message, /2 of 4 events are before it/);
+      // What the reference agent reads from it: the event to drop, and where the window starts.
+      assert.deepEqual(refusedEventIndices(message), [1]);
+      assert.equal(/starts at (\d{4}-\d\d-\d\dT[\d:.]+Z)/.exec(message)?.[1], start.toISOString());
+      assert.deepEqual(await counts(), before, 'nothing stored');
+      // The batch without them; the window's first instant is inside it.
+      const rest = [batch[0], batch[2], event({ event_time: at(start.getTime()) })];
+      const ok = await send(svc.url, prepare('/v1/devices/events', identity, { events: rest }));
+      assert.deepEqual([ok.status, ok.body.accepted], [200, 3], JSON.stringify(ok.body));
+      // A certificate no device has learns nothing of its body: 401 first.
+      const stranger = await createDeviceIdentity();
+      const unknown = await send(svc.url, prepare('/v1/devices/events', stranger, { events: [batch[3]] }));
+      assert.deepEqual([unknown.status, unknown.body.error], [401, 'unknown_device']);
     });
 
     test('CLI sign-in over HTTP: loopback only, PKCE S256, one-time code; the token registers and does nothing else', async () => {

@@ -2,7 +2,8 @@
 // manifest, in a directory and in S3 (s3rver, through the real @aws-sdk/client-s3), read back with a real Parquet
 // reader (hyparquet) and held to PostgreSQL's counts and sums per hour; resumed from its watermark, rewritten whole
 // on a rerun, after a crash and for late events, exactly once under two overlapping runs; and retention that never
-// drops a day the archive does not hold whole.
+// drops a day the archive does not hold whole, even with an insert held open across the drop (a second connection, on
+// PostgreSQL and the Data API; PGlite has one connection, so there the insert commits just before the drop).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -508,6 +509,120 @@ for (const driver of driversUnderTest()) {
         unguarded.dropped.map((d) => d.name),
         [`observability_events_p${other.replaceAll('-', '')}`],
       );
+    });
+
+    test('an insert held open across the drop of its day: the event is still stored or archived, never lost', async () => {
+      const now = new Date();
+      const day = utcDay(new Date(now.getTime() - 97 * DAY));
+      const dayStart = Date.parse(`${day}T00:00:00Z`);
+      const name = `observability_events_p${day.replaceAll('-', '')}`;
+      await db.execute(sql`SELECT observability_events_add_partition(${day}::date)`);
+      await insertEvents(db, spread(dayStart + 2 * HOUR, 5), 'raced');
+      await foldRollups(db);
+      await reset();
+      const config = dirConfig('race');
+      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      await runToEnd(store, config);
+      const device = devices.get(db)!;
+      // As in psql: a plain INSERT into an archived hour of the day (no ingest_xid, so the fold never counts it).
+      const insertByHand = async (into: Db) => {
+        const [row] = await queryRows<{ id: string }>(
+          into,
+          sql`INSERT INTO observability_events (device_id, serial_number, event_time, agent_type, mcp_name, tool,
+              event_type, result)
+            VALUES (${device}::uuid, 'SER', ${new Date(dayStart + 2 * HOUR + 777).toISOString()}::timestamptz, 'a',
+              'm', 'by-hand', 'invocation', 'allowed') RETURNING id::text AS id`,
+        );
+        return row!.id;
+      };
+      /** Inserts by hand in a transaction held open until `release` is called (to commit, or to roll back). */
+      const holdOpen = async () => {
+        let finish!: (commit: boolean) => void;
+        let opened!: (id: string) => void;
+        const id = new Promise<string>((resolve) => {
+          opened = resolve;
+        });
+        const done = db
+          .transaction(async (tx) => {
+            opened(await insertByHand(tx));
+            const commit = await new Promise<boolean>((resolve) => {
+              finish = resolve;
+            });
+            if (!commit) throw new Error('rolled back');
+          })
+          .catch((err: Error) => assert.equal(err.message, 'rolled back'));
+        const release = async (commit: boolean) => {
+          finish(commit);
+          await done;
+        };
+        return { id: await id, release };
+      };
+      const waitsForLock = async () => {
+        for (let i = 0; i < 400; i++) {
+          const [row] = await queryRows<{ waiting: boolean }>(
+            db,
+            sql`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted
+              AND relation IN ('observability_events'::regclass, ${name}::regclass)) AS waiting`,
+          );
+          if (row?.waiting) return;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        assert.fail('retention never waited for the held insert');
+      };
+      const stored = async (id: string) =>
+        Number(
+          (
+            await queryRows<{ n: number }>(
+              db,
+              sql`SELECT count(*)::int AS n FROM observability_events WHERE id = ${id}::bigint`,
+            )
+          )[0]?.n,
+        );
+      const written: string[] = [];
+      if (driver === 'pglite') {
+        // PGlite is one connection: no transaction can be open while another runs, so the insert can only commit
+        // before the drop's transaction starts; the recount under the lock still finds it.
+        written.push(await insertByHand(db));
+        const run = await applyEventRetention(db, config, now);
+        assert.deepEqual(run.dropped, [], 'the day holds an event the archive lacks');
+        assert.deepEqual(run.kept, [
+          { name, reason: 'unarchived', hours: [new Date(dayStart + 2 * HOUR).toISOString()] },
+        ]);
+      } else {
+        // The drop cannot wait forever for a write: past the lock timeout it keeps the day for the next run.
+        const timedOut = await holdOpen();
+        const skipped = await applyEventRetention(db, config, now, { lockTimeoutMs: 200 });
+        assert.deepEqual([skipped.dropped, skipped.kept], [[], [{ name, reason: 'locked' }]]);
+        await timedOut.release(false);
+        // The insert commits while the drop waits for it (the drop began after it, with the day archived whole).
+        const held = await holdOpen();
+        const racing = applyEventRetention(db, config, now, { lockTimeoutMs: 30_000 });
+        await waitsForLock();
+        await held.release(true);
+        written.push(held.id);
+        const run = await racing;
+        assert.deepEqual(run.dropped, [], 'the event committed during the wait is counted: the day stays');
+        assert.deepEqual(run.kept, [
+          { name, reason: 'unarchived', hours: [new Date(dayStart + 2 * HOUR).toISOString()] },
+        ]);
+      }
+      for (const id of written) assert.equal(await stored(id), 1, 'still stored');
+      // The archive writes the hour again, whole; then the day goes, and every event of it is in the archive.
+      await foldRollups(db);
+      const rewritten = await archiveClosedHours(db, store, config, now);
+      assert.deepEqual(
+        rewritten.hours.map((h) => [h.hour, h.rows, h.late]),
+        [[new Date(dayStart + 2 * HOUR).toISOString(), 5 + written.length, true]],
+      );
+      const run = await applyEventRetention(db, config, now);
+      assert.deepEqual(
+        run.dropped.map((d) => [d.name, d.rows]),
+        [[name, 5 + written.length]],
+      );
+      for (const id of written) assert.equal(await stored(id), 0, 'dropped from the database');
+      const { ids } = await archiveFigures(store, 'p', [new Date(dayStart + 2 * HOUR).toISOString()]);
+      for (const id of written) assert.ok(ids.includes(id), `event ${id} is in the archive`);
+      assert.equal(ids.length, 5 + written.length);
     });
   });
 }

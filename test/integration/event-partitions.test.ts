@@ -137,6 +137,11 @@ for (const driver of driversUnderTest()) {
       let send1: (
         events: Array<Record<string, unknown>>,
       ) => Promise<{ accepted: number; duplicates: number }>;
+      /**
+       * Stores events through the ingest statement itself (ingest_events), as it stored them when they were still
+       * within the retention window: ingest now refuses them over HTTP (400 event_too_old).
+       */
+      let storedEarlier: (events: Array<Record<string, unknown>>) => Promise<number>;
       const partitionOf = async (eventId: string) =>
         (
           await queryRows<{ part: string; n: number }>(
@@ -157,6 +162,21 @@ for (const driver of driversUnderTest()) {
           const r = await send(svc.url, prepare('/v1/devices/events', identity, { events }));
           assert.equal(r.status, 200, JSON.stringify(r.body));
           return { accepted: Number(r.body.accepted), duplicates: Number(r.body.duplicates) };
+        };
+        storedEarlier = async (events) => {
+          const rows = events.map((e) => ({
+            tokens_in: 0,
+            tokens_out: 0,
+            duration_ms: 0,
+            prompt_truncated: false,
+            ...e,
+          }));
+          const [row] = await queryRows<{ inserted: number | string }>(
+            db,
+            sql`SELECT inserted FROM ingest_events(${identity.fingerprint}, NULL, now(), now(), ${randomUUID()},
+              now() + interval '5 minutes', ${JSON.stringify(rows)}::json)`,
+          );
+          return Number(row?.inserted);
         };
       });
       after(async () => svc?.dispose());
@@ -263,7 +283,8 @@ for (const driver of driversUnderTest()) {
             session_id,
           });
         const old = [at(oldDay, 1), at(oldDay, 12, 'sess-gone'), at(oldDay, 23)];
-        assert.deepEqual(await send1([...old, at(keptDay, 5)]), { accepted: 4, duplicates: 0 });
+        assert.equal(await storedEarlier(old), 3);
+        assert.deepEqual(await send1([at(keptDay, 5)]), { accepted: 1, duplicates: 0 });
         // Not folded yet: the day past the window stays until the rollups count its events.
         assert.deepEqual((await applyEventRetention(db, config, now)).dropped, [], 'kept while unfolded');
         // Nothing that held events was dropped: a session read has no notice, though its events reach past the window.
@@ -380,7 +401,7 @@ for (const driver of driversUnderTest()) {
           event_time: new Date(Date.now() - 420 * DAY).toISOString(),
           tool: 'ancient_rollup',
         });
-        assert.deepEqual(await send1([ancient]), { accepted: 1, duplicates: 0 });
+        assert.equal(await storedEarlier([ancient]), 1);
         await foldRollups(db);
         const rows = sql`SELECT count(*)::int AS n FROM observability_rollups WHERE tool = 'ancient_rollup'`;
         // The ancient event's series and totals rows (minute, hour and day): nothing else is that old.
@@ -404,14 +425,17 @@ for (const driver of driversUnderTest()) {
         assert.ok(Number(kept?.n) > 0, 'rollups of 85 to 95 days ago stay');
       });
 
-      test('an event far from now lands in the default partition and is listed like any other', async () => {
-        const e = invocationEvent({ event_time: '2001-02-03T04:05:06Z', tool: 'ancient_tool' });
+      test('an event far ahead lands in the default partition and is listed like any other; one past the window is refused', async () => {
+        const when = new Date(Date.now() + 400 * DAY);
+        const e = invocationEvent({ event_time: when.toISOString(), tool: 'distant_tool' });
         assert.deepEqual(await send1([e]), { accepted: 1, duplicates: 0 });
         assert.deepEqual(await partitionOf(e.event_id), ['observability_events_default']);
         const token = await svc.adminToken();
+        const from = new Date(when.getTime() - DAY).toISOString();
+        const to = new Date(when.getTime() + DAY).toISOString();
         const page = await svc.call(
           'GET',
-          '/v1/admin/observability/events?tool=ancient_tool&from=2001-02-01T00:00:00Z&to=2001-03-01T00:00:00Z',
+          `/v1/admin/observability/events?tool=distant_tool&from=${from}&to=${to}`,
           {
             token,
           },
@@ -426,6 +450,13 @@ for (const driver of driversUnderTest()) {
         );
         const run = await maintainEventPartitions(db, svc.runtime.config);
         assert.ok(run.stray >= 1, 'outside the drain window it stays in the default partition');
+        // An event older than the window would sit in the default partition, never archived: it is refused.
+        const identity = await createDeviceIdentity('p256');
+        await send(svc.url, prepare('/v1/devices/register', identity, hardware(), { token }));
+        const ancient = invocationEvent({ event_time: '2001-02-03T04:05:06Z', tool: 'ancient_tool' });
+        const res = await send(svc.url, prepare('/v1/devices/events', identity, { events: [ancient] }));
+        assert.deepEqual([res.status, res.body.error], [400, 'event_too_old']);
+        assert.deepEqual(await partitionOf(ancient.event_id), []);
       });
     });
   });

@@ -267,7 +267,23 @@ for (const driver of driversUnderTest()) {
         q.map((d) => d.serial_number),
         ['OBS-B'],
       );
+      const serials = async (query: string) =>
+        (data(await get(`/v1/admin/devices?${query}`)).devices as Json[]).map((d) => d.serial_number).sort();
+      // What each device currently reports: A has Claude Code (github, filesystem) and Cursor (slack); B Claude Code
+      // (github); C nothing.
+      assert.deepEqual(await serials('agent_type=cursor'), ['OBS-A']);
+      assert.deepEqual(await serials('agent_type=claude-code'), ['OBS-A', 'OBS-B']);
+      assert.deepEqual(await serials('mcp=github'), ['OBS-A', 'OBS-B']);
+      assert.deepEqual(await serials('mcp=filesystem'), ['OBS-A']);
+      assert.deepEqual(await serials('mcp=filesystem&agent_type=claude-code&status=online'), ['OBS-A']);
+      assert.deepEqual(await serials('mcp=nothing-like-it'), []);
       const owner = String(by('OBS-A').owner_email);
+      // The search also finds the owner's email, in part and in any case.
+      assert.deepEqual(await serials(`q=${encodeURIComponent(owner.toUpperCase().slice(0, 6))}`), [
+        'OBS-A',
+        'OBS-B',
+        'OBS-C',
+      ]);
       assert.equal((data(await get(`/v1/admin/devices?owner=${owner}`)).devices as Json[]).length, 3);
       assert.equal((data(await get('/v1/admin/devices?owner=nobody@x.test')).devices as Json[]).length, 0);
       const future = new Date(Date.now() + HOUR).toISOString();

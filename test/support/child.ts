@@ -71,7 +71,7 @@ export function startMain(args: readonly string[], env: Record<string, string>):
   child.stderr?.on('data', (d: Buffer) => {
     output += d.toString();
   });
-  const waitFor = async (pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> => {
+  const waitFor = async (pattern: RegExp, timeoutMs = 90_000): Promise<RegExpExecArray> => {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const m = pattern.exec(output);

@@ -1,8 +1,13 @@
 // The archive's Parquet form (shared/domain/event-archive-parquet.ts): every column round-trips through a real reader
-// (hyparquet), nulls and microsecond timestamps included; the same rows give the same bytes (a rerun rewrites an
-// hour identically); an hour without rows is still a valid file; the keys are Hive-partitioned.
+// (hyparquet), nulls and microsecond timestamps included; a second reader (DuckDB) takes the times as instants in
+// UTC (timestamptz) and finds min/max statistics in every row group; the same rows give the same bytes (a rerun
+// rewrites an hour identically); an hour without rows is still a valid file; the keys are Hive-partitioned.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { parquetReadObjects } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
@@ -87,6 +92,66 @@ test("the bytes are those of hyparquet-writer's parquetWriteBuffer for the same 
     }),
     { numRuns: 40 },
   );
+});
+
+test('DuckDB reads event_time and received_at as TIMESTAMP WITH TIME ZONE, exact to the microsecond, with min/max statistics', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acp-parquet-'));
+  const duck = await DuckDBInstance.create(':memory:');
+  const connection = await duck.connect();
+  try {
+    const rows = fc.sample(row, { numRuns: 25, seed: 7 });
+    const file = join(dir, 'part-0000.parquet');
+    writeFileSync(file, encodeEventsParquet(rows));
+    // DuckDB reads a timestamp without the UTC flag (the legacy TIMESTAMP_MICROS alone) as TIMESTAMP, a wall clock.
+    const described = await connection.runAndReadAll(
+      `DESCRIBE SELECT event_time, received_at FROM read_parquet('${file}')`,
+    );
+    assert.deepEqual(
+      described.getRowObjectsJson().map((r) => [r.column_name, r.column_type]),
+      [
+        ['event_time', 'TIMESTAMP WITH TIME ZONE'],
+        ['received_at', 'TIMESTAMP WITH TIME ZONE'],
+      ],
+    );
+    const schema = await connection.runAndReadAll(
+      `SELECT name, logical_type FROM parquet_schema('${file}') WHERE name IN ('event_time', 'received_at')`,
+    );
+    for (const r of schema.getRowObjectsJson())
+      assert.match(String(r.logical_type), /isAdjustedToUTC=1.*MICROS/, `${r.name}: ${r.logical_type}`);
+    // The values, as microseconds since the epoch: exactly those of the rows.
+    const values = await connection.runAndReadAll(
+      `SELECT epoch_us(event_time)::VARCHAR AS event_us, epoch_us(received_at)::VARCHAR AS received_us
+        FROM read_parquet('${file}')`,
+    );
+    assert.deepEqual(
+      values.getRowObjectsJson(),
+      rows.map((r) => ({ event_us: r.event_us, received_us: r.received_us })),
+    );
+    // Each row group's statistics: min and max of the column, and no nulls.
+    const stats = await connection.runAndReadAll(
+      `SELECT row_group_id, path_in_schema, epoch_us(stats_min_value::TIMESTAMPTZ)::VARCHAR AS min_us,
+          epoch_us(stats_max_value::TIMESTAMPTZ)::VARCHAR AS max_us, stats_null_count
+        FROM parquet_metadata('${file}') WHERE path_in_schema IN ('event_time', 'received_at')
+        ORDER BY row_group_id, path_in_schema`,
+    );
+    const groups = stats.getRowObjectsJson();
+    assert.equal(groups.length, 2, 'one row group, two columns');
+    for (const g of groups) {
+      const column = g.path_in_schema === 'event_time' ? 'event_us' : 'received_us';
+      const micros = rows.map((r) => BigInt(r[column]));
+      const min = micros.reduce((a, b) => (b < a ? b : a));
+      const max = micros.reduce((a, b) => (b > a ? b : a));
+      assert.deepEqual(
+        [g.min_us, g.max_us, g.stats_null_count],
+        [String(min), String(max), '0'],
+        `${g.path_in_schema}: min and max in the row group's statistics`,
+      );
+    }
+  } finally {
+    connection.closeSync();
+    duck.closeSync();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('an hour without rows is a valid, empty file', async () => {

@@ -2,7 +2,7 @@
 // events and its moves: approve (notes), deny (reason) while pending, revoke (reason) while approved or active.
 import { useState } from 'preact/hooks';
 import type { components, operations } from '../../../client/api.ts';
-import { describeError, Empty, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
+import { describeError, Empty, formatTime, NOT_ANSWERING, OffsetPager, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -166,8 +166,8 @@ function RequestDetail({
     const text = String(new FormData(form).get('text') ?? '').trim();
     setBusy(true);
     setMessage('');
-    const { error, response } = await act(action, text).catch((err: unknown) => ({
-      error: { message: `The service could not be reached (${String(err)}).` },
+    const { error, response } = await act(action, text).catch(() => ({
+      error: { message: NOT_ANSWERING },
       response: new Response(null, { status: 599 }),
     }));
     setBusy(false);

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { NOT_ANSWERING } from '../load.tsx';
 import type { IdpSettings } from '../oidc.ts';
 import { idpSettings, type Session, signIn, startIdpSignIn } from '../session.ts';
 
@@ -56,7 +57,7 @@ function LocalSignIn({ onSignedIn, action }: { onSignedIn: (s: Session) => void;
         setBusy(true);
         setMessage('');
         const result = await signIn(String(form.get('email')), String(form.get('password'))).catch(
-          (err: unknown) => `The service could not be reached (${String(err)}).`,
+          () => NOT_ANSWERING,
         );
         setBusy(false);
         if (typeof result === 'string') setMessage(result);
