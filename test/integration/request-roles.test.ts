@@ -203,7 +203,11 @@ for (const driver of driversUnderTest()) {
           sql`SELECT created FROM observability_events_maintain('2000-01-01'::date, 0, 0)`,
         );
         assert.equal(made?.created, 1);
-        await db().execute(sql`SELECT observability_events_drop_partition('observability_events_p20000101')`);
+        // As retention does it: the day locked against writes, then detached and dropped, in one transaction.
+        await db().transaction(async (tx) => {
+          await tx.execute(sql`LOCK TABLE observability_events_p20000101 IN SHARE MODE`);
+          await tx.execute(sql`SELECT observability_events_drop_partition('observability_events_p20000101')`);
+        });
         const [left] = await queryRows<{ n: number }>(
           db(),
           sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'observability_events_p20000101'`,
