@@ -261,7 +261,12 @@ export class ControlPlaneStack extends Stack {
       "The log shipper's token for POST /v1/admin/audit-logs (get-secret-value)",
     );
     output('DatabaseClusterArn', database.cluster.clusterArn, 'Aurora cluster (Data API resourceArn)');
-    output('DatabaseSecretArn', database.secret.secretArn, 'Database credentials (Data API secretArn)');
+    output('DatabaseSecretArn', database.secret.secretArn, "The database owner's credentials (migrations)");
+    output(
+      'ServiceDatabaseSecretArn',
+      database.serviceSecret.secretArn,
+      "The service role's credentials (every function but Migrate; the Data API secretArn)",
+    );
     output('DatabaseName', aws.database_name, 'Database name (Data API database)');
     if (this.archive) {
       output(

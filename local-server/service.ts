@@ -1,12 +1,15 @@
 import type { Config } from '#shared/config/schema.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
+import { providerFor } from '#shared/domain/environments/index.ts';
+import { sweepEnvironments } from '#shared/domain/requests-lifecycle.ts';
 import { type BootstrapAdmin, ensureBootstrapAdmin } from '#shared/domain/users.ts';
 import { createLogger, type Logger } from '#shared/logger.ts';
 import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/runtime.ts';
 import { type EmulatorOptions, lambdaContext, type RunningEmulator, startApiGateway } from './api-gateway.ts';
 import { localJwtSecret } from './jwt-secret.ts';
+import { serviceRoleDsn } from './service-role.ts';
 
 export interface LocalService {
   url: string;
@@ -37,7 +40,7 @@ export interface StartOptions {
 }
 
 /**
- * The local service: opens the database, applies migrations, creates the first admin, installs the runtime the
+ * The local service: opens the database, applies migrations, reconnects as the service role (PostgreSQL), creates the first admin, installs the runtime the
  * handlers use, and serves the route table through the API Gateway emulator.
  */
 export async function startLocalService(options: StartOptions): Promise<LocalService> {
@@ -59,11 +62,18 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     phases[name] = Math.round(now - mark);
     mark = now;
   };
-  const runtime = await createRuntime(config);
+  let runtime = await createRuntime(config);
   phase('open_database_ms');
   const { applied } = await migrate(runtime.database.db);
   if (applied.length) log.info('migrations applied', { applied });
   phase('migrations_ms');
+  if (runtime.database.driver === 'postgres' && config.db.service_role) {
+    // Migrations ran as the owner; everything else runs as the service role.
+    const dsn = await serviceRoleDsn(runtime.database.db, config.db.dsn, config.data_dir);
+    await runtime.database.close();
+    runtime = await createRuntime({ ...config, db: { ...config.db, dsn } });
+    phase('service_role_ms');
+  }
   const admin = await ensureBootstrapAdmin(runtime.database.db, {
     email: config.bootstrap.admin_email,
     password: config.bootstrap.admin_password,
@@ -79,6 +89,10 @@ export async function startLocalService(options: StartOptions): Promise<LocalSer
     log.info('demo datasource seeded: schema demo (customers, products, orders) and its catalog entries');
   }
   phase('demo_data_ms');
+  // Environments whose request ended while no service ran (or whose teardown a crash cut short) go now.
+  const swept = await sweepEnvironments(runtime.database.db, providerFor(runtime.database, config));
+  if (swept.length) log.info('request environments swept', { swept });
+  phase('sweep_ms');
   if (!config.dashboard_url) {
     log.warn(
       'CLI sign-in is disabled: no dashboard URL (--dashboard-url / SVC_DASHBOARD_URL); /v1/auth/cli/* is not mounted and no new device can register',

@@ -1,5 +1,5 @@
-// Migrations on deploy: the Migrate function (migrations/ through the Data API, and with local auth the first admin,
-// once) and the CDK Trigger that runs it after the cluster exists and before the functions of the deployment change.
+// Migrations on deploy: the Migrate function (migrations/ through the Data API as the owner, the service role's
+// password from its secret, and with local auth the first admin, once) and the CDK Trigger that runs it after the cluster exists and before the functions of the deployment change.
 import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -12,8 +12,8 @@ import { addServiceFunction, ENV, type FunctionDefaults } from './service-functi
 
 export interface MigrationsOnDeployProps {
   defaults: FunctionDefaults;
-  /** The cluster it migrates (and waits for). */
-  database: Pick<NetworkAndDatabase, 'cluster' | 'dsn'>;
+  /** The cluster it migrates (and waits for), as its owner; it sets the service role's password. */
+  database: Pick<NetworkAndDatabase, 'cluster' | 'ownerDsn' | 'serviceSecret' | 'grantOwnerDataApi'>;
   /** With local auth: the first admin it creates, once, and the secret holding that admin's password. */
   initialAdmin?: { email: string; password: secretsmanager.ISecret };
 }
@@ -34,7 +34,9 @@ export class MigrationsOnDeploy extends FlatConstruct {
       memorySize: 512,
       timeout: Duration.minutes(5),
       environment: {
-        [ENV.dsn]: props.database.dsn,
+        [ENV.dsn]: props.database.ownerDsn,
+        // sam local runs everything as the env-vars file's user, with no Secrets Manager.
+        ...(defaults.samLocal ? {} : { SVC_DB_SERVICE_SECRET_ARN: props.database.serviceSecret.secretArn }),
         ...(initialAdmin
           ? {
               SVC_ADMIN_EMAIL: initialAdmin.email,
@@ -50,6 +52,8 @@ export class MigrationsOnDeploy extends FlatConstruct {
         `cp "${inputDir}"/migrations/*.sql "${outputDir}/migrations/"`,
       ],
     });
+    // Migrations run as the owner; every other function connects as the service role.
+    props.database.grantOwnerDataApi(migrate.role);
     this.fn = migrate.fn;
     this.trigger = new triggers.Trigger(scope, 'MigrateOnDeploy', {
       handler: this.fn,

@@ -1,5 +1,8 @@
 // The database and its network: Aurora PostgreSQL Serverless v2 with the Data API, its generated credentials, in a
-// VPC of isolated subnets that holds the database only (the functions stay outside and use the Data API).
+// VPC of isolated subnets that holds the database only (the functions stay outside and use the Data API). Two
+// database users: the owner (the cluster's master user), whom only the Migrate function uses, and the service role
+// `<database>_service` (migrations/0034_service_role.sql), whose password Migrate sets from its own secret and with
+// which every other function connects.
 import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -40,10 +43,14 @@ export interface NetworkAndDatabaseProps {
 export class NetworkAndDatabase extends FlatConstruct {
   readonly vpc: ec2.Vpc;
   readonly cluster: rds.DatabaseCluster;
-  /** The cluster's credentials, as the Data API reads them (`secretArn`). */
+  /** The cluster's master credentials (the owner, who runs the migrations), as the Data API reads them. */
   readonly secret: secretsmanager.ISecret;
-  /** The service's DSN for this cluster (db.dsn): `data-api://<database>?resourceArn=…&secretArn=…`. */
+  /** The service role's credentials (`<database>_service`): every function but Migrate connects with them. */
+  readonly serviceSecret: secretsmanager.ISecret;
+  /** The service's DSN for this cluster (db.dsn): `data-api://<database>?resourceArn=…&secretArn=<service secret>`. */
   readonly dsn: string;
+  /** The owner's DSN, the Migrate function's. */
+  readonly ownerDsn: string;
 
   constructor(scope: Construct, id: string, props: NetworkAndDatabaseProps) {
     super(scope, id);
@@ -103,26 +110,39 @@ export class NetworkAndDatabase extends FlatConstruct {
       copyTagsToSnapshot: true,
     });
     this.secret = this.cluster.secret!;
-    this.dsn = `data-api://${props.databaseName}?resourceArn=${this.cluster.clusterArn}&secretArn=${this.secret.secretArn}`;
-    this.acknowledgeFindings(props.production);
+    const serviceSecret = new rds.DatabaseSecret(scope, 'ServiceDatabaseSecret', {
+      username: `${props.databaseName.slice(0, 55)}_service`,
+    });
+    this.serviceSecret = serviceSecret.attach(this.cluster);
+    const dsnWith = (secret: secretsmanager.ISecret) =>
+      `data-api://${props.databaseName}?resourceArn=${this.cluster.clusterArn}&secretArn=${secret.secretArn}`;
+    this.dsn = dsnWith(this.serviceSecret);
+    this.ownerDsn = dsnWith(this.secret);
+    this.acknowledgeFindings(props.production, serviceSecret);
   }
 
-  /** Lets `role` run statements on this cluster through the Data API, and nothing else on it. */
+  /** Lets `role` run statements on this cluster through the Data API as the service role, and nothing else on it. */
   grantDataApi(role: iam.IRole): void {
+    this.grantDataApiAs(role, this.serviceSecret);
+  }
+
+  /** Lets `role` run statements through the Data API as the owner (the Migrate function only). */
+  grantOwnerDataApi(role: iam.IRole): void {
+    this.grantDataApiAs(role, this.secret);
+  }
+
+  private grantDataApiAs(role: iam.IRole, secret: secretsmanager.ISecret): void {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: [...DATA_API_ACTIONS], resources: [this.cluster.clusterArn] }),
     );
     // The Data API fetches the database credentials with the caller's identity.
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['secretsmanager:GetSecretValue'],
-        resources: [this.secret.secretArn],
-      }),
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
     );
   }
 
   /** cdk-nag findings on the database that are decisions, each with its reason. */
-  private acknowledgeFindings(production: boolean): void {
+  private acknowledgeFindings(production: boolean, serviceSecret: Construct): void {
     // cluster.secret is the attachment; the generated secret itself is the cluster's child "Secret".
     Validations.of(this.cluster.node.findChild('Secret')).acknowledge({
       id: 'AwsSolutions-SMG4',
@@ -130,6 +150,12 @@ export class NetworkAndDatabase extends FlatConstruct {
         'The database is reached only through the Data API, which reads this secret on every call, so rotation is ' +
         'transparent; a rotation Lambda would need the VPC plus a Secrets Manager interface endpoint (there is no ' +
         'NAT). Rotate by runbook until that cost is justified.',
+    });
+    Validations.of(serviceSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        "The service role's password: Migrate sets it on every deploy from this secret, and the Data API reads the " +
+        'secret on every call; rotate by runbook (put a new password, then deploy).',
     });
     Validations.of(this.cluster).acknowledge({
       id: 'AwsSolutions-RDS11',

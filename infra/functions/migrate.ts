@@ -1,6 +1,7 @@
 // Deploy-time migrations: a CDK Trigger invokes this function once the Aurora cluster and its writer exist (and
 // again whenever its bundle changes, i.e. when a migration is added), so a deployment leaves the schema current or
 // fails. The SQL files of migrations/ are copied next to the bundle (see the stack's afterBundling hook).
+// It runs as the owner (the cluster's master secret) and lets the service role log in with its own secret's password.
 // With local auth it also creates the first admin (bootstrap.admin_email), once, with the generated password of the
 // stack's InitialAdminPassword secret: without it nobody could sign in to a fresh deployment.
 import { dirname, join } from 'node:path';
@@ -11,6 +12,7 @@ import { connectDatabase } from '#shared/db/connect.ts';
 import type { Database } from '#shared/db/database.ts';
 import { isDatabaseUnavailable } from '#shared/db/errors.ts';
 import { migrate } from '#shared/db/migrate.ts';
+import { allowServiceLogin, serviceRoleName } from '#shared/db/service-role.ts';
 import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
 import { rootLogger } from '#shared/logger.ts';
 
@@ -23,6 +25,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface MigrationResult {
   applied: string[];
+  /** The service role whose login it set (from SVC_DB_SERVICE_SECRET_ARN). */
+  serviceRole?: string;
   admin?: { email: string; created: boolean };
 }
 
@@ -38,21 +42,48 @@ async function initialAdminPassword(): Promise<string | undefined> {
   return arn ? readSecret(arn) : undefined;
 }
 
+/**
+ * Lets the service role log in with the password of its secret (SVC_DB_SERVICE_SECRET_ARN, the JSON of an RDS
+ * database secret), on every deploy: a password put into the secret takes effect with the next one.
+ */
+export async function allowServiceRole(
+  database: Database,
+  arn: string | undefined,
+  read: (arn: string) => Promise<string> = readSecret,
+): Promise<string | undefined> {
+  if (!arn) return undefined;
+  const { username, password } = JSON.parse(await read(arn)) as {
+    username?: string;
+    password?: string;
+  };
+  const role = await serviceRoleName(database.db);
+  if (username !== role || !password) {
+    throw new Error(`the service database secret must hold the user ${role} and a password`);
+  }
+  await allowServiceLogin(database.db, role, password);
+  return role;
+}
+
 async function migrateAndBootstrap(database: Database): Promise<MigrationResult> {
   const { applied } = await migrate(database.db, MIGRATIONS_DIR);
+  const serviceRole = await allowServiceRole(database, setting('SVC_DB_SERVICE_SECRET_ARN'));
   const password = await initialAdminPassword();
-  if (!password) return { applied };
+  if (!password) return { applied, ...(serviceRole ? { serviceRole } : {}) };
   // Never overwrites: an existing user with that email (or a later password change) is left alone.
   const admin = await ensureBootstrapAdmin(database.db, {
     email: setting('SVC_ADMIN_EMAIL') ?? '',
     password,
     allowGenerated: false,
   });
-  return { applied, admin: { email: admin.email, created: admin.created } };
+  return {
+    applied,
+    ...(serviceRole ? { serviceRole } : {}),
+    admin: { email: admin.email, created: admin.created },
+  };
 }
 
 export const handler = async (): Promise<MigrationResult> => {
-  const db: Config['db'] = {
+  const db: Omit<Config['db'], 'service_role'> = {
     dsn: setting('SVC_DB_DSN') ?? '',
     max_open_conns: 1,
     max_idle_conns: 0,

@@ -66,6 +66,8 @@ export const configSchema = z
         statement_timeout: duration('20s'),
         // RDS Data API: how long a call keeps being retried while Aurora resumes from auto-pause (about 15 s).
         resume_wait: duration('20s'),
+        // npm start on PostgreSQL: migrate as the DSN's user (the owner), then serve as <database>_service.
+        service_role: z.boolean().default(true),
       })
       .strict()
       .prefault({}),

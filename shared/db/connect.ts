@@ -7,7 +7,7 @@ import { describeDsn, parseDsn } from './dsn.ts';
  * Opens the database the DSN names. Driver modules are imported lazily so that a Lambda bundle only pays for
  * loading the driver it uses at run time.
  */
-export async function connectDatabase(config: Pick<Config, 'db'>): Promise<Database> {
+export async function connectDatabase(config: { db: Omit<Config['db'], 'service_role'> }): Promise<Database> {
   const parsed = parseDsn(config.db.dsn);
   const description = describeDsn(parsed);
   switch (parsed.kind) {

@@ -176,8 +176,9 @@ async function dropExpiredPartition(
         return { name: partition.name, reason: 'unarchived', hours: unarchived };
       }
       if (await hasUnfoldedEvents(tx, partition.name)) return { name: partition.name, reason: 'unfolded' };
-      await tx.execute(sql.raw(`ALTER TABLE observability_events DETACH PARTITION ${name}`));
-      await tx.execute(sql.raw(`DROP TABLE ${name}`));
+      // Detach and drop take the table's owner: the owner's function does both, checking the name
+      // (migrations/0034_service_role.sql).
+      await tx.execute(sql`SELECT observability_events_drop_partition(${partition.name})`);
       await recordAudit(tx, {
         actionType: 'events.partition_dropped',
         actor: SYSTEM_ACTOR,

@@ -1,5 +1,6 @@
 // What happens around the moves of the state machine: provisioning after approval (approved → active, or a visible
-// failure an admin can retry), teardown after revoke and expiry, and the expiry sweep the scheduled function runs.
+// failure an admin can retry), teardown after revoke and expiry, the expiry the scheduled function runs, and the
+// sweep of environments whose teardown was lost.
 import { and, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
@@ -161,6 +162,17 @@ export async function teardownEnvironment(
     status = 'teardown_failed';
     lastError = errorMessage(err);
   }
+  return recordTeardown(db, provider, row, status, lastError);
+}
+
+/** The request's record after a teardown: its environment status, its tunnel's credentials inactive. */
+function recordTeardown(
+  db: Db,
+  provider: EnvironmentProvider,
+  row: RequestRow,
+  status: 'torn_down' | 'teardown_failed',
+  lastError: string,
+): Promise<RequestRow> {
   const prev = (row.tunnel as TunnelView | null) ?? null;
   const tunnel: TunnelView | null = prev
     ? {
@@ -205,7 +217,7 @@ export async function expireDueRequests(
   db: Db,
   provider: EnvironmentProvider,
   now: Date = new Date(),
-): Promise<{ expired: string[]; torn_down: string[] }> {
+): Promise<{ expired: string[]; torn_down: string[]; swept: string[] }> {
   const due = await db
     .select({ id: requests.id })
     .from(requests)
@@ -239,5 +251,20 @@ export async function expireDueRequests(
     const after = await teardownEnvironment(db, provider, row);
     if (after.environmentStatus === 'torn_down') tornDown.push(row.id);
   }
-  return { expired, torn_down: tornDown };
+  return { expired, torn_down: tornDown, swept: await sweepEnvironments(db, provider) };
+}
+
+/**
+ * Drops every environment whose request is no longer approved or active (provider.sweep) and marks its record torn
+ * down: what a teardown lost to a crash (between the request's move and its teardown) left behind. Run at start and
+ * by the expiry schedule. Returns the request ids swept.
+ */
+export async function sweepEnvironments(db: Db, provider: EnvironmentProvider): Promise<string[]> {
+  const swept = (await provider.sweep?.()) ?? [];
+  for (const id of swept) {
+    const row = await findRequest(db, id);
+    if (row?.environmentId && row.environmentStatus !== 'torn_down')
+      await recordTeardown(db, provider, row, 'torn_down', '');
+  }
+  return swept;
 }

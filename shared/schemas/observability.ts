@@ -39,7 +39,9 @@ const rangeCheck = (value: Range, ctx: z.RefinementCtx) => {
 export const DEVICE_SORTS = ['-last_seen', 'last_seen', '-created', 'created', 'serial', '-serial'] as const;
 export const listDevicesQuery = z.object({
   owner: text(),
-  q: text(200).meta({ description: 'Part of the serial number, the model or the owner email (case-insensitive)' }),
+  q: text(200).meta({
+    description: 'Part of the serial number, the model or the owner email (case-insensitive)',
+  }),
   agent_type: text().meta({ description: 'Only devices where this agent type is currently reported' }),
   mcp: text().meta({ description: 'Only devices where an MCP server of this name is currently configured' }),
   status: z.enum(['online', 'offline', 'never_reported']).optional(),

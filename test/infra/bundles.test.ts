@@ -68,6 +68,8 @@ const FAKE_ARN_OF: Record<string, string> = {
   SVC_ENVSVC_TOKEN_ARN: FAKE_ARN.envsvc,
   SVC_ADMIN_PASSWORD_ARN: FAKE_ARN.admin,
   SVC_AUDIT_INGEST_TOKEN_ARN: FAKE_ARN.auditIngest,
+  // Left out: the service role's login is the owner's step after migrating (test/integration/request-roles.test.ts).
+  SVC_DB_SERVICE_SECRET_ARN: '',
   // Not an ARN: the console's URL (CloudFront's domain), the dashboard when config/prod.toml names none.
   SVC_DASHBOARD_URL: 'https://d111111abcdef8.cloudfront.net/console',
 };

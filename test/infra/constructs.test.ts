@@ -105,13 +105,17 @@ test('NetworkAndDatabase alone: VPC, cluster and credentials at the stack IDs, t
 
     const dsn = (stack.resolve(database.dsn) as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
     assert.equal(dsn[0], 'data-api://probe?resourceArn=arn:');
-    assert.deepEqual(dsn.slice(-4), [
-      ':cluster:',
-      { Ref: 'DatabaseB269D8BB' },
-      '&secretArn=',
-      { Ref: 'DatabaseSecretAttachmentE5D1B020' },
-    ]);
+    // The service connects as <database>_service, with a secret of its own; the owner's is Migrate's alone.
+    const serviceSecret = stack.resolve(database.serviceSecret.secretArn) as { Ref: string };
+    assert.match(serviceSecret.Ref, /^ServiceDatabaseSecretAttachment/);
+    assert.deepEqual(dsn.slice(-4), [':cluster:', { Ref: 'DatabaseB269D8BB' }, '&secretArn=', serviceSecret]);
+    const ownerDsn = (stack.resolve(database.ownerDsn) as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    assert.deepEqual(ownerDsn.slice(-1), [{ Ref: 'DatabaseSecretAttachmentE5D1B020' }]);
     assert.deepEqual(stack.resolve(database.secret.secretArn), { Ref: 'DatabaseSecretAttachmentE5D1B020' });
+    const [, service] = resourcesOf(template, 'AWS::SecretsManager::Secret').find(
+      ([id]) => id.startsWith('ServiceDatabaseSecret') && !id.includes('Attachment'),
+    )!;
+    assert.match(JSON.stringify(service.Properties.GenerateSecretString), /probe_service/);
 
     const callerId = stack.getLogicalId(caller.node.defaultChild as CfnElement);
     const [, policy] = resourcesOf(template, 'AWS::IAM::Policy').find(([, p]) =>
@@ -122,7 +126,7 @@ test('NetworkAndDatabase alone: VPC, cluster and credentials at the stack IDs, t
       statements.map((s) => s.Action),
       [[...DATA_API_ACTIONS], 'secretsmanager:GetSecretValue'],
     );
-    assert.deepEqual(statements[1]!.Resource, stack.resolve(database.secret.secretArn));
+    assert.deepEqual(statements[1]!.Resource, serviceSecret);
     assert.deepEqual(nagFindings(stack), [], `production: ${production}`);
   }
 });
@@ -307,7 +311,24 @@ test('MigrationsOnDeploy with the database alone: Migrate runs after the cluster
     'SVC_ADMIN_EMAIL',
     'SVC_ADMIN_PASSWORD_ARN',
     'SVC_DB_DSN',
+    'SVC_DB_SERVICE_SECRET_ARN',
   ]);
   assert.equal(variables.SVC_ADMIN_EMAIL, 'root@example.com');
   assert.deepEqual(variables.SVC_ADMIN_PASSWORD_ARN, stack.resolve(secrets.initialAdminPassword!.secretArn));
+  // Migrate runs as the owner (the master secret) and sets the service role's password from the service secret.
+  assert.deepEqual(variables.SVC_DB_DSN, stack.resolve(database.ownerDsn));
+  assert.deepEqual(variables.SVC_DB_SERVICE_SECRET_ARN, stack.resolve(database.serviceSecret.secretArn));
+  const migrateRole = stack.resolve(migrations.fn.role!.roleArn) as { 'Fn::GetAtt': [string, string] };
+  const readable = resourcesOf(template, 'AWS::IAM::Policy')
+    .filter(([, p]) =>
+      (p.Properties.Roles as Array<{ Ref?: string }>).some((r) => r.Ref === migrateRole['Fn::GetAtt'][0]),
+    )
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Json[] }).Statement)
+    .filter((st) => st.Action === 'secretsmanager:GetSecretValue')
+    .flatMap((st) => [st.Resource].flat());
+  for (const secret of [database.secret, database.serviceSecret])
+    assert.ok(
+      readable.some((r) => JSON.stringify(r) === JSON.stringify(stack.resolve(secret.secretArn))),
+      JSON.stringify(readable),
+    );
 });

@@ -41,6 +41,17 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
     'DatabaseSecretAttachmentE5D1B020',
     'the credentials, attached',
   ],
+  // Not deployed yet when pinned: the service role's credentials (migrations/0034_service_role.sql).
+  [
+    'AWS::SecretsManager::Secret',
+    'ServiceDatabaseSecretC89DE88E',
+    "the service role's credentials (a new one: the functions fail until Migrate runs)",
+  ],
+  [
+    'AWS::SecretsManager::SecretTargetAttachment',
+    'ServiceDatabaseSecretAttachment19C1DE38',
+    "the service role's credentials, attached",
+  ],
   ['AWS::SecretsManager::Secret', 'JwtSecretB8834B39', 'auth.jwt_secret: a new one signs everyone out'],
   ['AWS::SecretsManager::Secret', 'AuditIngestToken72812621', "the log shipper's token"],
   ['AWS::SecretsManager::Secret', 'InitialAdminPasswordF2EA60EA', "the first admin's password"],

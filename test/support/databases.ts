@@ -75,6 +75,8 @@ export async function createPostgresDatabase(server = testDatabaseUrl()): Promis
       const c = new pg.Client({ connectionString: base });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      // Roles are cluster-wide: the database's service role (migrations/0034_service_role.sql) outlives it.
+      await c.query(`DROP ROLE IF EXISTS ${name}_service`);
       await c.end();
     },
   };

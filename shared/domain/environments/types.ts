@@ -58,6 +58,11 @@ export interface EnvironmentProvider extends EnvironmentQuerier {
   provision(request: RequestRow): Promise<Provisioned>;
   /** Removes it; idempotent (tearing down what is gone is fine). */
   teardown(request: RequestRow): Promise<void>;
+  /**
+   * Removes every environment whose request is no longer approved or active (a teardown lost to a crash or a
+   * failure) and returns those request ids; providers that keep nothing themselves have none.
+   */
+  sweep?(): Promise<string[]>;
 }
 
 /** Settings of environments and the query proxy, from the `envsvc` and `query` config sections. */

@@ -4,11 +4,15 @@
 // the real `schema.table`, so an approved scope can reach only what the catalog exposes. Teardown drops the schema and
 // the role. Every provision and teardown is audited with source env-svc in the transaction of its DDL.
 //
+// A sweep (at start and on the expiry schedule) drops what a lost teardown left: every environment of this database
+// whose request is no longer approved or active, and the roles of databases dropped while their requests were live.
+//
 // Queries run as the request's role through the session of the database's driver (drivers.ts, session.ts), which
 // re-checks that the request is active in the transaction that runs the statement; the result is capped in rows and
 // bytes (results.ts).
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Db } from '../../../db/database.ts';
+import { queryRows } from '../../../db/query.ts';
 import { catalogEntries } from '../../../db/schema.ts';
 import type { Dataset, Scope, TunnelView } from '../../../schemas/requests.ts';
 import { recordAudit } from '../../audit.ts';
@@ -31,9 +35,13 @@ import {
   createEnvironmentSql,
   datasetViewSql,
   dropEnvironmentSql,
+  dropRoleSql,
   environmentNames,
+  orphanRolesSql,
   quoteIdent,
   type ResolveTable,
+  requestIdOf,
+  staleEnvironmentsSql,
 } from './view-sql.ts';
 
 export const ENV_ACTOR = { id: 'env-svc', email: 'env-svc@builtin', ipAddress: '' };
@@ -68,7 +76,7 @@ const datasetsOf = (scope: Scope): Dataset[] => scope.datasources.flatMap((ds) =
 function auditEnvironment(
   tx: Db,
   actionType: 'environment.provisioned' | 'environment.torn_down',
-  request: RequestRow,
+  request: Pick<RequestRow, 'id'>,
   schema: string,
   metadata: Record<string, unknown>,
 ) {
@@ -147,13 +155,36 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
       return { environmentId: schema, tunnel };
     },
     async teardown(request: RequestRow): Promise<void> {
-      const { schema, role } = environmentNames(request.id);
-      await db.transaction(async (tx) => {
-        for (const statement of dropEnvironmentSql({ schema, role })) await tx.execute(sql.raw(statement));
-        await auditEnvironment(tx, 'environment.torn_down', request, schema, { role });
-      });
+      await dropEnvironment(db, request, {});
+    },
+    async sweep(): Promise<string[]> {
+      const swept: string[] = [];
+      const stale = await queryRows<{ hex: string }>(db, sql.raw(staleEnvironmentsSql));
+      for (const { hex } of stale) {
+        const id = requestIdOf({ schema: `req_${hex}`, role: '' });
+        try {
+          await dropEnvironment(db, { id }, { swept: true });
+          swept.push(id);
+        } catch {
+          // A teardown of the same environment racing this one; whatever is left, the next sweep finds.
+        }
+      }
+      for (const { rolname } of await queryRows<{ rolname: string }>(db, sql.raw(orphanRolesSql))) {
+        // Another database's service may have made it (and only its maker may drop it): left to that one.
+        await db.execute(sql.raw(dropRoleSql(rolname))).catch(() => {});
+      }
+      return swept;
     },
   };
+}
+
+/** Drops a request's schema and role, audited in the same transaction (source env-svc). */
+async function dropEnvironment(db: Db, request: Pick<RequestRow, 'id'>, metadata: Record<string, unknown>) {
+  const { schema, role } = environmentNames(request.id);
+  await db.transaction(async (tx) => {
+    for (const statement of dropEnvironmentSql({ schema, role })) await tx.execute(sql.raw(statement));
+    await auditEnvironment(tx, 'environment.torn_down', request, schema, { role, ...metadata });
+  });
 }
 
 /**

@@ -34,6 +34,42 @@ export function environmentNames(requestId: string): EnvironmentNames {
   return { schema: `req_${hex}`, role: `req_${hex}_reader` };
 }
 
+/** The request id (a UUID with dashes) whose environment names `environmentNames` gave. */
+export function requestIdOf(names: EnvironmentNames): string {
+  const hex = /^req_([0-9a-f]{32})$/.exec(names.schema)?.[1];
+  if (!hex) throw new Error(`not a request environment: ${names.schema}`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const ROLE_PATTERN = `'^req_[0-9a-f]{32}_reader$'`;
+/** Whether the role `r` has a privilege or an object in the database `dbid` (pg_shdepend is cluster-wide). */
+const roleDependsOn = (dbid: string) =>
+  `EXISTS (SELECT 1 FROM pg_catalog.pg_shdepend d WHERE d.refclassid = 'pg_catalog.pg_authid'::regclass AND d.refobjid = r.oid AND ${dbid})`;
+
+/**
+ * The request ids (32 hex digits) of the environments in this database whose request is neither approved (being
+ * provisioned) nor active: a schema `req_*`, or a `req_*_reader` role holding privileges here. Roles are cluster-wide
+ * while schemas and privileges are not, so a role counts as this database's only through its privileges here: the
+ * sweep of one database never touches the live environments of another on the same server.
+ */
+export const staleEnvironmentsSql = `WITH env AS (
+  SELECT substr(r.rolname, 5, 32) AS hex FROM pg_catalog.pg_roles r
+  WHERE r.rolname ~ ${ROLE_PATTERN}
+    AND ${roleDependsOn('d.dbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())')}
+  UNION
+  SELECT substr(nspname, 5) FROM pg_catalog.pg_namespace WHERE nspname ~ '^req_[0-9a-f]{32}$'
+)
+SELECT hex FROM env WHERE NOT EXISTS (
+  SELECT 1 FROM requests q WHERE q.id = env.hex::uuid AND q.status IN ('approved', 'active'))`;
+
+/**
+ * The `req_*_reader` roles that hold nothing in any database: left by a database dropped while they were live
+ * (DROP DATABASE cannot drop cluster-wide roles). A live environment's role always holds its grants, made in the
+ * transaction that created it.
+ */
+export const orphanRolesSql = `SELECT r.rolname FROM pg_catalog.pg_roles r
+WHERE r.rolname ~ ${ROLE_PATTERN} AND NOT ${roleDependsOn('TRUE')}`;
+
 const OPS: Record<FilterCondition['op'], string> = {
   eq: '=',
   neq: '<>',
@@ -128,10 +164,16 @@ export async function datasetViewSql(schema: string, d: Dataset, resolve: Resolv
   return `CREATE VIEW ${quoteIdent(schema)}.${quoteIdent(viewName(d))} WITH (security_barrier = true) AS SELECT ${select.join(', ')} FROM ${from.join(' ')} WHERE ${where}`;
 }
 
-/** Drops a request's environment, its schema (with its views) and its role; nothing to drop is no error. */
+/**
+ * Drops a reader role (nothing to drop is no error) through the owner's request_role_drop: the service may not manage
+ * roles itself (migrations/0034_service_role.sql).
+ */
+export const dropRoleSql = (role: string): string => `SELECT request_role_drop(${quoteLiteral(role)})`;
+
+/** Drops a request's environment, its schema (with its views and its role's grants) and its role. */
 export const dropEnvironmentSql = ({ schema, role }: EnvironmentNames): string[] => [
   `DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`,
-  `DROP ROLE IF EXISTS ${quoteIdent(role)}`,
+  dropRoleSql(role),
 ];
 
 /**
@@ -144,11 +186,10 @@ export const createEnvironmentSql = (
 ): string[] => [
   `CREATE SCHEMA ${quoteIdent(schema)}`,
   ...views,
-  `CREATE ROLE ${quoteIdent(role)} NOLOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE`,
+  // The role, made by the owner's request_role_create, which also lets the service SET ROLE to it.
+  `SELECT request_role_create(${quoteLiteral(role)})`,
   `GRANT USAGE ON SCHEMA ${quoteIdent(schema)} TO ${quoteIdent(role)}`,
   `GRANT SELECT ON ALL TABLES IN SCHEMA ${quoteIdent(schema)} TO ${quoteIdent(role)}`,
-  // The service must be able to SET ROLE to it (a superuser already can).
-  `GRANT ${quoteIdent(role)} TO CURRENT_USER`,
 ];
 
 /** Refreshes the planner's statistics of a source table, named as ResolveTable gives it (quoted `schema.table`). */
