@@ -53,9 +53,16 @@ for (const driver of driversUnderTest()) {
         const { template, method } = op;
         const token = op.auth === 'public' || op.auth === 'device' ? undefined : admin;
         const pathParams = op.parameters.filter((p) => p.in === 'path');
+        // Every other path parameter holds a value of its type, so that only the NUL is wrong.
+        const valid = (name: string) => {
+          const schema = pathParams.find((p) => p.name === name)?.schema as { type?: string } | undefined;
+          return schema?.type === 'integer' || schema?.type === 'number'
+            ? '1'
+            : '00000000-0000-4000-8000-000000000000';
+        };
         const concrete = (nul?: string) =>
           template.replace(/\{(\w+)\}/g, (_, name: string) =>
-            name === nul ? encodeURIComponent(NUL) : '00000000-0000-4000-8000-000000000000',
+            name === nul ? encodeURIComponent(NUL) : valid(name),
           );
         const cases: Array<{ field: string; path: string; body?: unknown; expect: number }> = [];
         for (const p of pathParams)
