@@ -35,8 +35,9 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 /**
  * Creates the partitions of today .. today + events.partitions_ahead (UTC) that are missing, and moves rows of the
  * default partition from within events.retention into partitions of their own: one call of
- * observability_events_maintain(), which takes an advisory lock (one run at a time) and, per new partition, a short
- * exclusive lock on the table (ingest waits for it; a new partition is a catalog change).
+ * observability_events_maintain(), which takes an advisory lock (one run at a time) and, per new partition, short
+ * locks on devices and then the table (as writers take them); a day whose locks are not free at once waits for the
+ * next run, so maintenance never fails a writer.
  */
 export async function maintainEventPartitions(
   db: Db,

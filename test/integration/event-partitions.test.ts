@@ -425,6 +425,57 @@ for (const driver of driversUnderTest()) {
         assert.ok(Number(kept?.n) > 0, 'rollups of 85 to 95 days ago stay');
       });
 
+      if (driver !== 'pglite') {
+        test('maintenance never fails a writer: a writer holding its device while a stray day gets its partition', async () => {
+          // A past day within retention without a partition: its event waits in the default partition.
+          const day = utcDay(new Date(Date.now() - 20 * DAY));
+          const stray = invocationEvent({ event_time: `${day}T10:00:00.000Z`, tool: 'stray_tool' });
+          assert.equal(await storedEarlier([stray]), 1);
+          assert.deepEqual(await partitionOf(stray.event_id), ['observability_events_default']);
+          const late = invocationEvent({ event_time: new Date().toISOString(), tool: 'late_tool' });
+          let release!: () => void;
+          let locked!: () => void;
+          const deviceLocked = new Promise<void>((resolve) => {
+            locked = resolve;
+          });
+          // As ingest does: the device first, then its events, in one transaction.
+          const writer = db.transaction(async (tx) => {
+            await tx.execute(sql`UPDATE devices SET last_seen_at = now()`);
+            locked();
+            await new Promise<void>((resolve) => {
+              release = resolve;
+            });
+            await tx.execute(
+              sql`INSERT INTO observability_events (device_id, serial_number, event_time, event_id, agent_type,
+                  mcp_name, tool, event_type, result)
+                SELECT id, serial_number, ${late.event_time}::timestamptz, ${late.event_id}::uuid, 'a', 'm',
+                  'late_tool', 'invocation', 'allowed' FROM devices LIMIT 1`,
+            );
+          });
+          await deviceLocked;
+          const maintenance = maintainEventPartitions(db, svc.runtime.config);
+          // Once maintenance waits for a lock, the writer goes on to its events.
+          for (let i = 0; i < 200; i++) {
+            const [row] = await queryRows<{ waiting: boolean }>(
+              db,
+              sql`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted) AS waiting`,
+            );
+            if (row?.waiting) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+          release();
+          const [wrote, maintained] = await Promise.allSettled([writer, maintenance]);
+          assert.equal(wrote.status, 'fulfilled', String((wrote as PromiseRejectedResult).reason));
+          assert.equal(maintained.status, 'fulfilled', String((maintained as PromiseRejectedResult).reason));
+          assert.equal((await partitionOf(late.event_id)).length, 1, "the writer's event is stored");
+          // The next run makes the day and moves its stray event there.
+          await maintainEventPartitions(db, svc.runtime.config);
+          assert.deepEqual(await partitionOf(stray.event_id), [
+            `observability_events_p${day.replaceAll('-', '')}`,
+          ]);
+        });
+      }
+
       test('an event far ahead lands in the default partition and is listed like any other; one past the window is refused', async () => {
         const when = new Date(Date.now() + 400 * DAY);
         const e = invocationEvent({ event_time: when.toISOString(), tool: 'distant_tool' });
