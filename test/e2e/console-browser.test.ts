@@ -568,7 +568,8 @@ test('sign in, fleet counts match the API, denied events filtered and one opened
   assert.equal(((await svc.runSchedule('eventPartitions')) as { dropped: number }).dropped, 1);
   const longAgo = new Date(Date.now() - 100 * 86_400_000).toISOString().slice(0, 10);
   await page.fill('#filter-session_id', '');
-  await page.fill('#filter-from', `${longAgo}T00:00:00Z`);
+  // The range picker takes a UTC wall-clock minute; the URL keeps it as RFC 3339.
+  await page.fill('#filter-from', `${longAgo}T00:00`);
   await page.click('#apply-filters');
   await page.waitForURL(new RegExp(`/console/tool-calls\\?from=${longAgo}T00%3A00%3A00Z$`));
   await waitForEventRows(page, 50);
@@ -1145,6 +1146,115 @@ test('fleet questions: who has not reported in a week, by owner, by agent and MC
     await db.execute(sql`UPDATE devices SET last_seen_at = now() WHERE id = ${quiet.id}::uuid`);
   }
   assert.deepEqual(browserProblems, []);
+});
+
+test('tool calls: a preset range counted as the summary counts it, filters suggested from the API, deny reasons listed, the detail focused and closed by Escape; summary rows lead to their calls', {
+  timeout: 120_000,
+}, async () => {
+  const page = await newPage();
+  await signIn(page, `${svc.url}/console/tool-calls`);
+  await page.waitForSelector('#events tbody tr');
+  assert.match((await page.textContent('#match-count')) ?? '', /Choose a time range/);
+
+  // A preset: the range lands in the URL, and the count is the summary's for the same filters and range.
+  await page.click('#range-24h');
+  await page.waitForURL(/\/console\/tool-calls\?from=[^&]+&range=24h$/);
+  assert.equal(await page.getAttribute('#range-24h', 'aria-pressed'), 'true');
+  const from = new URL(page.url()).searchParams.get('from') as string;
+  assert.ok(Date.now() - Date.parse(from) - DAY < 120_000, `24 hours back: ${from}`);
+  await page.waitForSelector('#match-count strong');
+  const counted = await api<{ totals: { calls: number }; range: { from: string; to: string } }>(
+    `/v1/admin/observability/summary?from=${encodeURIComponent(from)}&top=1`,
+  );
+  assert.equal(shownNumber(await page.textContent('#match-count strong')), counted.totals.calls);
+  assert.ok((await page.textContent('#match-count'))?.includes(consoleTime(counted.range.from)));
+
+  // The filter inputs suggest the values the API knows for the range, with their calls.
+  type Values = { values: Record<string, { values: { value: string; calls?: number }[] }> };
+  const known = await api<Values>(
+    `/v1/admin/observability/filters?from=${encodeURIComponent(from)}&limit=50`,
+  );
+  for (const [input, list] of [
+    ['agent_type', 'agent_type'],
+    ['mcp', 'mcp'],
+    ['tool', 'tool'],
+    ['deny_code', 'deny_code'],
+  ] as const) {
+    const expected = known.values[list]?.values.map((v) => v.value) ?? [];
+    assert.ok(expected.length > 0, `the simulator made ${list} values`);
+    assert.equal(await page.getAttribute(`#filter-${input}`, 'list'), `values-${input}`);
+    await page.waitForFunction(
+      `document.querySelectorAll('#values-${input} option').length === ${expected.length}`,
+    );
+    const options = await page.locator(`#values-${input} option`).all();
+    const shown = await Promise.all(options.map((o) => o.getAttribute('value')));
+    assert.deepEqual(shown, expected);
+  }
+
+  // Denied calls with a chosen deny code: the list gives each one's reason, and the count follows the filters.
+  const code = known.values.deny_code?.values[0]?.value as string;
+  await page.selectOption('#filter-result', 'denied');
+  await page.fill('#filter-deny_code', code);
+  await page.click('#apply-filters');
+  await page.waitForURL(new RegExp(`deny_code=${encodeURIComponent(code)}`));
+  assert.ok(new URL(page.url()).searchParams.get('range') === '24h', 'the same range, still the preset');
+  type EventPage = { events: { id: string; deny_reason: string | null }[] };
+  const denied = await api<EventPage>(
+    `/v1/admin/observability/events?result=denied&deny_code=${encodeURIComponent(code)}&from=${encodeURIComponent(from)}&limit=50`,
+  );
+  assert.ok(denied.events.length > 0);
+  await waitForEventIds(
+    page,
+    denied.events.map((e) => e.id),
+  );
+  assert.deepEqual(
+    await page.locator('#events tbody td.reason').allTextContents(),
+    denied.events.map((e) => e.deny_reason ?? ''),
+  );
+  const deniedCount = await api<{ totals: { calls: number } }>(
+    `/v1/admin/observability/summary?result=denied&deny_code=${encodeURIComponent(code)}&from=${encodeURIComponent(from)}&top=1`,
+  );
+  await page.waitForFunction(
+    `document.querySelector('#match-count strong')?.textContent.replace(/,/g, '') === '${deniedCount.totals.calls}'`,
+  );
+
+  // The detail takes focus; Escape closes it and gives focus back to the event's row.
+  const firstId = denied.events[0]?.id as string;
+  await page.focus(`#event-link-${firstId}`);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(new RegExp(`event=${firstId}$`));
+  await page.waitForSelector('#detail-deny-reason');
+  const focused = () => page.evaluate<string | undefined>('document.activeElement?.id');
+  assert.equal(await focused(), 'event-detail-title');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#event-detail', { state: 'detached' });
+  assert.ok(!page.url().includes('event='));
+  assert.equal(await focused(), `event-link-${firstId}`);
+  await assertAccessible(page, '3d-tool-calls-preset');
+
+  // The summary's top rows lead to their calls over the summary's range.
+  await page.click('nav a:has-text("Summary")');
+  const summary = await api<{
+    range: { from: string; to: string };
+    top: { tools: { mcp_name: string; tool: string }[] };
+  }>('/v1/admin/observability/summary');
+  const top = summary.top.tools[0] as { mcp_name: string; tool: string };
+  await page.click(`a:has-text("${top.mcp_name} · ${top.tool}")`);
+  await page.waitForURL(/\/console\/tool-calls\?/);
+  const followed = new URL(page.url()).searchParams;
+  assert.deepEqual([followed.get('mcp'), followed.get('tool')], [top.mcp_name, top.tool]);
+  // The summary's range: whole hours, the page's 24 hours.
+  const [rangeFrom, rangeTo] = [followed.get('from') ?? '', followed.get('to') ?? ''];
+  assert.equal(Date.parse(rangeFrom) % 3_600_000, 0, rangeFrom);
+  assert.ok(Math.abs(Date.parse(rangeTo) - Date.parse(summary.range.to)) <= 3_600_000, rangeTo);
+  const toolPage = await api<EventPage>(
+    `/v1/admin/observability/events?mcp=${encodeURIComponent(top.mcp_name)}&tool=${encodeURIComponent(top.tool)}&from=${encodeURIComponent(rangeFrom)}&to=${encodeURIComponent(rangeTo)}&limit=50`,
+  );
+  await waitForEventIds(
+    page,
+    toolPage.events.map((e) => e.id),
+  );
+  await page.context().close();
 });
 
 test('past the retention window: pages name the cutoff and the archive as the API does; none before a drop', {

@@ -2,6 +2,7 @@
 // top tools, MCP servers and actors, over 24 h, 7 d or 30 d with minute, hourly or daily buckets (kept in the URL).
 import type { components } from '../../../client/api.ts';
 import { CallsChart, DurationSeriesChart, DurationsChart, hasDurations } from '../charts.tsx';
+import { PageLink } from '../link.tsx';
 import { Empty, formatNumber, formatPercent, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
@@ -57,6 +58,9 @@ export function SummaryPage({ session, query }: { session: Session; query: URLSe
 
 function Report({ s }: { s: Summary }) {
   const t = s.totals;
+  /** The tool calls behind a row: its filters over the summary's range. */
+  const calls = (filters: Record<string, string>) =>
+    pageUrl('/tool-calls', { ...filters, from: s.range.from, to: s.range.to });
   const ms = (v: number | null) => (v === null ? '—' : `${formatNumber(v)} ms`);
   return (
     <>
@@ -121,7 +125,9 @@ function Report({ s }: { s: Summary }) {
           {s.top.tools.map((x) => (
             <tr key={`${x.mcp_name}/${x.tool}`}>
               <td>
-                {x.mcp_name} · {x.tool}
+                <PageLink to={calls({ mcp: x.mcp_name, tool: x.tool })}>
+                  {x.mcp_name} · {x.tool}
+                </PageLink>
               </td>
               <td class="num">{formatNumber(x.calls)}</td>
               <td class="num">{formatPercent(x.deny_rate)}</td>
@@ -136,15 +142,29 @@ function Report({ s }: { s: Summary }) {
         </tbody>
       </table>
       <div class="columns">
-        <TopList title="Top MCP servers" rows={s.top.mcps.map((x) => [x.mcp_name, x.calls])} />
-        <TopList title="Top actors" rows={s.top.actors.map((x) => [x.actor_email, x.calls])} />
-        <TopList title="Top deny codes" rows={s.top.deny_codes.map((x) => [x.deny_code, x.calls])} />
+        <TopList
+          title="Top MCP servers"
+          rows={s.top.mcps.map((x) => [x.mcp_name, x.calls, calls({ mcp: x.mcp_name })])}
+        />
+        <TopList
+          title="Top actors"
+          rows={s.top.actors.map((x) => [x.actor_email, x.calls, calls({ actor: x.actor_email })])}
+        />
+        <TopList
+          title="Top deny codes"
+          rows={s.top.deny_codes.map((x) => [
+            x.deny_code,
+            x.calls,
+            calls({ result: 'denied', deny_code: x.deny_code }),
+          ])}
+        />
       </div>
     </>
   );
 }
 
-function TopList({ title, rows }: { title: string; rows: [string, number][] }) {
+/** A top list: each name with its calls, linked to those calls. */
+function TopList({ title, rows }: { title: string; rows: [string, number, string][] }) {
   return (
     <section>
       <h3>{title}</h3>
@@ -152,9 +172,9 @@ function TopList({ title, rows }: { title: string; rows: [string, number][] }) {
         <Empty>None in this range.</Empty>
       ) : (
         <ol>
-          {rows.map(([name, calls]) => (
+          {rows.map(([name, calls, to]) => (
             <li key={name}>
-              {name || '(none)'}: {formatNumber(calls)}
+              {name ? <PageLink to={to}>{name}</PageLink> : '(none)'}: {formatNumber(calls)}
             </li>
           ))}
         </ol>

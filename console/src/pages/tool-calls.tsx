@@ -1,5 +1,8 @@
 // Tool calls: the event browser. Every filter of GET /v1/admin/observability/events, kept in the URL with the page's
-// keyset cursor and the open event, so a link shows the same page; a detail panel for one event.
+// keyset cursor and the open event, so a link shows the same page; a time range from presets or a picker; the
+// values each filter can take, from the filter-values route; the count of matching calls, from the summary; a
+// detail panel for one event.
+import { useEffect, useRef } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
 import { Empty, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
 import { RetentionNotice } from '../retention.tsx';
@@ -29,13 +32,60 @@ const FILTERS: readonly { name: Filter; label: string }[] = [
   { name: 'session_id', label: 'Session' },
   { name: 'skill', label: 'Skill' },
   { name: 'q', label: 'Text' },
-  { name: 'from', label: 'From (ISO time)' },
-  { name: 'to', label: 'To (ISO time)' },
 ];
+/** The range's two ends: in the URL and the API as RFC 3339 UTC, in the picker as a UTC wall-clock minute. */
+const ENDS = [
+  { name: 'from', label: 'From (UTC)' },
+  { name: 'to', label: 'To (UTC)' },
+] as const;
+
+type Counted = { values: { value: string; calls: number }[] };
+/** What the suggestions read of the filter-values route's answer. */
+type FilterValues = Record<
+  'agent_type' | 'mcp' | 'tool' | 'deny_code' | 'rule' | 'model' | 'actor' | 'group' | 'session' | 'skill',
+  Counted
+> & {
+  serial: { values: { value: string }[] };
+  device: { values: { value: string; serial_number: string }[] };
+};
+/** The known values of a filter, for its input's suggestions: each with how many calls carry it when counted. */
+const SUGGESTIONS: Partial<Record<Filter, (v: FilterValues) => { value: string; label: string }[]>> = {
+  agent_type: (v) => counted(v.agent_type.values),
+  mcp: (v) => counted(v.mcp.values),
+  tool: (v) => counted(v.tool.values),
+  deny_code: (v) => counted(v.deny_code.values),
+  rule: (v) => counted(v.rule.values),
+  model: (v) => counted(v.model.values),
+  actor: (v) => counted(v.actor.values),
+  group: (v) => counted(v.group.values),
+  serial: (v) => v.serial.values.map((x) => ({ value: x.value, label: x.value })),
+  device_id: (v) => v.device.values.map((x) => ({ value: x.value, label: x.serial_number })),
+  session_id: (v) => counted(v.session.values),
+  skill: (v) => counted(v.skill.values),
+};
+const counted = (values: { value: string; calls: number }[]) =>
+  values.map((x) => ({ value: x.value, label: `${formatNumber(x.calls)} calls` }));
+
+const HOUR = 3_600_000;
+/** Time presets: each sets from (and to) when chosen, so that the page and its paging cursor keep one range. */
+const PRESETS = [
+  { id: '1h', label: 'Last hour', from: (now: number) => now - HOUR },
+  { id: 'today', label: 'Today', from: (now: number) => now - (now % (24 * HOUR)) },
+  { id: '24h', label: 'Last 24 hours', from: (now: number) => now - 24 * HOUR },
+  { id: '7d', label: 'Last 7 days', from: (now: number) => now - 7 * 24 * HOUR },
+  { id: '30d', label: 'Last 30 days', from: (now: number) => now - 30 * 24 * HOUR },
+] as const;
+
+/** An instant as the URL keeps it: RFC 3339 UTC to the minute. */
+const minuteIso = (ms: number) => `${new Date(ms - (ms % 60_000)).toISOString().slice(0, 16)}:00Z`;
+/** The picker's value (YYYY-MM-DDTHH:MM, read as UTC) of an RFC 3339 instant, and back. */
+const pickerValue = (iso: string | undefined) =>
+  iso && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toISOString().slice(0, 16) : '';
+const fromPicker = (value: string) => (value ? `${value}:00Z` : undefined);
 
 function filtersOf(query: URLSearchParams): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
-  for (const { name } of FILTERS) out[name] = query.get(name) ?? undefined;
+  for (const { name } of [...FILTERS, ...ENDS]) out[name] = query.get(name) ?? undefined;
   return out;
 }
 
@@ -48,11 +98,36 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
   const events = useLoad(JSON.stringify(listQuery), () =>
     client.GET('/v1/admin/observability/events', { params: { query: listQuery } }),
   );
+  const preset = query.get('range') ?? undefined;
   const go = (changes: Record<string, string | undefined>) =>
-    navigate(pageUrl('/tool-calls', { ...filters, cursor, event: open, ...changes }));
+    navigate(pageUrl('/tool-calls', { ...filters, range: preset, cursor, event: open, ...changes }));
+  const choosePreset = (id: string, from: number) =>
+    navigate(pageUrl('/tool-calls', { ...filters, from: minuteIso(from), to: undefined, range: id }));
   return (
     <>
       <h1>Tool calls</h1>
+      <fieldset class="presets" aria-label="Time range">
+        {PRESETS.map((p) => (
+          <button
+            type="button"
+            key={p.id}
+            id={`range-${p.id}`}
+            aria-pressed={preset === p.id}
+            onClick={() => choosePreset(p.id, p.from(Date.now()))}
+          >
+            {p.label}
+          </button>
+        ))}
+        <button
+          type="button"
+          id="range-all"
+          aria-pressed={!filters.from && !filters.to}
+          onClick={() => navigate(pageUrl('/tool-calls', { ...filters, from: undefined, to: undefined }))}
+        >
+          All stored
+        </button>
+      </fieldset>
+      <FilterSuggestions session={session} from={filters.from} to={filters.to} />
       <form
         id="event-filters"
         class="filters"
@@ -61,9 +136,24 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
           const form = new FormData(e.currentTarget);
           const next: Record<string, string | undefined> = {};
           for (const { name } of FILTERS) next[name] = String(form.get(name) ?? '').trim() || undefined;
-          navigate(pageUrl('/tool-calls', next));
+          for (const { name } of ENDS) next[name] = fromPicker(String(form.get(name) ?? ''));
+          // A range typed in the picker is no longer the preset's.
+          const samePreset = next.from === filters.from && next.to === filters.to;
+          navigate(pageUrl('/tool-calls', { ...next, range: samePreset ? preset : undefined }));
         }}
       >
+        {ENDS.map(({ name, label }) => (
+          <label key={`${name}:${filters[name] ?? ''}`} htmlFor={`filter-${name}`}>
+            {label}
+            <input
+              type="datetime-local"
+              step={60}
+              name={name}
+              id={`filter-${name}`}
+              value={pickerValue(filters[name])}
+            />
+          </label>
+        ))}
         {FILTERS.map(({ name, label }) => {
           const choices = CHOICES[name];
           return (
@@ -79,7 +169,13 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                   ))}
                 </select>
               ) : (
-                <input name={name} id={`filter-${name}`} value={filters[name] ?? ''} />
+                <input
+                  name={name}
+                  id={`filter-${name}`}
+                  value={filters[name] ?? ''}
+                  list={SUGGESTIONS[name] ? `values-${name}` : undefined}
+                  autocomplete="off"
+                />
               )}
             </label>
           );
@@ -99,6 +195,13 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
           </a>
         </div>
       </form>
+      {filters.from ? (
+        <MatchCount session={session} filters={filters} />
+      ) : (
+        <p id="match-count" class="state">
+          Every stored call, newest first. Choose a time range to count the matching calls.
+        </p>
+      )}
       {filters.session_id && <SessionSummary session={session} id={filters.session_id} />}
       <div class="split">
         <section aria-label="Events">
@@ -129,6 +232,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                         <th scope="col">MCP server · tool</th>
                         <th scope="col">Actor</th>
                         <th scope="col">Duration</th>
+                        <th scope="col">Reason</th>
                       </tr>
                     </thead>
                     <tbody>
@@ -137,6 +241,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                           <td class="time">
                             <a
                               href={pageUrl('/tool-calls', { ...filters, cursor, event: ev.id })}
+                              id={`event-link-${ev.id}`}
                               class="event-link"
                               onClick={(e) => {
                                 e.preventDefault();
@@ -156,6 +261,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                           </td>
                           <td>{ev.actor_email ?? '—'}</td>
                           <td class="num">{formatNumber(ev.duration_ms)} ms</td>
+                          <td class="reason">{ev.deny_reason ?? ev.error_message ?? ''}</td>
                         </tr>
                       ))}
                     </tbody>
@@ -193,12 +299,70 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
           <EventDetail
             session={session}
             id={open}
-            onClose={() => go({ event: undefined })}
+            onClose={() => {
+              go({ event: undefined });
+              // Back to where the reader was: the event's row.
+              document.getElementById(`event-link-${open}`)?.focus();
+            }}
             onSession={(sessionId) => navigate(pageUrl('/tool-calls', { session_id: sessionId }))}
           />
         )}
       </div>
     </>
+  );
+}
+
+/**
+ * The values each filter can take in the range (the filter-values route; its default range, the last 7 days, when
+ * none is chosen), as suggestions of the filter inputs: free text still goes, for a value not yet seen.
+ */
+function FilterSuggestions({ session, from, to }: { session: Session; from?: string; to?: string }) {
+  const values = useLoad(`values:${from}:${to}`, () =>
+    api(session).GET('/v1/admin/observability/filters', {
+      params: { query: { ...(from ? { from } : {}), ...(to ? { to } : {}), limit: 50 } },
+    }),
+  );
+  if (values.state !== 'ready') return null;
+  return (
+    <>
+      {FILTERS.map(({ name }) => {
+        const suggest = SUGGESTIONS[name];
+        if (!suggest) return null;
+        return (
+          <datalist id={`values-${name}`} key={name}>
+            {suggest(values.data.data.values).map((v) => (
+              <option key={v.value} value={v.value}>
+                {v.label}
+              </option>
+            ))}
+          </datalist>
+        );
+      })}
+    </>
+  );
+}
+
+/**
+ * How many calls match: the summary's total for the same filters and range. The summary counts whole hours (and,
+ * from its rollups, calls past the events' retention), so the line names the range it counted.
+ */
+function MatchCount({ session, filters }: { session: Session; filters: Record<string, string | undefined> }) {
+  const summaryQuery = {
+    ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
+    top: 1,
+  } as NonNullable<operations['obsObservabilitySummary']['parameters']['query']>;
+  const count = useLoad(`count:${JSON.stringify(summaryQuery)}`, () =>
+    api(session).GET('/v1/admin/observability/summary', { params: { query: summaryQuery } }),
+  );
+  if (count.state !== 'ready') return <p id="match-count" class="state" aria-busy="true" />;
+  const { totals, range } = count.data.data;
+  const widened = range.from !== filters.from || (filters.to !== undefined && range.to !== filters.to);
+  return (
+    <p id="match-count" aria-live="polite">
+      <strong>{formatNumber(totals.calls)}</strong> {totals.calls === 1 ? 'call matches' : 'calls match'} from{' '}
+      {formatTime(range.from)} to {formatTime(range.to)}
+      {widened ? ' (counted in whole hours)' : ''}.
+    </p>
   );
 }
 
@@ -249,9 +413,22 @@ function EventDetail({
   const detail = useLoad(id, () =>
     api(session).GET('/v1/admin/observability/events/{id}', { params: { path: { id } } }),
   );
+  const heading = useRef<HTMLHeadingElement>(null);
+  // Opened: in view and focused, so a keyboard or screen reader user is there; Escape closes it.
+  useEffect(() => {
+    heading.current?.scrollIntoView({ block: 'nearest' });
+    heading.current?.focus({ preventScroll: true });
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') onClose();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [id]);
   return (
     <aside id="event-detail" class="card" aria-labelledby="event-detail-title">
-      <h2 id="event-detail-title">Event {id}</h2>
+      <h2 id="event-detail-title" tabIndex={-1} ref={heading}>
+        Event {id}
+      </h2>
       <button type="button" class="close" onClick={onClose}>
         Close
       </button>
