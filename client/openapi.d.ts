@@ -181,6 +181,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/audit-logs/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The action types in the audit log, each with its number of records */
+        get: operations["listAuditActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/devices/register": {
         parameters: {
             query?: never;
@@ -1337,6 +1354,8 @@ export interface components {
             level: string;
             resource_id: string;
             resource_type: string;
+            /** @description The resource's name where it still exists: a device's serial number, a user's email, a request's title, a catalog entry's data source; null for other resources and for ones since deleted */
+            resource_name: string | null;
             stage: string;
             /** @enum {string} */
             source: "api" | "env-svc" | "logshipper";
@@ -3367,6 +3386,7 @@ export interface operations {
                 resource_type?: string;
                 resource_id?: string;
                 source?: "api" | "env-svc" | "logshipper";
+                routine?: "show" | "hide";
                 sort?: "timestamp" | "-timestamp" | "created_at" | "-created_at";
                 limit?: number;
                 offset?: number;
@@ -3534,6 +3554,74 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            /** @description Every action type in the audit log with its number of records, by name */
+                            actions: {
+                                action_type: string;
+                                records: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

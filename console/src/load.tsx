@@ -193,3 +193,33 @@ export function OffsetPager({
     </nav>
   );
 }
+
+/**
+ * A filter's select: "any", then the choices once loaded (a value, and its label when it says more). A value in
+ * the URL that is not among them stays selectable, marked "(none)", so the page never shows another filter than
+ * the one applied.
+ */
+export function ChoiceSelect({
+  id,
+  name,
+  value,
+  choices,
+}: {
+  id: string;
+  name: string;
+  value: string | undefined;
+  choices: { value: string; label?: string }[] | undefined;
+}) {
+  const missing = value && choices && !choices.some((c) => c.value === value);
+  return (
+    <select id={id} name={name} value={value ?? ''} key={`${value ?? ''}:${choices ? 'ready' : 'loading'}`}>
+      <option value="">any</option>
+      {choices?.map((c) => (
+        <option key={c.value} value={c.value}>
+          {c.label ?? c.value}
+        </option>
+      ))}
+      {missing && <option value={value}>{value} (none)</option>}
+    </select>
+  );
+}

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { and, asc, count, desc, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, inArray, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
 import { auditLogs } from '../db/schema.ts';
 import { jsonParam, textEquals, tsParam, uuidParam } from '../db/sql-values.ts';
 import { canonicalize } from '../device/canonical-json.ts';
-import type { ListAuditLogsQuery } from '../schemas/audit.ts';
+import { type ListAuditLogsQuery, ROUTINE_ACTIONS } from '../schemas/audit.ts';
 import { AUDIT_TIME_BOUNDS } from '../schemas/input-rules.ts';
 
 export interface AuditActor {
@@ -271,7 +271,7 @@ export async function verifyAuditChain(db: Db, options: { pageSize?: number; atS
 
 type AuditRow = typeof auditLogs.$inferSelect;
 
-export const toAuditView = (row: AuditRow) => ({
+export const toAuditView = (row: AuditRow, resourceName: string | null = null) => ({
   id: row.id,
   action_type: row.actionType,
   actor_email: row.actorEmail,
@@ -284,12 +284,26 @@ export const toAuditView = (row: AuditRow) => ({
   level: row.level,
   resource_id: row.resourceId,
   resource_type: row.resourceType,
+  resource_name: resourceName,
   stage: row.stage,
   source: row.source as 'api' | 'env-svc' | 'logshipper',
   timestamp: row.timestamp.toISOString(),
   created_at: row.createdAt.toISOString(),
   metadata: row.metadata,
 });
+
+const UUID_TEXT = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+/** The resource's name, looked up by its primary key (a resource id that is no UUID names nothing). */
+const resourceName = sql<string | null>`CASE WHEN ${auditLogs.resourceId} !~ ${UUID_TEXT} THEN NULL
+  WHEN ${auditLogs.resourceType} = 'device'
+    THEN (SELECT d.serial_number FROM devices d WHERE d.id = ${auditLogs.resourceId}::uuid)
+  WHEN ${auditLogs.resourceType} = 'user'
+    THEN (SELECT u.email FROM users u WHERE u.id = ${auditLogs.resourceId}::uuid)
+  WHEN ${auditLogs.resourceType} = 'request'
+    THEN (SELECT r.title FROM requests r WHERE r.id = ${auditLogs.resourceId}::uuid)
+  WHEN ${auditLogs.resourceType} = 'catalog_entry'
+    THEN (SELECT c.datasource_name FROM catalog_entries c WHERE c.id = ${auditLogs.resourceId}::uuid)
+  END`;
 
 export async function listAuditLogs(db: Db, query: ListAuditLogsQuery) {
   const conditions: SQL[] = [];
@@ -298,11 +312,12 @@ export async function listAuditLogs(db: Db, query: ListAuditLogsQuery) {
   if (query.resource_type) conditions.push(textEquals(auditLogs.resourceType, query.resource_type));
   if (query.resource_id) conditions.push(textEquals(auditLogs.resourceId, query.resource_id));
   if (query.source) conditions.push(textEquals(auditLogs.source, query.source));
+  if (query.routine === 'hide') conditions.push(not(inArray(auditLogs.actionType, [...ROUTINE_ACTIONS])));
   const where = conditions.length ? and(...conditions) : undefined;
   const column = query.sort.endsWith('timestamp') ? auditLogs.timestamp : auditLogs.createdAt;
   const direction = query.sort.startsWith('-') ? desc : asc;
   const rows = await db
-    .select()
+    .select({ row: auditLogs, name: resourceName })
     .from(auditLogs)
     .where(where)
     .orderBy(direction(column), direction(auditLogs.seq))
@@ -310,9 +325,19 @@ export async function listAuditLogs(db: Db, query: ListAuditLogsQuery) {
     .offset(query.offset);
   const [total] = await db.select({ n: count() }).from(auditLogs).where(where);
   return {
-    logs: rows.map(toAuditView),
+    logs: rows.map((r) => toAuditView(r.row, r.name)),
     total: Number(total?.n ?? 0),
     limit: query.limit,
     offset: query.offset,
   };
+}
+
+/** Every action type in the log with its number of records, by name (the console's action picker). */
+export async function auditActions(db: Db) {
+  const rows = await db
+    .select({ action_type: auditLogs.actionType, records: count() })
+    .from(auditLogs)
+    .groupBy(auditLogs.actionType)
+    .orderBy(asc(auditLogs.actionType));
+  return { actions: rows.map((r) => ({ action_type: r.action_type, records: Number(r.records) })) };
 }

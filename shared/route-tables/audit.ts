@@ -3,7 +3,7 @@
 // not load (infra/route-tables.ts).
 import type { RouteSpec } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
-import { auditLogListResponse, listAuditLogsQuery } from '../schemas/audit.ts';
+import { auditActionsResponse, auditLogListResponse, listAuditLogsQuery } from '../schemas/audit.ts';
 
 export const auditRoutes = {
   listAuditLogs: defineRoute({
@@ -20,5 +20,14 @@ export const auditRoutes = {
     specErrors: [401, 403, 500],
     // A parameter that is no text (NUL, %FF): refused as on every route, never compared with U+FFFD in its place.
     errors: [400],
+  }),
+  listAuditActions: defineRoute({
+    method: 'GET',
+    path: '/v1/admin/audit-logs/actions',
+    handler: 'admin/audit-logs-actions',
+    auth: 'admin',
+    tags: ['audit'],
+    summary: 'The action types in the audit log, each with its number of records',
+    response: auditActionsResponse,
   }),
 } satisfies Record<string, RouteSpec>;

@@ -176,6 +176,9 @@ const fleetRowsOnPage = (selector: string): FleetRow[] => {
   });
 };
 
+/** A number as the console writes it (formatNumber in console/src/load.tsx). */
+const shownCount = (n: number) => new Intl.NumberFormat('en-US').format(n);
+
 /** A number as the console writes it (grouped with commas), read back. */
 const shownNumber = (text: string | null | undefined) => Number((text ?? '').replace(/,/g, ''));
 
@@ -889,7 +892,59 @@ test('requests in the console: one denied with a reason; one whose scope and usa
   );
   assert.ok(actions.includes('request.approved') && actions.includes('request.revoked'), actions.join());
   assert.match((await page.textContent('#chain-result')) ?? '', /^Intact: \d+ records checked/);
+  // The request by its title, linked to its page; a record expanded shows what it holds (the revocation's reason).
+  const title = (await api<RequestView & { title: string }>(`/v1/admin/requests/${id}`)).title;
+  const resourceLinks = await page.locator('#audit-logs td.resource a').allTextContents();
+  assert.ok(
+    resourceLinks.length === actions.length && resourceLinks.every((t) => t === title),
+    resourceLinks.join(),
+  );
+  const revokedRow = page.locator('#audit-logs tbody', { hasText: 'request.revoked' });
+  await revokedRow.locator('button.expand').click();
+  assert.equal(await revokedRow.locator('button.expand').getAttribute('aria-expanded'), 'true');
+  assert.deepEqual(
+    JSON.parse((await revokedRow.locator('.audit-metadata').textContent()) ?? '{}').reason,
+    'done with it',
+  );
   await assertAccessible(page, '9-audit-log');
+
+  // The whole log: routine device records are hidden unless asked for; the action picker offers what the log holds.
+  await page.goto(`${svc.url}/console/audit-log`);
+  await page.waitForSelector('#audit-logs tbody tr');
+  type Page = { logs: { action_type: string }[]; total: number };
+  const withRoutine = await api<Page>('/v1/admin/audit-logs?limit=50');
+  const withoutRoutine = await api<Page>('/v1/admin/audit-logs?limit=50&routine=hide');
+  assert.ok(withoutRoutine.total < withRoutine.total, 'the simulator registered devices');
+  const shownActions = () => page.locator('#audit-logs tbody td:nth-child(2)').allTextContents();
+  assert.deepEqual(
+    await shownActions(),
+    withoutRoutine.logs.map((l) => l.action_type),
+  );
+  await page.check('#audit-routine');
+  await page.click('#apply-audit-filters');
+  await page.waitForURL(/routine=show/);
+  // (Locators, not page functions from strings: the console's CSP has no 'unsafe-eval'.)
+  await page.locator('#audit-logs caption', { hasText: `of ${shownCount(withRoutine.total)},` }).waitFor();
+  assert.deepEqual(
+    await shownActions(),
+    withRoutine.logs.map((l) => l.action_type),
+  );
+  const known = await api<{ actions: { action_type: string; records: number }[] }>(
+    '/v1/admin/audit-logs/actions',
+  );
+  await page.locator('#audit-action option').nth(known.actions.length).waitFor({ state: 'attached' });
+  const options = await page.locator('#audit-action option').all();
+  assert.deepEqual(
+    (await Promise.all(options.map((o) => o.getAttribute('value')))).slice(1),
+    known.actions.map((a) => a.action_type),
+  );
+  await page.selectOption('#audit-action', 'device.registered');
+  await page.click('#apply-audit-filters');
+  await page.waitForURL(/action_type=device\.registered/);
+  const registered = await api<Page>('/v1/admin/audit-logs?limit=50&action_type=device.registered');
+  await page.locator('#audit-logs caption', { hasText: `of ${shownCount(registered.total)},` }).waitFor();
+  assert.ok((await shownActions()).every((a) => a === 'device.registered'));
+  assert.equal((await shownActions()).length, registered.logs.length);
   await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
@@ -1183,9 +1238,10 @@ test('tool calls: a preset range counted as the summary counts it, filters sugge
     const expected = known.values[list]?.values.map((v) => v.value) ?? [];
     assert.ok(expected.length > 0, `the simulator made ${list} values`);
     assert.equal(await page.getAttribute(`#filter-${input}`, 'list'), `values-${input}`);
-    await page.waitForFunction(
-      `document.querySelectorAll('#values-${input} option').length === ${expected.length}`,
-    );
+    await page
+      .locator(`#values-${input} option`)
+      .nth(expected.length - 1)
+      .waitFor({ state: 'attached' });
     const options = await page.locator(`#values-${input} option`).all();
     const shown = await Promise.all(options.map((o) => o.getAttribute('value')));
     assert.deepEqual(shown, expected);
@@ -1214,9 +1270,9 @@ test('tool calls: a preset range counted as the summary counts it, filters sugge
   const deniedCount = await api<{ totals: { calls: number } }>(
     `/v1/admin/observability/summary?result=denied&deny_code=${encodeURIComponent(code)}&from=${encodeURIComponent(from)}&top=1`,
   );
-  await page.waitForFunction(
-    `document.querySelector('#match-count strong')?.textContent.replace(/,/g, '') === '${deniedCount.totals.calls}'`,
-  );
+  await page
+    .locator('#match-count strong', { hasText: new RegExp(`^${shownCount(deniedCount.totals.calls)}$`) })
+    .waitFor();
 
   // The detail takes focus; Escape closes it and gives focus back to the event's row.
   const firstId = denied.events[0]?.id as string;

@@ -1,11 +1,12 @@
 // The foundation through HTTP, as a dashboard or ops engineer uses it, on every database driver under test.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryRows } from '#shared/db/query.ts';
-import { verifyAuditChain } from '#shared/domain/audit.ts';
+import { recordAudit, verifyAuditChain } from '#shared/domain/audit.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
 
@@ -217,6 +218,59 @@ for (const driver of driversUnderTest()) {
         (await logs('sort=-created_at&limit=5')).logs.map((l) => l.id),
       );
       assert.equal((await logs('action_type=&actor_email=&resource_id=')).total, a.total);
+    });
+
+    test('audit logs: resources by name, routine records hidden on request, the action types counted', async () => {
+      const db = svc.runtime.database.db;
+      const email = `named-${Date.now()}@example.test`;
+      const created = await svc.call('POST', '/v1/admin/users', {
+        token: admin,
+        body: { email, password: 'a long enough password' },
+      });
+      assert.equal(created.status, 201);
+      const userId = (created.body.data as { id: string }).id;
+      // A routine record, as a laptop's first registration writes it (through the audit insert of the domain).
+      await recordAudit(db, {
+        actionType: 'device.registered',
+        actor: { id: userId, email, ipAddress: '' },
+        resourceType: 'device',
+        resourceId: randomUUID(),
+      });
+      type Log = { action_type: string; resource_id: string; resource_name: string | null };
+      const list = async (q: string) => {
+        const res = await svc.call('GET', `/v1/admin/audit-logs?limit=100&${q}`, { token: admin });
+        assert.equal(res.status, 200, res.text);
+        return res.body.data as { logs: Log[]; total: number };
+      };
+      const [named] = (await list(`resource_id=${userId}`)).logs;
+      assert.deepEqual([named?.action_type, named?.resource_name], ['user.created', email]);
+      const gone = (await list('action_type=device.registered')).logs;
+      assert.ok(gone.length >= 1);
+      assert.ok(
+        gone.every((l) => l.resource_name === null),
+        'a device that does not exist names nothing',
+      );
+      const all = await list('');
+      const hidden = await list('routine=hide');
+      const routine = new Set(['device.registered', 'device.key_rotated', 'events.partition_dropped']);
+      const [counted] = await queryRows<{ n: number }>(
+        db,
+        sql`SELECT count(*)::int AS n FROM audit_logs
+          WHERE action_type NOT IN ('device.registered', 'device.key_rotated', 'events.partition_dropped')`,
+      );
+      assert.equal(hidden.total, counted?.n);
+      assert.ok(hidden.total < all.total);
+      assert.ok(hidden.logs.every((l) => !routine.has(l.action_type)));
+      assert.equal((await list('routine=whatever')).total, all.total, 'another value is the default');
+      const actions = await svc.call('GET', '/v1/admin/audit-logs/actions', { token: admin });
+      assert.equal(actions.status, 200, actions.text);
+      const byDatabase = await queryRows<{ action_type: string; records: number }>(
+        db,
+        sql`SELECT action_type, count(*)::int AS records FROM audit_logs GROUP BY 1 ORDER BY 1`,
+      );
+      assert.deepEqual((actions.body.data as { actions: unknown[] }).actions, byDatabase);
+      const refused = await svc.call('GET', '/v1/admin/audit-logs/actions');
+      assert.equal(refused.status, 401);
     });
 
     test('audit records cannot be updated or deleted (the database refuses)', async () => {

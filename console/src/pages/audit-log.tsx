@@ -1,13 +1,17 @@
-// Audit log: the records, filtered by action, actor, resource and source (kept in the URL), newest first, and the
-// hash chain's verification said plainly.
+// Audit log: the records, filtered by action (picked from those the log holds), actor, resource and source (kept in
+// the URL), newest first, routine device records hidden unless asked for; resources by name with a link to their
+// page; each row expands to its details; and the hash chain's verification said plainly above it all.
+import { useState } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
-import { Empty, formatNumber, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
+import { PageLink } from '../link.tsx';
+import { ChoiceSelect, Empty, formatNumber, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
 type AuditQuery = NonNullable<operations['listAuditLogs']['parameters']['query']>;
+type AuditLog =
+  operations['listAuditLogs']['responses'][200]['content']['application/json']['data']['logs'][number];
 const FILTERS = [
-  { name: 'action_type', label: 'Action' },
   { name: 'actor_email', label: 'Actor email' },
   { name: 'resource_type', label: 'Resource type' },
   { name: 'resource_id', label: 'Resource id' },
@@ -18,15 +22,28 @@ const PAGE = 50;
 export function AuditLogPage({ session, query }: { session: Session; query: URLSearchParams }) {
   const client = api(session);
   const filters: Record<string, string | undefined> = {};
-  for (const name of [...FILTERS.map((f) => f.name), 'source']) filters[name] = query.get(name) ?? undefined;
+  for (const name of ['action_type', ...FILTERS.map((f) => f.name), 'source'])
+    filters[name] = query.get(name) ?? undefined;
+  // Routine records (a laptop's first registration, a key rotation, a dropped partition) are hidden unless asked
+  // for, by the checkbox or by picking their action.
+  const routine = query.get('routine') === 'show' || filters.action_type ? 'show' : 'hide';
   const offset = Math.max(0, Number(query.get('offset')) || 0);
-  const listQuery = { ...filters, sort: '-created_at', limit: PAGE, offset } as AuditQuery;
+  const listQuery = { ...filters, routine, sort: '-created_at', limit: PAGE, offset } as AuditQuery;
   const logs = useLoad(JSON.stringify(listQuery), () =>
     client.GET('/v1/admin/audit-logs', { params: { query: listQuery } }),
   );
   const verify = useLoad('verify', () => client.GET('/v1/admin/audit-logs/verify'));
+  const actions = useLoad('actions', () => client.GET('/v1/admin/audit-logs/actions'));
+  const shownRoutine = query.get('routine') === 'show' ? 'show' : undefined;
   const go = (changes: Record<string, string | undefined>) =>
-    navigate(pageUrl('/audit-log', { ...filters, offset: offset ? String(offset) : undefined, ...changes }));
+    navigate(
+      pageUrl('/audit-log', {
+        ...filters,
+        routine: shownRoutine,
+        offset: offset ? String(offset) : undefined,
+        ...changes,
+      }),
+    );
   return (
     <>
       <h1>Audit log</h1>
@@ -58,9 +75,26 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
           const next: Record<string, string | undefined> = {};
           for (const name of Object.keys(filters))
             next[name] = String(form.get(name) ?? '').trim() || undefined;
+          next.routine = form.get('routine') === 'show' ? 'show' : undefined;
           navigate(pageUrl('/audit-log', next));
         }}
       >
+        <label>
+          Action
+          <ChoiceSelect
+            id="audit-action"
+            name="action_type"
+            value={filters.action_type}
+            choices={
+              actions.state === 'ready'
+                ? actions.data.data.actions.map((a) => ({
+                    value: a.action_type,
+                    label: `${a.action_type} (${formatNumber(a.records)})`,
+                  }))
+                : undefined
+            }
+          />
+        </label>
         {FILTERS.map(({ name, label }) => (
           <label key={`${name}:${filters[name] ?? ''}`}>
             {label}
@@ -78,8 +112,20 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
             ))}
           </select>
         </label>
+        <label class="check" key={`routine:${routine}`}>
+          <input
+            type="checkbox"
+            name="routine"
+            value="show"
+            id="audit-routine"
+            checked={routine === 'show'}
+          />
+          Show routine device records
+        </label>
         <div class="actions">
-          <button type="submit">Apply filters</button>
+          <button type="submit" id="apply-audit-filters">
+            Apply filters
+          </button>
         </div>
       </form>
       <Show loaded={logs} what="audit records">
@@ -100,23 +146,12 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
                     <th scope="col">Actor</th>
                     <th scope="col">Resource</th>
                     <th scope="col">Source</th>
-                    <th scope="col">Address</th>
+                    <th scope="col">Details</th>
                   </tr>
                 </thead>
-                <tbody>
-                  {data.logs.map((l) => (
-                    <tr key={l.id}>
-                      <td class="time">{formatTime(l.timestamp)}</td>
-                      <td>{l.action_type}</td>
-                      <td>{l.actor_email || '—'}</td>
-                      <td>
-                        {l.resource_type} {l.resource_id}
-                      </td>
-                      <td>{l.source}</td>
-                      <td>{l.ip_address || '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
+                {data.logs.map((l) => (
+                  <AuditRow key={l.id} log={l} />
+                ))}
               </table>
               <OffsetPager
                 offset={data.offset}
@@ -130,5 +165,86 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
         }
       </Show>
     </>
+  );
+}
+
+/** A resource's page in the console, where it has one. */
+function resourcePage(log: AuditLog): string | undefined {
+  if (log.resource_name === null) return undefined;
+  if (log.resource_type === 'device') return pageUrl(`/devices/${log.resource_id}`);
+  if (log.resource_type === 'request') return pageUrl('/requests', { request: log.resource_id });
+  if (log.resource_type === 'catalog_entry') return pageUrl('/catalog');
+  return undefined;
+}
+
+/** One record: a row, and below it, once expanded, everything it holds. */
+function AuditRow({ log }: { log: AuditLog }) {
+  const [open, setOpen] = useState(false);
+  const page = resourcePage(log);
+  const name = log.resource_name ?? log.resource_id;
+  const details = `audit-details-${log.id}`;
+  return (
+    <tbody>
+      <tr>
+        <td class="time">{formatTime(log.timestamp)}</td>
+        <td>{log.action_type}</td>
+        <td>
+          {log.actor_email ? (
+            <PageLink to={pageUrl('/audit-log', { actor_email: log.actor_email })}>
+              {log.actor_email}
+            </PageLink>
+          ) : (
+            '—'
+          )}
+        </td>
+        <td class="resource">
+          {log.resource_type}{' '}
+          {page ? <PageLink to={page}>{name}</PageLink> : <span title={log.resource_id}>{name || '—'}</span>}
+        </td>
+        <td>{log.source}</td>
+        <td>
+          <button
+            type="button"
+            class="expand"
+            aria-expanded={open}
+            aria-controls={details}
+            onClick={() => setOpen(!open)}
+          >
+            {open ? 'Hide' : 'Show'}
+            <span class="visually-hidden"> details of {log.action_type}</span>
+          </button>
+        </td>
+      </tr>
+      {open && (
+        <tr id={details} class="details">
+          <td colSpan={6}>
+            <dl class="detail">
+              <dt>Record</dt>
+              <dd>{log.id}</dd>
+              <dt>Resource id</dt>
+              <dd>{log.resource_id || '—'}</dd>
+              <dt>Actor id</dt>
+              <dd>{log.actor_id || '—'}</dd>
+              <dt>Address</dt>
+              <dd>{log.ip_address || '—'}</dd>
+              <dt>Level</dt>
+              <dd>{log.level}</dd>
+              {log.environment_name && (
+                <>
+                  <dt>Environment</dt>
+                  <dd>
+                    {log.environment_name} ({log.environment_id})
+                  </dd>
+                </>
+              )}
+              <dt>Written</dt>
+              <dd>{formatTime(log.created_at)}</dd>
+              <dt>Details</dt>
+              <dd class="pre audit-metadata">{JSON.stringify(log.metadata, null, 2)}</dd>
+            </dl>
+          </td>
+        </tr>
+      )}
+    </tbody>
   );
 }

@@ -4,7 +4,17 @@
 import type { components, operations } from '../../../client/api.ts';
 import { mcpSourceText } from '../../../client/mcp-source.ts';
 import { PageLink } from '../link.tsx';
-import { Badge, Empty, formatNumber, formatTime, isNew, RelativeTime, Show, useLoad } from '../load.tsx';
+import {
+  Badge,
+  ChoiceSelect,
+  Empty,
+  formatNumber,
+  formatTime,
+  isNew,
+  RelativeTime,
+  Show,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -209,27 +219,29 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
             </label>
             <label>
               Agent
-              <select id="device-agent" name="agent_type" value={filters.agent_type ?? ''}>
-                <option value="">any</option>
-                {agents.state === 'ready' &&
-                  agents.data.data.agents.map((a) => (
-                    <option key={a.agent_type} value={a.agent_type}>
-                      {a.agent_type}
-                    </option>
-                  ))}
-              </select>
+              <ChoiceSelect
+                id="device-agent"
+                name="agent_type"
+                value={filters.agent_type}
+                choices={
+                  agents.state === 'ready'
+                    ? agents.data.data.agents.map((a) => ({ value: a.agent_type }))
+                    : undefined
+                }
+              />
             </label>
             <label>
               MCP server
-              <select id="device-mcp" name="mcp" value={filters.mcp ?? ''}>
-                <option value="">any</option>
-                {mcps.state === 'ready' &&
-                  [...new Set(mcps.data.data.mcps.map((m) => m.name))].map((name) => (
-                    <option key={name} value={name}>
-                      {name}
-                    </option>
-                  ))}
-              </select>
+              <ChoiceSelect
+                id="device-mcp"
+                name="mcp"
+                value={filters.mcp}
+                choices={
+                  mcps.state === 'ready'
+                    ? [...new Set(mcps.data.data.mcps.map((m) => m.name))].map((value) => ({ value }))
+                    : undefined
+                }
+              />
             </label>
             <label>
               Status
