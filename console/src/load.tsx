@@ -223,3 +223,16 @@ export function ChoiceSelect({
     </select>
   );
 }
+
+/** Whether the screen is wide enough for filters beside the content (the CSS's breakpoint, 48rem). */
+const wideScreen = () => matchMedia('(min-width: 48rem)').matches;
+
+/** A page's filters: open on a wide screen, folded behind "Filters" on a phone (a native, keyboard-ready disclosure). */
+export function FilterFold({ children }: { children: ComponentChildren }) {
+  return (
+    <details class="fold" open={wideScreen()}>
+      <summary>Filters</summary>
+      {children}
+    </details>
+  );
+}

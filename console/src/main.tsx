@@ -28,6 +28,7 @@ function App() {
   const { path, query } = useLocation();
   const [session, setSession] = useState<Session | undefined>(readSession());
   const [notice, setNotice] = useState('');
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(
     () =>
       onSessionEnded(() => {
@@ -66,19 +67,33 @@ function App() {
       <header class="top">
         <nav aria-label="Console">
           <span class="brand">Agent control plane</span>
-          {PAGES.map((p) => (
-            <a
-              key={p.path}
-              href={pageUrl(p.path)}
-              aria-current={p.path === (devicePath ? '/' : path) ? 'page' : undefined}
-              onClick={(e) => {
-                e.preventDefault();
-                navigate(pageUrl(p.path));
-              }}
-            >
-              {p.title}
-            </a>
-          ))}
+          {/* On a phone the pages fold behind this button; on a wider screen it is not shown. */}
+          <button
+            type="button"
+            class="menu"
+            id="menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="console-pages"
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            Menu
+          </button>
+          <div id="console-pages" class={menuOpen ? 'pages open' : 'pages'}>
+            {PAGES.map((p) => (
+              <a
+                key={p.path}
+                href={pageUrl(p.path)}
+                aria-current={p.path === (devicePath ? '/' : path) ? 'page' : undefined}
+                onClick={(e) => {
+                  e.preventDefault();
+                  setMenuOpen(false);
+                  navigate(pageUrl(p.path));
+                }}
+              >
+                {p.title}
+              </a>
+            ))}
+          </div>
         </nav>
         <span class="who">
           {session.user.email}{' '}

@@ -4,7 +4,16 @@
 import { useState } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
 import { PageLink } from '../link.tsx';
-import { ChoiceSelect, Empty, formatNumber, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
+import {
+  ChoiceSelect,
+  Empty,
+  FilterFold,
+  formatNumber,
+  formatTime,
+  OffsetPager,
+  Show,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -66,93 +75,97 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
           }
         </Show>
       </section>
-      <form
-        class="filters"
-        id="audit-filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const form = new FormData(e.currentTarget);
-          const next: Record<string, string | undefined> = {};
-          for (const name of Object.keys(filters))
-            next[name] = String(form.get(name) ?? '').trim() || undefined;
-          next.routine = form.get('routine') === 'show' ? 'show' : undefined;
-          navigate(pageUrl('/audit-log', next));
-        }}
-      >
-        <label>
-          Action
-          <ChoiceSelect
-            id="audit-action"
-            name="action_type"
-            value={filters.action_type}
-            choices={
-              actions.state === 'ready'
-                ? actions.data.data.actions.map((a) => ({
-                    value: a.action_type,
-                    label: `${a.action_type} (${formatNumber(a.records)})`,
-                  }))
-                : undefined
-            }
-          />
-        </label>
-        {FILTERS.map(({ name, label }) => (
-          <label key={`${name}:${filters[name] ?? ''}`}>
-            {label}
-            <input name={name} value={filters[name] ?? ''} />
+      <FilterFold>
+        <form
+          class="filters"
+          id="audit-filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = new FormData(e.currentTarget);
+            const next: Record<string, string | undefined> = {};
+            for (const name of Object.keys(filters))
+              next[name] = String(form.get(name) ?? '').trim() || undefined;
+            next.routine = form.get('routine') === 'show' ? 'show' : undefined;
+            navigate(pageUrl('/audit-log', next));
+          }}
+        >
+          <label>
+            Action
+            <ChoiceSelect
+              id="audit-action"
+              name="action_type"
+              value={filters.action_type}
+              choices={
+                actions.state === 'ready'
+                  ? actions.data.data.actions.map((a) => ({
+                      value: a.action_type,
+                      label: `${a.action_type} (${formatNumber(a.records)})`,
+                    }))
+                  : undefined
+              }
+            />
           </label>
-        ))}
-        <label key={`source:${filters.source ?? ''}`}>
-          Source
-          <select name="source" value={filters.source ?? ''}>
-            <option value="">any</option>
-            {SOURCES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="check" key={`routine:${routine}`}>
-          <input
-            type="checkbox"
-            name="routine"
-            value="show"
-            id="audit-routine"
-            checked={routine === 'show'}
-          />
-          Show routine device records
-        </label>
-        <div class="actions">
-          <button type="submit" id="apply-audit-filters">
-            Apply filters
-          </button>
-        </div>
-      </form>
+          {FILTERS.map(({ name, label }) => (
+            <label key={`${name}:${filters[name] ?? ''}`}>
+              {label}
+              <input name={name} value={filters[name] ?? ''} />
+            </label>
+          ))}
+          <label key={`source:${filters.source ?? ''}`}>
+            Source
+            <select name="source" value={filters.source ?? ''}>
+              <option value="">any</option>
+              {SOURCES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label class="check" key={`routine:${routine}`}>
+            <input
+              type="checkbox"
+              name="routine"
+              value="show"
+              id="audit-routine"
+              checked={routine === 'show'}
+            />
+            Show routine device records
+          </label>
+          <div class="actions">
+            <button type="submit" id="apply-audit-filters">
+              Apply filters
+            </button>
+          </div>
+        </form>
+      </FilterFold>
       <Show loaded={logs} what="audit records">
         {({ data }) =>
           data.logs.length === 0 ? (
             <Empty>No audit record matches these filters.</Empty>
           ) : (
             <>
-              <table id="audit-logs">
-                <caption>
-                  {data.offset + 1}–{data.offset + data.logs.length} of {formatNumber(data.total)}, newest
-                  first
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Actor</th>
-                    <th scope="col">Resource</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Details</th>
-                  </tr>
-                </thead>
-                {data.logs.map((l) => (
-                  <AuditRow key={l.id} log={l} />
-                ))}
-              </table>
+              <div class="table-scroll" tabIndex={0}>
+                <table id="audit-logs">
+                  <caption>
+                    {data.offset + 1}–{data.offset + data.logs.length} of {formatNumber(data.total)}, newest
+                    first
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Time</th>
+                      <th scope="col">Action</th>
+                      <th scope="col">Actor</th>
+                      <th scope="col">Resource</th>
+                      <th scope="col">Source</th>
+                      <th scope="col">Details</th>
+                    </tr>
+                  </thead>
+                  {data.logs.map((l) => (
+                    <AuditRow key={l.id} log={l} />
+                  ))}
+                </table>
+              </div>
               <OffsetPager
                 offset={data.offset}
                 page={data.limit}

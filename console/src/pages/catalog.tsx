@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { components } from '../../../client/api.ts';
-import { describeError, Empty, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
+import { describeError, Empty, FilterFold, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -44,25 +44,27 @@ export function CatalogPage({ session, query }: { session: Session; query: URLSe
   return (
     <>
       <h1>Catalog</h1>
-      <form
-        class="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const value = String(new FormData(e.currentTarget).get('datasource_name') ?? '').trim();
-          navigate(pageUrl('/catalog', { datasource_name: value || undefined }));
-        }}
-      >
-        <label key={datasource ?? ''}>
-          Datasource
-          <input name="datasource_name" value={datasource ?? ''} />
-        </label>
-        <div class="actions">
-          <button type="submit">Apply filter</button>
-          <button type="button" class="secondary" id="new-entry" onClick={() => go({ entry: 'new' })}>
-            New entry
-          </button>
-        </div>
-      </form>
+      <FilterFold>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const value = String(new FormData(e.currentTarget).get('datasource_name') ?? '').trim();
+            navigate(pageUrl('/catalog', { datasource_name: value || undefined }));
+          }}
+        >
+          <label key={datasource ?? ''}>
+            Datasource
+            <input name="datasource_name" value={datasource ?? ''} />
+          </label>
+          <div class="actions">
+            <button type="submit">Apply filter</button>
+            <button type="button" class="secondary" id="new-entry" onClick={() => go({ entry: 'new' })}>
+              New entry
+            </button>
+          </div>
+        </form>
+      </FilterFold>
       <div class="split">
         <section aria-label="Catalog entries">
           <Show loaded={list} what="the catalog">
@@ -71,42 +73,44 @@ export function CatalogPage({ session, query }: { session: Session; query: URLSe
                 <Empty>{datasource ? `No catalog entry for ${datasource}.` : 'The catalog is empty.'}</Empty>
               ) : (
                 <>
-                  <table id="catalog">
-                    <caption>
-                      {offset + 1}–{offset + data.entries.length} of {data.total}, by datasource
-                    </caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Target</th>
-                        <th scope="col">Datasource</th>
-                        <th scope="col">Location</th>
-                        <th scope="col">Summary</th>
-                        <th scope="col">Updated</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.entries.map((entry) => (
-                        <tr key={entry.id} class={entry.id === open ? 'selected' : undefined}>
-                          <td>
-                            <a
-                              class="entry-link"
-                              href={pageUrl('/catalog', { ...state, entry: entry.id })}
-                              onClick={(e) => {
-                                e.preventDefault();
-                                go({ entry: entry.id });
-                              }}
-                            >
-                              {entry.target_name || '(unnamed)'}
-                            </a>
-                          </td>
-                          <td>{entry.datasource_name}</td>
-                          <td>{entry.target_location || '—'}</td>
-                          <td>{entry.summary || '—'}</td>
-                          <td class="time">{formatTime(entry.updated_at)}</td>
+                  <div class="table-scroll" tabIndex={0}>
+                    <table id="catalog">
+                      <caption>
+                        {offset + 1}–{offset + data.entries.length} of {data.total}, by datasource
+                      </caption>
+                      <thead>
+                        <tr>
+                          <th scope="col">Target</th>
+                          <th scope="col">Datasource</th>
+                          <th scope="col">Location</th>
+                          <th scope="col">Summary</th>
+                          <th scope="col">Updated</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {data.entries.map((entry) => (
+                          <tr key={entry.id} class={entry.id === open ? 'selected' : undefined}>
+                            <td>
+                              <a
+                                class="entry-link"
+                                href={pageUrl('/catalog', { ...state, entry: entry.id })}
+                                onClick={(e) => {
+                                  e.preventDefault();
+                                  go({ entry: entry.id });
+                                }}
+                              >
+                                {entry.target_name || '(unnamed)'}
+                              </a>
+                            </td>
+                            <td>{entry.datasource_name}</td>
+                            <td>{entry.target_location || '—'}</td>
+                            <td>{entry.summary || '—'}</td>
+                            <td class="time">{formatTime(entry.updated_at)}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                   <OffsetPager
                     offset={offset}
                     page={PAGE}

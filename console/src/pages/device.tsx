@@ -65,92 +65,98 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
             {data.agents.length === 0 ? (
               <Empty>No agent is reported on this device.</Empty>
             ) : (
-              <table id="device-agents">
-                <thead>
-                  <tr>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Tool calls captured</th>
-                    <th scope="col">Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.agents.map((a) => (
-                    <tr key={a.agent_type}>
-                      <td>{a.display_name || a.agent_type}</td>
-                      <td>{a.version ?? '—'}</td>
-                      <td>{a.capture === 'hooks' ? 'yes (hooks)' : a.capture === 'none' ? 'no' : '—'}</td>
-                      <td>
-                        <RelativeTime iso={a.last_seen_at} />
-                      </td>
+              <div class="table-scroll" tabIndex={0}>
+                <table id="device-agents">
+                  <thead>
+                    <tr>
+                      <th scope="col">Agent</th>
+                      <th scope="col">Version</th>
+                      <th scope="col">Tool calls captured</th>
+                      <th scope="col">Last seen</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {data.agents.map((a) => (
+                      <tr key={a.agent_type}>
+                        <td>{a.display_name || a.agent_type}</td>
+                        <td>{a.version ?? '—'}</td>
+                        <td>{a.capture === 'hooks' ? 'yes (hooks)' : a.capture === 'none' ? 'no' : '—'}</td>
+                        <td>
+                          <RelativeTime iso={a.last_seen_at} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
             <h2>MCP servers</h2>
             {data.mcps.length === 0 ? (
               <Empty>No MCP server is configured on this device.</Empty>
             ) : (
-              <table id="device-mcps">
-                <thead>
-                  <tr>
-                    <th scope="col">MCP server</th>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Transport</th>
-                    <th scope="col">Enabled</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.mcps.map((m) => (
-                    <tr key={`${m.agent_type}/${m.name}/${m.scope}/${m.fingerprint}`}>
-                      <td>{m.name}</td>
-                      <td>{m.agent_type}</td>
-                      <td>{m.scope ?? '—'}</td>
-                      <td>{m.source ? mcpSourceText(m.source) : '—'}</td>
-                      <td>{m.transport}</td>
-                      <td>{m.enabled ? 'yes' : 'no'}</td>
+              <div class="table-scroll" tabIndex={0}>
+                <table id="device-mcps">
+                  <thead>
+                    <tr>
+                      <th scope="col">MCP server</th>
+                      <th scope="col">Agent</th>
+                      <th scope="col">Scope</th>
+                      <th scope="col">Source</th>
+                      <th scope="col">Transport</th>
+                      <th scope="col">Enabled</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {data.mcps.map((m) => (
+                      <tr key={`${m.agent_type}/${m.name}/${m.scope}/${m.fingerprint}`}>
+                        <td>{m.name}</td>
+                        <td>{m.agent_type}</td>
+                        <td>{m.scope ?? '—'}</td>
+                        <td>{m.source ? mcpSourceText(m.source) : '—'}</td>
+                        <td>{m.transport}</td>
+                        <td>{m.enabled ? 'yes' : 'no'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
             <h2>Latest tool calls</h2>
             {data.recent_events.length === 0 ? (
               <Empty>No tool call from this device is stored.</Empty>
             ) : (
               <>
-                <table id="device-events">
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Result</th>
-                      <th scope="col">Agent</th>
-                      <th scope="col">MCP server</th>
-                      <th scope="col">Tool</th>
-                      <th scope="col">Duration</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.recent_events.map((e) => (
-                      <tr key={e.id}>
-                        <td>
-                          {link(
-                            pageUrl('/tool-calls', { device_id: d.id, event: e.id }),
-                            formatTime(e.event_time),
-                          )}
-                        </td>
-                        <td>{e.deny_code ? `${e.result} (${e.deny_code})` : e.result}</td>
-                        <td>{e.agent_type}</td>
-                        <td>{e.mcp_name}</td>
-                        <td>{e.tool}</td>
-                        <td class="num">{e.duration_ms} ms</td>
+                <div class="table-scroll" tabIndex={0}>
+                  <table id="device-events">
+                    <thead>
+                      <tr>
+                        <th scope="col">Time</th>
+                        <th scope="col">Result</th>
+                        <th scope="col">Agent</th>
+                        <th scope="col">MCP server</th>
+                        <th scope="col">Tool</th>
+                        <th scope="col">Duration</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {data.recent_events.map((e) => (
+                        <tr key={e.id}>
+                          <td>
+                            {link(
+                              pageUrl('/tool-calls', { device_id: d.id, event: e.id }),
+                              formatTime(e.event_time),
+                            )}
+                          </td>
+                          <td>{e.deny_code ? `${e.result} (${e.deny_code})` : e.result}</td>
+                          <td>{e.agent_type}</td>
+                          <td>{e.mcp_name}</td>
+                          <td>{e.tool}</td>
+                          <td class="num">{e.duration_ms} ms</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
                 <p>{link(pageUrl('/tool-calls', { device_id: d.id }), 'All its tool calls')}</p>
               </>
             )}

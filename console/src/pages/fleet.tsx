@@ -8,6 +8,7 @@ import {
   Badge,
   ChoiceSelect,
   Empty,
+  FilterFold,
   formatNumber,
   formatTime,
   isNew,
@@ -185,108 +186,110 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
       {tab === 'devices' && (
         <section aria-labelledby="devices-title">
           <h2 id="devices-title">Devices</h2>
-          <form
-            id="device-filters"
-            class="filters"
-            onSubmit={(e) => {
-              e.preventDefault();
-              const form = new FormData(e.currentTarget);
-              const text = (name: string) => String(form.get(name) ?? '').trim() || undefined;
-              go({
-                q: text('q'),
-                owner: text('owner'),
-                agent_type: text('agent_type'),
-                mcp: text('mcp'),
-                status: text('status'),
-                not_seen: text('not_seen'),
-                not_seen_since: text('not_seen') === 'custom' ? text('not_seen_since') : undefined,
-              });
-            }}
-          >
-            <label>
-              Search
-              <input
-                id="device-search"
-                name="q"
-                type="search"
-                value={filters.q ?? ''}
-                placeholder="serial, model or owner"
-              />
-            </label>
-            <label>
-              Owner
-              <input id="device-owner" name="owner" value={filters.owner ?? ''} placeholder="email" />
-            </label>
-            <label>
-              Agent
-              <ChoiceSelect
-                id="device-agent"
-                name="agent_type"
-                value={filters.agent_type}
-                choices={
-                  agents.state === 'ready'
-                    ? agents.data.data.agents.map((a) => ({ value: a.agent_type }))
-                    : undefined
-                }
-              />
-            </label>
-            <label>
-              MCP server
-              <ChoiceSelect
-                id="device-mcp"
-                name="mcp"
-                value={filters.mcp}
-                choices={
-                  mcps.state === 'ready'
-                    ? [...new Set(mcps.data.data.mcps.map((m) => m.name))].map((value) => ({ value }))
-                    : undefined
-                }
-              />
-            </label>
-            <label>
-              Status
-              <select
-                id="device-status"
-                name="status"
-                value={status ?? ''}
-                onChange={(e) => go({ status: e.currentTarget.value || undefined })}
-              >
-                <option value="">any</option>
-                {STATUSES.map((s) => (
-                  <option key={s} value={s}>
-                    {s.replace('_', ' ')}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              Not seen for
-              <select id="device-not-seen" name="not_seen" value={filters.not_seen ?? ''}>
-                <option value="">any time</option>
-                {NOT_SEEN.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.label}
-                  </option>
-                ))}
-                <option value="custom">since a date…</option>
-              </select>
-            </label>
-            <label>
-              Not seen since
-              <input
-                id="device-not-seen-since"
-                name="not_seen_since"
-                type="date"
-                value={filters.not_seen_since ?? ''}
-              />
-            </label>
-            <button type="submit">Filter</button>
-            {filtered && (
-              <button type="button" onClick={() => navigate(pageUrl('/', { sort: filters.sort }))}>
-                Clear
-              </button>
-            )}
-          </form>
+          <FilterFold>
+            <form
+              id="device-filters"
+              class="filters"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const form = new FormData(e.currentTarget);
+                const text = (name: string) => String(form.get(name) ?? '').trim() || undefined;
+                go({
+                  q: text('q'),
+                  owner: text('owner'),
+                  agent_type: text('agent_type'),
+                  mcp: text('mcp'),
+                  status: text('status'),
+                  not_seen: text('not_seen'),
+                  not_seen_since: text('not_seen') === 'custom' ? text('not_seen_since') : undefined,
+                });
+              }}
+            >
+              <label>
+                Search
+                <input
+                  id="device-search"
+                  name="q"
+                  type="search"
+                  value={filters.q ?? ''}
+                  placeholder="serial, model or owner"
+                />
+              </label>
+              <label>
+                Owner
+                <input id="device-owner" name="owner" value={filters.owner ?? ''} placeholder="email" />
+              </label>
+              <label>
+                Agent
+                <ChoiceSelect
+                  id="device-agent"
+                  name="agent_type"
+                  value={filters.agent_type}
+                  choices={
+                    agents.state === 'ready'
+                      ? agents.data.data.agents.map((a) => ({ value: a.agent_type }))
+                      : undefined
+                  }
+                />
+              </label>
+              <label>
+                MCP server
+                <ChoiceSelect
+                  id="device-mcp"
+                  name="mcp"
+                  value={filters.mcp}
+                  choices={
+                    mcps.state === 'ready'
+                      ? [...new Set(mcps.data.data.mcps.map((m) => m.name))].map((value) => ({ value }))
+                      : undefined
+                  }
+                />
+              </label>
+              <label>
+                Status
+                <select
+                  id="device-status"
+                  name="status"
+                  value={status ?? ''}
+                  onChange={(e) => go({ status: e.currentTarget.value || undefined })}
+                >
+                  <option value="">any</option>
+                  {STATUSES.map((s) => (
+                    <option key={s} value={s}>
+                      {s.replace('_', ' ')}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <label>
+                Not seen for
+                <select id="device-not-seen" name="not_seen" value={filters.not_seen ?? ''}>
+                  <option value="">any time</option>
+                  {NOT_SEEN.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.label}
+                    </option>
+                  ))}
+                  <option value="custom">since a date…</option>
+                </select>
+              </label>
+              <label>
+                Not seen since
+                <input
+                  id="device-not-seen-since"
+                  name="not_seen_since"
+                  type="date"
+                  value={filters.not_seen_since ?? ''}
+                />
+              </label>
+              <button type="submit">Filter</button>
+              {filtered && (
+                <button type="button" onClick={() => navigate(pageUrl('/', { sort: filters.sort }))}>
+                  Clear
+                </button>
+              )}
+            </form>
+          </FilterFold>
           <Show loaded={devices} what="devices">
             {({ data }) =>
               data.devices.length === 0 ? (
@@ -299,51 +302,53 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                 </Empty>
               ) : (
                 <>
-                  <table id="devices">
-                    <caption>
-                      {data.devices.length} devices{cursor || data.next_cursor ? ' on this page' : ''}; online
-                      means seen within {Math.round(data.online_threshold_seconds / 60)} minutes
-                    </caption>
-                    <thead>
-                      <tr>
-                        <SortHeader column="serial" label="Serial" sort={sort} go={go} />
-                        <th scope="col">Model</th>
-                        <th scope="col">Status</th>
-                        <SortHeader column="last_seen" label="Last seen" sort={sort} go={go} />
-                        <th scope="col">Owner</th>
-                        <th scope="col">Agents</th>
-                        <th scope="col">MCP servers</th>
-                        <SortHeader column="created" label="Enrolled" sort={sort} go={go} />
-                        <th scope="col">Agent version</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.devices.map((d) => (
-                        <tr key={d.id} class={isNew(d.created_at) ? 'new' : undefined}>
-                          <td>
-                            <PageLink to={pageUrl(`/devices/${d.id}`)}>{d.serial_number}</PageLink>
-                            {isNew(d.created_at) && <Badge kind="new">new</Badge>}
-                          </td>
-                          <td>
-                            {d.brand} {d.model}
-                          </td>
-                          <td>
-                            <span class={`status ${d.status}`}>{d.status.replace('_', ' ')}</span>
-                          </td>
-                          <td>
-                            <RelativeTime iso={d.last_seen_at} />
-                          </td>
-                          <td>{d.owner_email || d.owner_subject}</td>
-                          <td class="num">{d.agents}</td>
-                          <td class="num">{d.mcps}</td>
-                          <td>
-                            <RelativeTime iso={d.created_at} />
-                          </td>
-                          <td>{d.agent_version ?? '—'}</td>
+                  <div class="table-scroll" tabIndex={0}>
+                    <table id="devices">
+                      <caption>
+                        {data.devices.length} devices{cursor || data.next_cursor ? ' on this page' : ''};
+                        online means seen within {Math.round(data.online_threshold_seconds / 60)} minutes
+                      </caption>
+                      <thead>
+                        <tr>
+                          <SortHeader column="serial" label="Serial" sort={sort} go={go} />
+                          <th scope="col">Model</th>
+                          <th scope="col">Status</th>
+                          <SortHeader column="last_seen" label="Last seen" sort={sort} go={go} />
+                          <th scope="col">Owner</th>
+                          <th scope="col">Agents</th>
+                          <th scope="col">MCP servers</th>
+                          <SortHeader column="created" label="Enrolled" sort={sort} go={go} />
+                          <th scope="col">Agent version</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {data.devices.map((d) => (
+                          <tr key={d.id} class={isNew(d.created_at) ? 'new' : undefined}>
+                            <td>
+                              <PageLink to={pageUrl(`/devices/${d.id}`)}>{d.serial_number}</PageLink>
+                              {isNew(d.created_at) && <Badge kind="new">new</Badge>}
+                            </td>
+                            <td>
+                              {d.brand} {d.model}
+                            </td>
+                            <td>
+                              <span class={`status ${d.status}`}>{d.status.replace('_', ' ')}</span>
+                            </td>
+                            <td>
+                              <RelativeTime iso={d.last_seen_at} />
+                            </td>
+                            <td>{d.owner_email || d.owner_subject}</td>
+                            <td class="num">{d.agents}</td>
+                            <td class="num">{d.mcps}</td>
+                            <td>
+                              <RelativeTime iso={d.created_at} />
+                            </td>
+                            <td>{d.agent_version ?? '—'}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                   <nav class="pager" aria-label="Device pages">
                     {cursor && (
                       <button type="button" onClick={() => go({})}>
@@ -375,37 +380,39 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
               data.agents.length === 0 ? (
                 <Empty>No agent has been reported by any device.</Empty>
               ) : (
-                <table id="agents">
-                  <thead>
-                    <tr>
-                      <th scope="col">Agent</th>
-                      <th scope="col">Devices</th>
-                      <th scope="col">MCP servers</th>
-                      <th scope="col">Calls</th>
-                      <th scope="col">Denied</th>
-                      <th scope="col">First seen</th>
-                      <th scope="col">Last seen</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.agents.map((a) => (
-                      <tr key={a.agent_type} class={isNew(a.first_seen_at) ? 'new' : undefined}>
-                        <td>
-                          {a.agent_type}
-                          {isNew(a.first_seen_at) && <Badge kind="new">new</Badge>}
-                        </td>
-                        <td class="num">
-                          <DevicesLink count={a.devices} filter={{ agent_type: a.agent_type }} />
-                        </td>
-                        <td class="num">{formatNumber(a.mcps.distinct)}</td>
-                        <td class="num">{formatNumber(a.calls)}</td>
-                        <td class="num">{formatNumber(a.denied)}</td>
-                        <td>{formatTime(a.first_seen_at)}</td>
-                        <td>{formatTime(a.last_seen_at)}</td>
+                <div class="table-scroll" tabIndex={0}>
+                  <table id="agents">
+                    <thead>
+                      <tr>
+                        <th scope="col">Agent</th>
+                        <th scope="col">Devices</th>
+                        <th scope="col">MCP servers</th>
+                        <th scope="col">Calls</th>
+                        <th scope="col">Denied</th>
+                        <th scope="col">First seen</th>
+                        <th scope="col">Last seen</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {data.agents.map((a) => (
+                        <tr key={a.agent_type} class={isNew(a.first_seen_at) ? 'new' : undefined}>
+                          <td>
+                            {a.agent_type}
+                            {isNew(a.first_seen_at) && <Badge kind="new">new</Badge>}
+                          </td>
+                          <td class="num">
+                            <DevicesLink count={a.devices} filter={{ agent_type: a.agent_type }} />
+                          </td>
+                          <td class="num">{formatNumber(a.mcps.distinct)}</td>
+                          <td class="num">{formatNumber(a.calls)}</td>
+                          <td class="num">{formatNumber(a.denied)}</td>
+                          <td>{formatTime(a.first_seen_at)}</td>
+                          <td>{formatTime(a.last_seen_at)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               )
             }
           </Show>
@@ -420,45 +427,47 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                 {data.mcps.length === 0 ? (
                   <Empty>No MCP server is configured on any device.</Empty>
                 ) : (
-                  <table id="mcps">
-                    <caption>Calls over the last 7 days</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">MCP server</th>
-                        <th scope="col">Devices</th>
-                        <th scope="col">Transports</th>
-                        <th scope="col">Calls</th>
-                        <th scope="col">Denied</th>
-                        <th scope="col">First seen</th>
-                        <th scope="col">Last seen</th>
-                        <th scope="col">Sources</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.mcps.map((m) => (
-                        <tr key={m.name} class={isNew(m.first_seen_at) ? 'new' : undefined}>
-                          <td>
-                            {m.name}
-                            {isNew(m.first_seen_at) && <Badge kind="new">new</Badge>}
-                            {m.usage === 'configured_never_called' && (
-                              <Badge kind="never-called" quiet>
-                                never called
-                              </Badge>
-                            )}
-                          </td>
-                          <td class="num">
-                            <DevicesLink count={m.devices} filter={{ mcp: m.name }} />
-                          </td>
-                          <td>{m.transports.join(', ')}</td>
-                          <td class="num">{formatNumber(m.calls)}</td>
-                          <td class="num">{formatNumber(m.denied)}</td>
-                          <td>{formatTime(m.first_seen_at)}</td>
-                          <td>{formatTime(m.last_seen_at)}</td>
-                          <td>{sourcesText(m.sources, m.sources_truncated)}</td>
+                  <div class="table-scroll" tabIndex={0}>
+                    <table id="mcps">
+                      <caption>Calls over the last 7 days</caption>
+                      <thead>
+                        <tr>
+                          <th scope="col">MCP server</th>
+                          <th scope="col">Devices</th>
+                          <th scope="col">Transports</th>
+                          <th scope="col">Calls</th>
+                          <th scope="col">Denied</th>
+                          <th scope="col">First seen</th>
+                          <th scope="col">Last seen</th>
+                          <th scope="col">Sources</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {data.mcps.map((m) => (
+                          <tr key={m.name} class={isNew(m.first_seen_at) ? 'new' : undefined}>
+                            <td>
+                              {m.name}
+                              {isNew(m.first_seen_at) && <Badge kind="new">new</Badge>}
+                              {m.usage === 'configured_never_called' && (
+                                <Badge kind="never-called" quiet>
+                                  never called
+                                </Badge>
+                              )}
+                            </td>
+                            <td class="num">
+                              <DevicesLink count={m.devices} filter={{ mcp: m.name }} />
+                            </td>
+                            <td>{m.transports.join(', ')}</td>
+                            <td class="num">{formatNumber(m.calls)}</td>
+                            <td class="num">{formatNumber(m.denied)}</td>
+                            <td>{formatTime(m.first_seen_at)}</td>
+                            <td>{formatTime(m.last_seen_at)}</td>
+                            <td>{sourcesText(m.sources, m.sources_truncated)}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                 )}
                 <h3>Shadow MCP servers (called, configured nowhere)</h3>
                 {data.shadow.length === 0 ? (

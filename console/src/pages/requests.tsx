@@ -2,7 +2,16 @@
 // events and its moves: approve (notes), deny (reason) while pending, revoke (reason) while approved or active.
 import { useState } from 'preact/hooks';
 import type { components, operations } from '../../../client/api.ts';
-import { describeError, Empty, formatTime, NOT_ANSWERING, OffsetPager, Show, useLoad } from '../load.tsx';
+import {
+  describeError,
+  Empty,
+  FilterFold,
+  formatTime,
+  NOT_ANSWERING,
+  OffsetPager,
+  Show,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -29,37 +38,39 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
   return (
     <>
       <h1>Requests</h1>
-      <div class="filters">
-        <label>
-          Status
-          <select
-            id="request-status"
-            value={status ?? ''}
-            onChange={(e) => go({ status: e.currentTarget.value, offset: undefined })}
-          >
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Risk
-          <select
-            value={risk ?? ''}
-            onChange={(e) => go({ risk_level: e.currentTarget.value, offset: undefined })}
-          >
-            <option value="">any</option>
-            {RISKS.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      <FilterFold>
+        <div class="filters">
+          <label>
+            Status
+            <select
+              id="request-status"
+              value={status ?? ''}
+              onChange={(e) => go({ status: e.currentTarget.value, offset: undefined })}
+            >
+              <option value="">any</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Risk
+            <select
+              value={risk ?? ''}
+              onChange={(e) => go({ risk_level: e.currentTarget.value, offset: undefined })}
+            >
+              <option value="">any</option>
+              {RISKS.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      </FilterFold>
       <div class="split">
         <section aria-label="Requests">
           <Show loaded={list} what="requests">
@@ -68,42 +79,44 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
                 <Empty>No data-access request matches these filters.</Empty>
               ) : (
                 <>
-                  <table id="requests">
-                    <caption>
-                      {offset + 1}–{offset + data.requests.length} of {data.total}, newest first
-                    </caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Title</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Risk</th>
-                        <th scope="col">Requester</th>
-                        <th scope="col">Created</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.requests.map((r) => (
-                        <tr key={r.id} class={r.id === open ? 'selected' : undefined}>
-                          <td>
-                            <a
-                              class="request-link"
-                              href={pageUrl('/requests', { ...state, request: r.id })}
-                              onClick={(e) => {
-                                e.preventDefault();
-                                go({ request: r.id });
-                              }}
-                            >
-                              {r.title}
-                            </a>
-                          </td>
-                          <td data-status={r.status}>{r.status}</td>
-                          <td>{r.risk_level}</td>
-                          <td>{r.requester.email}</td>
-                          <td>{formatTime(r.created_at)}</td>
+                  <div class="table-scroll" tabIndex={0}>
+                    <table id="requests">
+                      <caption>
+                        {offset + 1}–{offset + data.requests.length} of {data.total}, newest first
+                      </caption>
+                      <thead>
+                        <tr>
+                          <th scope="col">Title</th>
+                          <th scope="col">Status</th>
+                          <th scope="col">Risk</th>
+                          <th scope="col">Requester</th>
+                          <th scope="col">Created</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {data.requests.map((r) => (
+                          <tr key={r.id} class={r.id === open ? 'selected' : undefined}>
+                            <td>
+                              <a
+                                class="request-link"
+                                href={pageUrl('/requests', { ...state, request: r.id })}
+                                onClick={(e) => {
+                                  e.preventDefault();
+                                  go({ request: r.id });
+                                }}
+                              >
+                                {r.title}
+                              </a>
+                            </td>
+                            <td data-status={r.status}>{r.status}</td>
+                            <td>{r.risk_level}</td>
+                            <td>{r.requester.email}</td>
+                            <td>{formatTime(r.created_at)}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                   <OffsetPager
                     offset={offset}
                     page={PAGE}

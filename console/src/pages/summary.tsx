@@ -109,38 +109,40 @@ function Report({ s }: { s: Summary }) {
         <DurationsChart tools={s.top.tools} />
       )}
       <h2>Top tools</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">MCP server · tool</th>
-            <th scope="col">Calls</th>
-            <th scope="col">Deny rate</th>
-            <th scope="col">p50</th>
-            <th scope="col">p95</th>
-            <th scope="col">p99</th>
-            <th scope="col">Tokens in / out</th>
-          </tr>
-        </thead>
-        <tbody>
-          {s.top.tools.map((x) => (
-            <tr key={`${x.mcp_name}/${x.tool}`}>
-              <td>
-                <PageLink to={calls({ mcp: x.mcp_name, tool: x.tool })}>
-                  {x.mcp_name} · {x.tool}
-                </PageLink>
-              </td>
-              <td class="num">{formatNumber(x.calls)}</td>
-              <td class="num">{formatPercent(x.deny_rate)}</td>
-              <td class="num">{ms(x.duration_p50_ms)}</td>
-              <td class="num">{ms(x.duration_p95_ms)}</td>
-              <td class="num">{ms(x.duration_p99_ms)}</td>
-              <td class="num">
-                {formatNumber(x.tokens_in)} / {formatNumber(x.tokens_out)}
-              </td>
+      <div class="table-scroll" tabIndex={0}>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">MCP server · tool</th>
+              <th scope="col">Calls</th>
+              <th scope="col">Deny rate</th>
+              <th scope="col">p50</th>
+              <th scope="col">p95</th>
+              <th scope="col">p99</th>
+              <th scope="col">Tokens in / out</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {s.top.tools.map((x) => (
+              <tr key={`${x.mcp_name}/${x.tool}`}>
+                <td>
+                  <PageLink to={calls({ mcp: x.mcp_name, tool: x.tool })}>
+                    {x.mcp_name} · {x.tool}
+                  </PageLink>
+                </td>
+                <td class="num">{formatNumber(x.calls)}</td>
+                <td class="num">{formatPercent(x.deny_rate)}</td>
+                <td class="num">{ms(x.duration_p50_ms)}</td>
+                <td class="num">{ms(x.duration_p95_ms)}</td>
+                <td class="num">{ms(x.duration_p99_ms)}</td>
+                <td class="num">
+                  {formatNumber(x.tokens_in)} / {formatNumber(x.tokens_out)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <div class="columns">
         <TopList
           title="Top MCP servers"

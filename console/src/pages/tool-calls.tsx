@@ -4,7 +4,7 @@
 // detail panel for one event.
 import { useEffect, useRef } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
-import { Empty, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
+import { Empty, FilterFold, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
 import { RetentionNotice } from '../retention.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
@@ -128,73 +128,75 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
         </button>
       </fieldset>
       <FilterSuggestions session={session} from={filters.from} to={filters.to} />
-      <form
-        id="event-filters"
-        class="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const form = new FormData(e.currentTarget);
-          const next: Record<string, string | undefined> = {};
-          for (const { name } of FILTERS) next[name] = String(form.get(name) ?? '').trim() || undefined;
-          for (const { name } of ENDS) next[name] = fromPicker(String(form.get(name) ?? ''));
-          // A range typed in the picker is no longer the preset's.
-          const samePreset = next.from === filters.from && next.to === filters.to;
-          navigate(pageUrl('/tool-calls', { ...next, range: samePreset ? preset : undefined }));
-        }}
-      >
-        {ENDS.map(({ name, label }) => (
-          <label key={`${name}:${filters[name] ?? ''}`} htmlFor={`filter-${name}`}>
-            {label}
-            <input
-              type="datetime-local"
-              step={60}
-              name={name}
-              id={`filter-${name}`}
-              value={pickerValue(filters[name])}
-            />
-          </label>
-        ))}
-        {FILTERS.map(({ name, label }) => {
-          const choices = CHOICES[name];
-          return (
+      <FilterFold>
+        <form
+          id="event-filters"
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = new FormData(e.currentTarget);
+            const next: Record<string, string | undefined> = {};
+            for (const { name } of FILTERS) next[name] = String(form.get(name) ?? '').trim() || undefined;
+            for (const { name } of ENDS) next[name] = fromPicker(String(form.get(name) ?? ''));
+            // A range typed in the picker is no longer the preset's.
+            const samePreset = next.from === filters.from && next.to === filters.to;
+            navigate(pageUrl('/tool-calls', { ...next, range: samePreset ? preset : undefined }));
+          }}
+        >
+          {ENDS.map(({ name, label }) => (
             <label key={`${name}:${filters[name] ?? ''}`} htmlFor={`filter-${name}`}>
               {label}
-              {choices ? (
-                <select name={name} id={`filter-${name}`} value={filters[name] ?? ''}>
-                  <option value="">any</option>
-                  {choices.map((c) => (
-                    <option key={c} value={c}>
-                      {c}
-                    </option>
-                  ))}
-                </select>
-              ) : (
-                <input
-                  name={name}
-                  id={`filter-${name}`}
-                  value={filters[name] ?? ''}
-                  list={SUGGESTIONS[name] ? `values-${name}` : undefined}
-                  autocomplete="off"
-                />
-              )}
+              <input
+                type="datetime-local"
+                step={60}
+                name={name}
+                id={`filter-${name}`}
+                value={pickerValue(filters[name])}
+              />
             </label>
-          );
-        })}
-        <div class="actions">
-          <button type="submit" id="apply-filters">
-            Apply filters
-          </button>
-          <a
-            href={pageUrl('/tool-calls')}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate(pageUrl('/tool-calls'));
-            }}
-          >
-            Clear
-          </a>
-        </div>
-      </form>
+          ))}
+          {FILTERS.map(({ name, label }) => {
+            const choices = CHOICES[name];
+            return (
+              <label key={`${name}:${filters[name] ?? ''}`} htmlFor={`filter-${name}`}>
+                {label}
+                {choices ? (
+                  <select name={name} id={`filter-${name}`} value={filters[name] ?? ''}>
+                    <option value="">any</option>
+                    {choices.map((c) => (
+                      <option key={c} value={c}>
+                        {c}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <input
+                    name={name}
+                    id={`filter-${name}`}
+                    value={filters[name] ?? ''}
+                    list={SUGGESTIONS[name] ? `values-${name}` : undefined}
+                    autocomplete="off"
+                  />
+                )}
+              </label>
+            );
+          })}
+          <div class="actions">
+            <button type="submit" id="apply-filters">
+              Apply filters
+            </button>
+            <a
+              href={pageUrl('/tool-calls')}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(pageUrl('/tool-calls'));
+              }}
+            >
+              Clear
+            </a>
+          </div>
+        </form>
+      </FilterFold>
       {filters.from ? (
         <MatchCount session={session} filters={filters} />
       ) : (
@@ -222,50 +224,52 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                   <RetentionNotice retention={data} id="events-retention" />
                 )}
                 {data.events.length > 0 && (
-                  <table id="events">
-                    <caption>Newest first{cursor ? ' (a later page)' : ''}</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Time</th>
-                        <th scope="col">Result</th>
-                        <th scope="col">Agent</th>
-                        <th scope="col">MCP server · tool</th>
-                        <th scope="col">Actor</th>
-                        <th scope="col">Duration</th>
-                        <th scope="col">Reason</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.events.map((ev) => (
-                        <tr key={ev.id} class={ev.id === open ? 'selected' : undefined}>
-                          <td class="time">
-                            <a
-                              href={pageUrl('/tool-calls', { ...filters, cursor, event: ev.id })}
-                              id={`event-link-${ev.id}`}
-                              class="event-link"
-                              onClick={(e) => {
-                                e.preventDefault();
-                                go({ event: ev.id });
-                              }}
-                            >
-                              {formatTime(ev.event_time)}
-                            </a>
-                          </td>
-                          <td>
-                            <span class={`result ${ev.result}`}>{ev.result}</span>
-                            {ev.deny_code ? ` ${ev.deny_code}` : ''}
-                          </td>
-                          <td>{ev.agent_type}</td>
-                          <td>
-                            {ev.mcp_name} · {ev.tool}
-                          </td>
-                          <td>{ev.actor_email ?? '—'}</td>
-                          <td class="num">{formatNumber(ev.duration_ms)} ms</td>
-                          <td class="reason">{ev.deny_reason ?? ev.error_message ?? ''}</td>
+                  <div class="table-scroll" tabIndex={0}>
+                    <table id="events">
+                      <caption>Newest first{cursor ? ' (a later page)' : ''}</caption>
+                      <thead>
+                        <tr>
+                          <th scope="col">Time</th>
+                          <th scope="col">Result</th>
+                          <th scope="col">Agent</th>
+                          <th scope="col">MCP server · tool</th>
+                          <th scope="col">Actor</th>
+                          <th scope="col">Duration</th>
+                          <th scope="col">Reason</th>
                         </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                      </thead>
+                      <tbody>
+                        {data.events.map((ev) => (
+                          <tr key={ev.id} class={ev.id === open ? 'selected' : undefined}>
+                            <td class="time">
+                              <a
+                                href={pageUrl('/tool-calls', { ...filters, cursor, event: ev.id })}
+                                id={`event-link-${ev.id}`}
+                                class="event-link"
+                                onClick={(e) => {
+                                  e.preventDefault();
+                                  go({ event: ev.id });
+                                }}
+                              >
+                                {formatTime(ev.event_time)}
+                              </a>
+                            </td>
+                            <td>
+                              <span class={`result ${ev.result}`}>{ev.result}</span>
+                              {ev.deny_code ? ` ${ev.deny_code}` : ''}
+                            </td>
+                            <td>{ev.agent_type}</td>
+                            <td>
+                              {ev.mcp_name} · {ev.tool}
+                            </td>
+                            <td>{ev.actor_email ?? '—'}</td>
+                            <td class="num">{formatNumber(ev.duration_ms)} ms</td>
+                            <td class="reason">{ev.deny_reason ?? ev.error_message ?? ''}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                 )}
                 {!filters.from && (
                   // The end of a walk without `from`: newest first, the events before the cutoff would come next.
