@@ -103,6 +103,8 @@ export interface DecideContext {
   agentType: string;
   settings: AgentSettings;
   now: number;
+  /** The server's source identity when the caller knows it (the proxy, from the command it runs). */
+  source?: string;
 }
 
 export const NO_CACHE_REASON =
@@ -125,7 +127,7 @@ export function policyDecision(call: ObservedCall, context: DecideContext): Deci
     };
   }
   const source = needsSource(cache.policy)
-    ? serverSource(stateDir, context.clientId, call.server)
+    ? (context.source ?? serverSource(stateDir, context.clientId, call.server))
     : undefined;
   const actor = call.actorEmail ?? settings.actorEmail;
   const outcome = evaluatePolicy(cache.policy, cache.version, {
@@ -149,4 +151,12 @@ export function policyDecision(call: ObservedCall, context: DecideContext): Deci
       rule: outcome.rule,
     };
   return { kind: 'allow', rule: outcome.rule, ...audit };
+}
+
+/** What the service's dry run matches rules on besides the event's own fields (docs/policy.md). */
+export function policyFacts(settings: AgentSettings, source: string | undefined): Record<string, unknown> {
+  return {
+    ...(settings.deviceTags.length ? { device_tags: settings.deviceTags } : {}),
+    ...(source ? { mcp_source: source } : {}),
+  };
 }
