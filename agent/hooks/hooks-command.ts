@@ -35,13 +35,14 @@ export async function runHooksCommand(
   }
   const { proxy = [], ...hookOptions } = options;
   const outcomes: HookOutcome[] = [];
-  // With --proxy, --client may name clients without hooks: those only get the proxy.
-  const hookIds = options.clients?.filter((id) => !proxy.length || HOOK_CLIENTS.some((c) => c.id === id));
+  // Where proxies are (un)wrapped, --client may name clients without hooks: those only get the proxy part.
+  const withProxies = !options.managed && (proxy.length > 0 || action === 'uninstall');
+  const hookIds = options.clients?.filter((id) => !withProxies || HOOK_CLIENTS.some((c) => c.id === id));
   if (!options.clients?.length || hookIds?.length) {
     const hooks = { ...hookOptions, ...(hookIds ? { clients: hookIds } : {}) };
     outcomes.push(...(action === 'install' ? installHooks(hooks) : uninstallHooks(hooks)));
   }
-  if (!options.managed && (proxy.length || action === 'uninstall')) {
+  if (withProxies) {
     const { installProxies, uninstallProxies } = await import('../proxy/install.ts');
     const target = {
       stateDir: options.stateDir,

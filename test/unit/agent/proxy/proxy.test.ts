@@ -39,7 +39,13 @@ function withPolicy(dir: string): void {
     checkedAt: now,
     policy: {
       rules: [
-        { id: 'no-sums', effect: 'deny', match: { tool: 'get-sum' }, reason: 'Sums are not approved here.' },
+        {
+          id: 'no-sums',
+          effect: 'deny',
+          mode: 'enforce',
+          match: { tool: 'get-sum' },
+          reason: 'Sums are not approved here.',
+        },
         {
           id: 'watch-echo',
           effect: 'deny',
