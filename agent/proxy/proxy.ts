@@ -11,9 +11,9 @@ import { ALLOW, decide as defaultDecide } from '../hooks/decide.ts';
 import { logHookError } from '../hooks/error-log.ts';
 import { toolCallEvent } from '../hooks/event.ts';
 import { type DecideContext, policyFacts } from '../hooks/policy.ts';
-import { readSettings } from '../hooks/settings.ts';
+import { type AgentSettings, readSettings } from '../hooks/settings.ts';
 import type { Decision, ObservedCall } from '../hooks/types.ts';
-import { openSpool } from '../spool/spool.ts';
+import { openSpool, type Spool } from '../spool/spool.ts';
 import { saveToolHashes, type ToolHash, toolDefinitionHash } from './tool-hashes.ts';
 
 export interface ProxyOptions {
@@ -36,6 +36,8 @@ interface PendingCall {
   startedAt: number;
   startedHr: number;
   decision: Decision;
+  /** The device's settings as the call started: its event is written with them. */
+  settings: AgentSettings;
   input?: unknown;
 }
 
@@ -98,6 +100,8 @@ export class McpProxy {
   private readonly lists = new Map<string, { continued: boolean }>();
   private listed = new Map<string, ToolHash>();
   private readonly now: () => number;
+  /** Opened once: the proxy lives as long as the client's session, and appends one event per call. */
+  private spool: Spool | undefined;
 
   constructor(options: ProxyOptions, toServer: Sink, toClient: Sink) {
     this.options = options;
@@ -230,6 +234,7 @@ export class McpProxy {
       startedAt,
       startedHr: performance.now(),
       decision,
+      settings,
       ...(params.arguments === undefined ? {} : { input: params.arguments }),
     };
     if (decision.kind === 'deny') {
@@ -306,7 +311,7 @@ export class McpProxy {
     facts: { durationMs?: number; error?: string; output?: unknown; cancelled?: boolean },
   ): void {
     const { stateDir, clientId, server, source } = this.options;
-    const { settings } = readSettings(stateDir);
+    const { settings } = call;
     const event = toolCallEvent(
       {
         agentType: clientId,
@@ -329,6 +334,7 @@ export class McpProxy {
       },
       settings.capture,
     );
-    openSpool(stateDir, { maxBytes: settings.spool.maxBytes }).append(event);
+    this.spool ??= openSpool(stateDir, { maxBytes: settings.spool.maxBytes });
+    this.spool.append(event);
   }
 }
