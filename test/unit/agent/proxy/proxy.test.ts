@@ -234,3 +234,34 @@ test('the core passes bytes on unchanged both ways, and answers a denied call it
     ],
   );
 });
+
+test('a long-lived proxy decides with the policy the daemon saved last', () => {
+  const dir = stateDir();
+  withPolicy(dir);
+  const toServer: Buffer[] = [];
+  const proxy = new McpProxy(
+    { stateDir: dir, clientId: 'zed', server: 'everything' },
+    (b) => toServer.push(b) > 0,
+    () => true,
+  );
+  const sum = (id: number) =>
+    Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"get-sum"}}\n`);
+  proxy.fromClient(sum(1));
+  assert.equal(toServer.length, 0);
+  const now = Date.now();
+  savePolicyCache(dir, {
+    version: 4,
+    etag: '"4-b"',
+    fetchedAt: now,
+    checkedAt: now,
+    policy: { rules: [], default: { effect: 'allow', reason: 'Open.' }, no_cache: 'open' },
+  });
+  proxy.fromClient(sum(2));
+  assert.equal(toServer.length, 1, 'version 4 allows the call');
+  proxy.fromServer(Buffer.from('{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}\n'));
+  const [denied, failed] = spooledEvents<Event>(dir);
+  assert.equal(denied?.rule_applied, 'no-sums@3');
+  assert.equal(failed?.result, 'error');
+  assert.equal(failed?.error_message, 'boom');
+  assert.equal(failed?.rule_applied, 'default@4');
+});
