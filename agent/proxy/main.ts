@@ -28,7 +28,9 @@ export function runProxyProcess(argv: readonly string[]): void {
     (bytes) => child.stdin.write(bytes),
     (bytes) => process.stdout.write(bytes),
   );
+  let failed = false;
   child.on('error', (err) => {
+    failed = true;
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     process.stderr.write(`mcp-proxy: the server ${args.server} could not be started (${code})\n`);
     logHookError(
@@ -60,7 +62,8 @@ export function runProxyProcess(argv: readonly string[]): void {
   child.on('close', (code, signal) => {
     proxy.serverExited();
     process.stdin.destroy();
-    process.exitCode = code ?? (signal ? 1 : 0);
+    // A server that never started also closes, with a negative errno for a code: the exit code stays 1.
+    if (!failed) process.exitCode = code ?? (signal ? 1 : 0);
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(signal, () => {

@@ -6,12 +6,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'jsonc-parser';
 import { configFingerprint, loadFingerprintKey } from '#agent/discovery/fingerprint.ts';
-import { scanMachine } from '#agent/discovery/scan.ts';
+import { inventoryReport, scanMachine } from '#agent/discovery/scan.ts';
 import { runHooksCommand } from '#agent/hooks/hooks-command.ts';
 import { installProxies, uninstallProxies } from '#agent/proxy/install.ts';
 import { fixtureHome } from '#test/support/agent-home.ts';
+import { runNode } from '#test/support/child.ts';
 
 function laptop() {
   const h = fixtureHome();
@@ -170,6 +172,60 @@ test('hooks uninstall without --proxy unwraps every server; --client names a cli
     assert.ok(!readFileSync(h.desktop).equals(before));
     assert.equal(await runHooksCommand('uninstall', options, (l) => lines.push(l)), 0);
     assert.ok(readFileSync(h.desktop).equals(before));
+  } finally {
+    h.done();
+  }
+});
+
+test('wrapped servers send no secret: the inventory of the fixture home holds none of its planted markers', async () => {
+  const h = laptop();
+  try {
+    await installProxies({
+      stateDir: h.stateDir,
+      servers: ['filesystem', 'memory'],
+      env: h.env,
+      entry: '/opt/acp/agent.cjs',
+      node: '/usr/bin/node',
+    });
+    const scan = await scanMachine({ ...h.env, projectDirs: [] });
+    const proxied = scan.clients.flatMap((c) => c.servers.filter((s) => s.proxied));
+    assert.ok(proxied.length >= 2, 'the fixture has wrapped servers');
+    const wire = JSON.stringify(inventoryReport(scan, loadFingerprintKey(h.stateDir)));
+    assert.ok(h.secrets.length > 10);
+    for (const secret of h.secrets) assert.ok(!wire.includes(secret), `${secret} on the wire`);
+    assert.ok(!wire.includes(h.stateDir) && !wire.includes('mcp-proxy'));
+  } finally {
+    h.done();
+  }
+});
+
+test('a server that cannot start: the proxy says which server, never its command or arguments', async () => {
+  const h = laptop();
+  try {
+    const entry = fileURLToPath(new URL('../../../../agent/proxy/entry.ts', import.meta.url));
+    const secret = 'S3CR3T-proxy-arg';
+    const run = await runNode(
+      [
+        entry,
+        'mcp-proxy',
+        '--client',
+        'zed',
+        '--server',
+        'db',
+        '--state',
+        h.stateDir,
+        '--',
+        `/nonexistent/${secret}`,
+        secret,
+      ],
+      { cwd: h.home, env: { PATH: process.env.PATH ?? '' } },
+    );
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /the server db could not be started \(ENOENT\)/);
+    assert.ok(!run.stderr.includes(secret));
+    const log = readFileSync(join(h.stateDir, 'logs', 'hook-errors.log'), 'utf8');
+    assert.match(log, /db could not be started/);
+    assert.ok(!log.includes(secret));
   } finally {
     h.done();
   }

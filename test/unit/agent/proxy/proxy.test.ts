@@ -265,3 +265,30 @@ test('a long-lived proxy decides with the policy the daemon saved last', () => {
   assert.equal(failed?.error_message, 'boom');
   assert.equal(failed?.rule_applied, 'default@4');
 });
+
+test('a JSON-RPC batch: its denied call is answered by the proxy, the rest goes on', () => {
+  const dir = stateDir();
+  withPolicy(dir);
+  const toServer: Buffer[] = [];
+  const toClient: Buffer[] = [];
+  const proxy = new McpProxy(
+    { stateDir: dir, clientId: 'vscode', server: 'everything' },
+    (b) => toServer.push(b) > 0,
+    (b) => toClient.push(b) > 0,
+  );
+  const echo = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { message: 'x' } },
+  };
+  const sum = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-sum' } };
+  proxy.fromClient(Buffer.from(`${JSON.stringify([echo, sum])}\n`));
+  assert.deepEqual(JSON.parse(Buffer.concat(toServer).toString()), [echo]);
+  assert.equal(JSON.parse(Buffer.concat(toClient).toString()).id, 2);
+  // A batch with nothing denied goes on as it came.
+  toServer.length = 0;
+  const allowed = `[ ${JSON.stringify({ ...echo, id: 3 })} ]\n`;
+  proxy.fromClient(Buffer.from(allowed));
+  assert.equal(Buffer.concat(toServer).toString(), allowed);
+});
