@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'jsonc-parser';
 import { configFingerprint, loadFingerprintKey } from '#agent/discovery/fingerprint.ts';
+import { scanTable } from '#agent/discovery/print.ts';
 import { inventoryReport, scanMachine } from '#agent/discovery/scan.ts';
 import { runHooksCommand } from '#agent/hooks/hooks-command.ts';
 import { installProxies, uninstallProxies } from '#agent/proxy/install.ts';
@@ -102,6 +103,15 @@ test('Claude Desktop and VS Code servers wrapped and restored byte for byte', as
       assert.equal(now.proxied, true);
       assert.equal(configFingerprint(key, name, now.config), configFingerprint(key, name, was.config));
     }
+
+    const lines = scanTable(scanAfter, h.home);
+    assert.ok(
+      lines.includes(
+        "Claude Desktop: tool calls of filesystem are captured through mcp-proxy; its other servers' are not (agent hooks install --proxy NAME)",
+      ),
+      lines.join('\n'),
+    );
+    assert.ok(lines.some((l) => /filesystem .*through mcp-proxy/.test(l)));
 
     // Idempotent.
     const again = await installProxies({ stateDir: h.stateDir, servers: ['filesystem'], env: h.env });
