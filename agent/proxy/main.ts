@@ -3,9 +3,12 @@
 // with the environment the client gave it, relays stdin and stdout through McpProxy, leaves stderr to the server
 // (the client logs it), forwards the signals that stop it and exits with the server's code. It never prints the
 // server's command, arguments or environment: they may hold secrets, and the client logs what a server prints.
-import { spawn } from 'node:child_process';
+
+import type { ChildProcessByStdio } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import crossSpawn from 'cross-spawn';
 import { sourceOf } from '../discovery/source-identity.ts';
 import { logHookError } from '../hooks/error-log.ts';
 import { parseProxyArgv } from './command-line.ts';
@@ -22,7 +25,12 @@ export function runProxyProcess(argv: readonly string[]): void {
   }
   const stateDir = args.stateDir ?? join(homedir(), '.acp-agent');
   const source = sourceOf({ transport: 'stdio', command: args.command, args: args.args });
-  const child = spawn(args.command, args.args, { stdio: ['pipe', 'pipe', 'inherit'], windowsHide: true });
+  // cross-spawn, as the MCP SDK's own stdio transport: on Windows it finds `npx` as npx.cmd through PATHEXT and
+  // quotes the arguments for cmd.exe, which child_process.spawn does not; elsewhere it is child_process.spawn.
+  const child = crossSpawn(args.command, args.args, {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    windowsHide: true,
+  }) as ChildProcessByStdio<Writable, Readable, null>;
   const proxy = new McpProxy(
     { stateDir, clientId: args.client, server: args.server, source: `${source.type}:${source.name}` },
     (bytes) => child.stdin.write(bytes),
