@@ -4,7 +4,7 @@
 // tools' definition hashes (never their text), which the service keeps per device, server and tool, a changed
 // definition adding a row next to the old one.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,7 +17,7 @@ import { loadFingerprintKey } from '#agent/discovery/fingerprint.ts';
 import { inventoryReport, scanMachine } from '#agent/discovery/scan.ts';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { installProxies } from '#agent/proxy/install.ts';
-import { proxiedToolSources } from '#agent/proxy/tool-hashes.ts';
+import { proxiedToolSources, toolHashesPath } from '#agent/proxy/tool-hashes.ts';
 import { queryRows } from '#shared/db/query.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { spooledEvents } from '#test/support/hook-runner.ts';
@@ -85,7 +85,11 @@ for (const driver of driversUnderTest()) {
 
       // The agent's inventory: the proxied server with its tools' hashes, and no path or text of them.
       const scan = await scanMachine({ ...env, projectDirs: [] });
-      const body = inventoryReport(scan, loadFingerprintKey(state), proxiedToolSources(state, scan).read);
+      const sources = proxiedToolSources(state, scan);
+      // The daemon watches the file the proxy wrote, and reports again when a tools/list changes it.
+      assert.deepEqual(sources.paths, [toolHashesPath(state, 'claude-desktop', 'files')]);
+      assert.ok(existsSync(sources.paths[0] as string));
+      const body = inventoryReport(scan, loadFingerprintKey(state), sources.read);
       const files = body.agents
         .find((a) => a.agentType === 'claude-desktop')
         ?.mcps?.find((m) => m.name === 'files');
