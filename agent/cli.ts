@@ -37,6 +37,13 @@ commands:
                                --managed writes the machine-wide files an MDM deploys (docs/endpoint-agent.md)
   hook --client ID --event NAME
                                what the clients run for each hook event (payload on stdin); never run by hand
+  hooks install|uninstall --proxy NAME [--client ID]…
+                               also (un)wrap the stdio MCP server NAME in the clients' configs with mcp-proxy, which
+                               records its tool calls and enforces the policy (clients without hooks: Claude
+                               Desktop, VS Code, Windsurf, Zed); uninstall without --proxy unwraps every server
+  mcp-proxy --client ID --server NAME -- <command> [args…]
+                               what a wrapped server's config runs: relays the client and the server unchanged,
+                               records each tools/call, refuses what the policy denies; never run by hand
 
 options:
   --url URL                    the service (default: the saved one, else http://127.0.0.1:8080)
@@ -96,6 +103,9 @@ function parse() {
         event: { type: 'string' },
         managed: { type: 'boolean', default: false },
         'hook-entry': { type: 'string' },
+        // hooks install --proxy, mcp-proxy
+        proxy: { type: 'string', multiple: true },
+        server: { type: 'string' },
         version: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -289,16 +299,22 @@ async function main() {
         { loadFingerprintKey },
         { warningLine },
         { saveScannedServers },
+        { proxiedToolSources },
       ] = await Promise.all([
         import('./discovery/scan.ts'),
         import('./discovery/fingerprint.ts'),
         import('./discovery/print.ts'),
         import('./hooks/known-servers.ts'),
+        import('./proxy/tool-hashes.ts'),
       ]);
       const scan = await scanMachine(scanOptions());
       saveScannedServers(stateDir, scan);
       for (const w of scan.warnings) process.stderr.write(`${warningLine(w, homedir())}\n`);
-      const report = inventoryReport(scan, loadFingerprintKey(stateDir));
+      const report = inventoryReport(
+        scan,
+        loadFingerprintKey(stateDir),
+        proxiedToolSources(stateDir, scan).read,
+      );
       const { body } = await client.reportInventory(report.agents, report.agentVersion);
       out(`Inventory accepted: ${body.agentsIn} agents, ${body.mcpsIn} MCP servers`);
       return;
@@ -401,9 +417,15 @@ async function main() {
       ]);
       return;
     }
+    case 'mcp-proxy': {
+      // Its own parser: the arguments after `--` belong to the wrapped server.
+      const { runProxyProcess } = await import('./proxy/main.ts');
+      runProxyProcess(process.argv.slice(2));
+      return;
+    }
     case 'hooks': {
       const { runHooksCommand } = await import('./hooks/hooks-command.ts');
-      process.exitCode = runHooksCommand(
+      process.exitCode = await runHooksCommand(
         positionals[1],
         {
           stateDir,
@@ -411,6 +433,7 @@ async function main() {
           ...(values.client ? { clients: values.client } : {}),
           ...(values.root ? { root: values.root } : {}),
           ...(values['hook-entry'] ? { hookEntry: values['hook-entry'] } : {}),
+          ...(values.proxy ? { proxy: values.proxy } : {}),
         },
         out,
         (line) => process.stderr.write(`${line}\n`),

@@ -1404,6 +1404,11 @@ export interface components {
             name: string;
             version?: string | null;
         };
+        McpToolHash: {
+            name: string;
+            /** @description SHA-256 of the RFC 8785 canonical JSON of the tool's {name, description, inputSchema} (docs/policy.md) */
+            hash: string;
+        };
         EventsAccepted: {
             /** @constant */
             success: true;
@@ -3956,6 +3961,7 @@ export interface operations {
                             scope?: string | null;
                             source?: components["schemas"]["McpSource"] | null;
                             fingerprint?: string | null;
+                            tools?: components["schemas"]["McpToolHash"][] | null;
                         }[] | null;
                     }[];
                 };
@@ -4055,6 +4061,7 @@ export interface operations {
                             scope?: string | null;
                             source?: components["schemas"]["McpSource"] | null;
                             fingerprint?: string | null;
+                            tools?: components["schemas"]["McpToolHash"][] | null;
                         }[] | null;
                     }[];
                 };

@@ -27,6 +27,7 @@ export function scanView(
         transport: s.transport,
         enabled: s.enabled,
         ...(s.disabledBy ? { disabledBy: s.disabledBy } : {}),
+        ...(s.proxied ? { proxied: true } : {}),
         source: s.source,
         ...(fingerprint ? { fingerprint: fingerprint(s.name, s.config) } : {}),
         overriddenBy: s.overriddenBy.map((o) => (o.project ? { ...o, project: tilde(o.project, home) } : o)),
@@ -57,6 +58,7 @@ export function scanTable(scan: ScanResult, home: string): string[] {
       const where = s.project ? ` (${tilde(s.project, home)})` : '';
       const notes = [
         s.disabledBy ? `off: ${s.disabledBy}` : '',
+        s.proxied ? 'through mcp-proxy' : '',
         ...s.overriddenBy.map(
           (o) => `overridden by ${o.scope}${o.project ? ` in ${tilde(o.project, home)}` : ''}`,
         ),
@@ -75,10 +77,14 @@ export function scanTable(scan: ScanResult, home: string): string[] {
   const lines = table(rows);
   lines.push('');
   for (const client of scan.clients) {
+    const proxied = client.servers.filter((s) => s.proxied).map((s) => s.name);
+    const through = proxied.length ? `; through mcp-proxy: ${[...new Set(proxied)].join(', ')}` : '';
     lines.push(
       client.capture === 'hooks'
-        ? `${client.displayName}: tool calls can be captured (through its hooks: agent hooks install)`
-        : `${client.displayName}: tool calls cannot be captured (the client has no hooks the agent can use)`,
+        ? `${client.displayName}: tool calls can be captured (through its hooks: agent hooks install)${through}`
+        : proxied.length
+          ? `${client.displayName}: tool calls of ${[...new Set(proxied)].join(', ')} are captured through mcp-proxy; its other servers' are not (agent hooks install --proxy NAME)`
+          : `${client.displayName}: tool calls cannot be captured (the client has no hooks the agent can use; a stdio server can be opted in: agent hooks install --proxy NAME)`,
     );
   }
   return lines;

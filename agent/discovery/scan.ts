@@ -8,6 +8,8 @@ import { posix, win32 } from 'node:path';
 import type { AgentReport } from '../client.ts';
 import { CLIENTS } from '../clients/index.ts';
 import { captureSupport } from '../hooks/capture-support.ts';
+import { wrappedServer } from '../proxy/command-line.ts';
+import type { ToolHash } from '../proxy/tool-hashes.ts';
 import { AGENT_VERSION } from '../version.ts';
 import { configFingerprint } from './fingerprint.ts';
 import { type ReadOutcome, readConfig } from './read-config.ts';
@@ -20,6 +22,7 @@ import type {
   ScanContext,
   ScanResult,
   ScanWarning,
+  ServerEntry,
 } from './types.ts';
 
 export type { ClientScan, DiscoveredServer, ScanResult, ScanWarning } from './types.ts';
@@ -64,6 +67,18 @@ class Reader {
 
 function dedupe<T>(items: Iterable<T>): T[] {
   return [...new Set(items)];
+}
+
+/**
+ * An entry that runs its server through the agent's MCP proxy, as the server's own entry: its source identity and
+ * fingerprint are those of the command the proxy runs, so that opting a server in or out changes neither.
+ */
+function unwrapProxy(entry: ServerEntry): ServerEntry {
+  const wrapped = wrappedServer(entry.args);
+  if (!wrapped || entry.transport !== 'stdio') return entry;
+  const config: Record<string, unknown> = { ...entry.config, command: wrapped.command, args: wrapped.args };
+  if (!wrapped.args.length) delete config.args;
+  return { ...entry, config, command: wrapped.command, args: wrapped.args, proxied: true };
 }
 
 /** Marks, per name, the entries the client uses instead of another wherever both apply (same project or global). */
@@ -124,13 +139,16 @@ export async function scanMachine(options: ScanOptions): Promise<ScanResult> {
       (path) => reader.outcomes.get(path)?.state !== 'absent',
     );
     if (files.length === 0) continue;
-    const servers = client.servers(docs, ctx).map(
-      (entry): DiscoveredServer => ({
-        ...entry,
-        source: entry.source ?? sourceOf(entry),
-        overriddenBy: [],
-      }),
-    );
+    const servers = client
+      .servers(docs, ctx)
+      .map(unwrapProxy)
+      .map(
+        (entry): DiscoveredServer => ({
+          ...entry,
+          source: entry.source ?? sourceOf(entry),
+          overriddenBy: [],
+        }),
+      );
     const version = client.version?.(docs, ctx);
     scans.push({
       agentType: client.agentType,
@@ -151,14 +169,19 @@ export interface InventoryBody {
 }
 
 /** The inventory's bounds (shared/schemas/devices.ts): the report stays inside them rather than being refused. */
-export const REPORT_LIMITS = { agents: 200, mcpsPerAgent: 500, name: 200 } as const;
+export const REPORT_LIMITS = { agents: 200, mcpsPerAgent: 500, name: 200, toolsPerMcp: 1000 } as const;
 
 /**
  * The inventory body of a scan: per client its servers' name, transport, enabled, scope, source identity and
- * fingerprint, and nothing else of their entries. The same name, scope and fingerprint found in several projects
+ * fingerprint, and for a proxied server its tools' definition hashes, and nothing else of their entries. The same name, scope and fingerprint found in several projects
  * is one server (enabled if it is anywhere). A name too long for the inventory is left out.
  */
-export function inventoryReport(scan: ScanResult, fingerprintKey: Buffer): InventoryBody {
+export function inventoryReport(
+  scan: ScanResult,
+  fingerprintKey: Buffer,
+  /** The tool hashes the proxy saw for a proxied server of a client (proxy/tool-hashes.ts). */
+  toolHashes: (agentType: string, server: string) => ToolHash[] | undefined = () => undefined,
+): InventoryBody {
   const agents = scan.clients.slice(0, REPORT_LIMITS.agents).map((client): AgentReport => {
     const mcps = new Map<string, NonNullable<AgentReport['mcps']>[number]>();
     for (const server of client.servers) {
@@ -170,6 +193,7 @@ export function inventoryReport(scan: ScanResult, fingerprintKey: Buffer): Inven
         seen.enabled ||= server.enabled;
         continue;
       }
+      const tools = server.proxied ? toolHashes(client.agentType, server.name) : undefined;
       mcps.set(key, {
         name: server.name,
         transport: server.transport,
@@ -177,6 +201,7 @@ export function inventoryReport(scan: ScanResult, fingerprintKey: Buffer): Inven
         scope: server.scope,
         source: server.source,
         fingerprint,
+        ...(tools ? { tools: tools.slice(0, REPORT_LIMITS.toolsPerMcp) } : {}),
       });
     }
     return {

@@ -44,6 +44,8 @@ export interface ServerEntry {
   disabledBy?: string;
   /** Set by a client whose entry names no command or URL (a server its own extension starts). */
   source?: SourceIdentity;
+  /** The entry runs the server through the agent's MCP proxy (`command` and `args` are then the server's own). */
+  proxied?: boolean;
 }
 
 export interface SourceIdentity {

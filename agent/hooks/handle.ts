@@ -9,7 +9,7 @@ import { toolCallEvent } from './event.ts';
 import { knownServers } from './known-servers.ts';
 import { obj } from './payload.ts';
 import { PendingCalls, SessionNotes } from './pending.ts';
-import { type DecideContext, serverSource } from './policy.ts';
+import { type DecideContext, policyFacts, serverSource } from './policy.ts';
 import { type AgentSettings, readSettings } from './settings.ts';
 import {
   type Decision,
@@ -210,13 +210,8 @@ class Recorder {
     }
   }
 
-  /** What the service's dry run matches rules on besides the event's own fields (docs/policy.md). */
   private policyFacts(server: string): Record<string, unknown> {
-    const source = serverSource(this.stateDir, this.client.id, server);
-    return {
-      ...(this.settings.deviceTags.length ? { device_tags: this.settings.deviceTags } : {}),
-      ...(source ? { mcp_source: source } : {}),
-    };
+    return policyFacts(this.settings, serverSource(this.stateDir, this.client.id, server));
   }
 
   private append(event: unknown): void {

@@ -3,7 +3,7 @@
 // daemon last confirmed it, is no usable cache: the device then does what the policy said to do without one (its
 // `no_cache`, remembered on its own in `fail-mode` so that a torn copy still knows it), else the device's settings
 // (`policy.noCache`), else it lets calls through.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   evaluatePolicy,
@@ -36,14 +36,36 @@ function writeAtomic(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
+/**
+ * The last copy read, by the file's identity: a long-lived reader (the MCP proxy) parses the copy again only when the
+ * daemon replaced it (it writes a new file and renames it into place, so the inode changes).
+ */
+let lastRead:
+  | { path: string; ino: number; mtimeMs: number; size: number; cache: PolicyCache | undefined }
+  | undefined;
+
 /** The copy as the daemon saved it, or undefined when there is none or it is not one (torn, edited, older). */
 export function readPolicyCache(stateDir: string): PolicyCache | undefined {
+  const path = cachePath(stateDir);
   let parsed: Partial<PolicyCache>;
   try {
-    parsed = JSON.parse(readFileSync(cachePath(stateDir), 'utf8')) as Partial<PolicyCache>;
+    const { ino, mtimeMs, size } = statSync(path);
+    if (
+      lastRead?.path === path &&
+      lastRead.ino === ino &&
+      lastRead.mtimeMs === mtimeMs &&
+      lastRead.size === size
+    )
+      return lastRead.cache;
+    parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<PolicyCache>;
+    lastRead = { path, ino, mtimeMs, size, cache: validCache(parsed) };
+    return lastRead.cache;
   } catch {
     return undefined;
   }
+}
+
+function validCache(parsed: Partial<PolicyCache>): PolicyCache | undefined {
   const policy = parsed?.policy;
   const fine =
     typeof parsed?.version === 'number' &&
@@ -103,6 +125,8 @@ export interface DecideContext {
   agentType: string;
   settings: AgentSettings;
   now: number;
+  /** The server's source identity when the caller knows it (the proxy, from the command it runs). */
+  source?: string;
 }
 
 export const NO_CACHE_REASON =
@@ -125,7 +149,7 @@ export function policyDecision(call: ObservedCall, context: DecideContext): Deci
     };
   }
   const source = needsSource(cache.policy)
-    ? serverSource(stateDir, context.clientId, call.server)
+    ? (context.source ?? serverSource(stateDir, context.clientId, call.server))
     : undefined;
   const actor = call.actorEmail ?? settings.actorEmail;
   const outcome = evaluatePolicy(cache.policy, cache.version, {
@@ -149,4 +173,12 @@ export function policyDecision(call: ObservedCall, context: DecideContext): Deci
       rule: outcome.rule,
     };
   return { kind: 'allow', rule: outcome.rule, ...audit };
+}
+
+/** What the service's dry run matches rules on besides the event's own fields (docs/policy.md). */
+export function policyFacts(settings: AgentSettings, source: string | undefined): Record<string, unknown> {
+  return {
+    ...(settings.deviceTags.length ? { device_tags: settings.deviceTags } : {}),
+    ...(source ? { mcp_source: source } : {}),
+  };
 }

@@ -238,6 +238,51 @@ export const inventoryMcps = pgTable(
 );
 
 /**
+ * The tool definitions the agent's MCP proxy saw, as hashes (docs/policy.md, "Tool definition hashes"): one row per
+ * device, client, server, tool and definition hash, with when that hash was first and last reported. A definition
+ * that changes adds a row, so a changed tool is two hashes for one (device, agent type, server, tool), and one that
+ * differs across the fleet is several hashes for one (source identity, version, tool). A table rather than a jsonb
+ * column on inventory_mcps: those questions are then indexed lookups, and an inventory row's replacement (a new
+ * fingerprint) does not lose the history.
+ */
+export const inventoryMcpTools = pgTable(
+  'inventory_mcp_tools',
+  {
+    id: id(),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    agentType: text('agent_type').notNull(),
+    mcpName: text('mcp_name').notNull(),
+    toolName: text('tool_name').notNull(),
+    definitionHash: text('definition_hash').notNull(),
+    // The server's source identity when the hash was last reported (null from a server without one).
+    sourceType: text('source_type'),
+    sourceName: text('source_name'),
+    sourceVersion: text('source_version'),
+    firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('inventory_mcp_tools_key').on(
+      t.deviceId,
+      t.agentType,
+      t.mcpName,
+      t.toolName,
+      t.definitionHash,
+    ),
+    index('inventory_mcp_tools_server_tool_idx').on(t.mcpName, t.toolName),
+    index('inventory_mcp_tools_source_tool_idx').on(
+      t.sourceType,
+      t.sourceName,
+      sql`coalesce(${t.sourceVersion}, '')`,
+      t.toolName,
+    ),
+    check('inventory_mcp_tools_hash_check', sql`${t.definitionHash} ~ '^[0-9a-f]{64}$'`),
+  ],
+);
+
+/**
  * The fleet counters (shared/domain/fleet-stats.ts): per agent type, the devices that have it now, and when any
  * device first and last reported it. Kept by the fleet-stats fold from the inventory rows it has not counted yet.
  */

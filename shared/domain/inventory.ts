@@ -15,7 +15,7 @@ import { signatureInsert } from './devices.ts';
  * had no row of it and disappears when none is left (a changed config alone is not a change of the feed). Every row it writes is marked for the fleet counters' fold (stats_dirty,
  * fleet-stats.ts). One statement, one database call: it finds the device by the
  * certificate's fingerprint (401 unknown_device), then does all of it, or nothing (replay included).
- * Only name, enabled, transport, scope, source identity and fingerprint of an MCP reach this function (the schema
+ * Only name, enabled, transport, scope, source identity, fingerprint and tool hashes of an MCP reach this function (the schema
  * drops anything else: command, args, env, headers, URLs).
  */
 export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, body: InventoryBody) {
@@ -39,6 +39,29 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
       fingerprint: m.fingerprint ?? null,
     })),
   );
+  // Tool definition hashes (from the agent's MCP proxy): one row per distinct (agent type, server, tool, hash), the
+  // same server in two scopes reporting the same tools once. They accumulate: a hash no longer reported keeps its row
+  // and its last_seen_at, which is what tells a changed definition from the one before.
+  const tools = [
+    ...new Map(
+      body.agents.flatMap((a) =>
+        a.mcps.flatMap((m) =>
+          (m.tools ?? []).map((t) => [
+            JSON.stringify([a.agentType, m.name, t.name, t.hash]),
+            {
+              agent_type: a.agentType,
+              mcp_name: m.name,
+              tool_name: t.name,
+              definition_hash: t.hash,
+              source_type: m.source?.type ?? null,
+              source_name: m.source?.name ?? null,
+              source_version: m.source?.version ?? null,
+            },
+          ]),
+        ),
+      ),
+    ).values(),
+  ];
   // The enrolled device of the certificate, found by the statement itself (`d`): none, and nothing is written.
   const dev = sql`(SELECT id FROM d)`;
   const at = tsParam(now);
@@ -86,6 +109,19 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
           AND NOT EXISTS (SELECT 1 FROM in_mcps i WHERE i.agent_type = g.agent_type AND i.name = g.name
             AND coalesce(i.scope, '') = coalesce(g.scope, '') AND coalesce(i.fingerprint, '') = coalesce(g.fingerprint, ''))
         RETURNING agent_type, name),
+      up_tools AS (
+        INSERT INTO inventory_mcp_tools (device_id, agent_type, mcp_name, tool_name, definition_hash, source_type,
+          source_name, source_version, first_seen_at, last_seen_at)
+        SELECT ${dev}, agent_type, mcp_name, tool_name, definition_hash, source_type, source_name, source_version,
+          ${at}, ${at}
+        FROM jsonb_to_recordset(${jsonParam(tools)})
+          AS t(agent_type text, mcp_name text, tool_name text, definition_hash text, source_type text,
+               source_name text, source_version text)
+        WHERE ${guard}
+        ON CONFLICT (device_id, agent_type, mcp_name, tool_name, definition_hash) DO UPDATE
+          SET source_type = EXCLUDED.source_type, source_name = EXCLUDED.source_name,
+              source_version = EXCLUDED.source_version, last_seen_at = EXCLUDED.last_seen_at
+        RETURNING 1),
       changes AS (
         INSERT INTO inventory_changes (device_id, kind, agent_type, mcp_name, at)
         SELECT ${dev}, 'agent_appeared', agent_type, NULL, ${at} FROM in_agents
@@ -105,7 +141,7 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
         WHERE id = ${dev} AND ${guard} RETURNING 1)
       SELECT ${dev}::text AS device_id, (SELECT count(*) FROM sig)::int AS ok,
              (SELECT count(*) FROM up_agents)::int AS agents,
-             (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM dev)::int AS dev`,
+             (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM up_tools)::int AS tools, (SELECT count(*) FROM dev)::int AS dev`,
   );
   if (!row?.device_id) throw unknownDevice();
   if (Number(row.ok) !== 1) throw replayedRequest();

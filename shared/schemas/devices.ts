@@ -69,6 +69,20 @@ export const mcpSource = nullAsAbsent(
   }),
 ).meta({ id: 'McpSource' });
 
+/** A tool the agent's MCP proxy saw in the server's tools/list: its name and the hash of its definition. */
+const mcpTool = nullAsAbsent(
+  z.object({
+    name: short(200),
+    hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex characters (SHA-256)' })
+      .meta({
+        description:
+          "SHA-256 of the RFC 8785 canonical JSON of the tool's {name, description, inputSchema} (docs/policy.md)",
+      }),
+  }),
+).meta({ id: 'McpToolHash' });
+
 // command, args, env, headers and URLs are not part of the schema: zod drops them, so they are never stored, logged
 // or returned. An agent sends none of them (the source identity and the fingerprint are derived on the laptop).
 const mcp = nullAsAbsent(
@@ -85,6 +99,17 @@ const mcp = nullAsAbsent(
       .regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex characters (HMAC-SHA256)' })
       .optional()
       .meta({ description: "HMAC-SHA256 of the whole config entry under the device's own key" }),
+    tools: z
+      .array(mcpTool)
+      .max(1000)
+      .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, {
+        message: 'lists the same tool name twice',
+      })
+      .optional()
+      .meta({
+        description:
+          "The server's tools and their definition hashes, from its last tools/list through the agent's MCP proxy (servers not proxied: absent)",
+      }),
   }),
 );
 

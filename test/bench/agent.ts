@@ -10,6 +10,9 @@
 //   server's source identity is read too), timed around the decision point inside the hook, against the same call
 //   with no policy cached; and the installed command with that policy against without. Goal: the decision's p95
 //   ≤ 5 ms.
+// - proxy: a tools/call through `agent mcp-proxy` (the built single file, a 200-rule policy cached, each call
+//   decided and spooled) against the same call on a direct connection to the same server (the reference everything
+//   server from npm), from the real MCP SDK client, interleaved. Goal: p95 added ≤ 2 ms.
 // - spool: appending events to the spool and reading them back in batches with an ack after each.
 // - daemon: `agent run` (the built file, as the service runs it): resident memory after start and after flushing
 //   10,000 events, idle CPU, against an idle `node` process.
@@ -18,6 +21,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DeviceClient } from '#agent/client.ts';
 import { CLIENTS } from '#agent/clients/index.ts';
 import { loadDaemonStatus } from '#agent/daemon/status.ts';
@@ -27,6 +31,8 @@ import { handleHook } from '#agent/hooks/handle.ts';
 import { installHooks } from '#agent/hooks/install.ts';
 import { savePolicyCache, saveServerSources } from '#agent/hooks/policy.ts';
 import { createDeviceIdentity } from '#agent/identity.ts';
+import { proxyArgv } from '#agent/proxy/command-line.ts';
+import { McpProxy } from '#agent/proxy/proxy.ts';
 import { daemonCommand } from '#agent/service/definition.ts';
 import { openSpool, Spool } from '#agent/spool/spool.ts';
 import { saveState } from '#agent/state.ts';
@@ -37,6 +43,7 @@ import {
   fixtureHome,
   installedCommand,
   runHookCommand,
+  spooledEvents,
 } from '#test/support/hook-runner.ts';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -494,11 +501,106 @@ async function daemonSection() {
   }
 }
 
+async function proxySection() {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const everything = fileURLToPath(
+    import.meta.resolve('@modelcontextprotocol/server-everything/dist/index.js'),
+  );
+  const root = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
+  const bundle = buildAgentFile(join(root, 'acp-agent.cjs'));
+  const stateDir = join(root, 'state');
+  const now = Date.now();
+  savePolicyCache(stateDir, {
+    version: 1,
+    etag: '"1"',
+    fetchedAt: now,
+    checkedAt: now,
+    policy: benchPolicy(200),
+  });
+  const server = [everything, 'stdio'];
+  const open = async (command: string, args: string[]) => {
+    const client = new Client({ name: 'bench', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }));
+    return client;
+  };
+  const direct = await open(process.execPath, server);
+  const proxied = await open(process.execPath, [
+    bundle,
+    ...proxyArgv({
+      client: 'vscode',
+      server: 'everything',
+      stateDir,
+      command: process.execPath,
+      args: server,
+    }),
+  ]);
+  const RUNS = 1000;
+  const times = { direct: [] as number[], proxied: [] as number[] };
+  try {
+    const call = async (client: InstanceType<typeof Client>, into: number[]) => {
+      const started = performance.now();
+      await client.callTool({ name: 'echo', arguments: { message: 'bench' } });
+      into.push(performance.now() - started);
+    };
+    for (let i = 0; i < 50; i++) {
+      await call(direct, []);
+      await call(proxied, []);
+    }
+    // Interleaved, so that machine noise hits both alike.
+    for (let i = 0; i < RUNS; i++) {
+      await call(direct, times.direct);
+      await call(proxied, times.proxied);
+    }
+  } finally {
+    await direct.close();
+    await proxied.close();
+  }
+  // The proxy's own work per call (read, decide, record), in-process, without the pipes and the scheduler.
+  const core = new McpProxy(
+    { stateDir, clientId: 'vscode', server: 'everything' },
+    () => true,
+    () => true,
+  );
+  const own: number[] = [];
+  for (let i = 0; i < RUNS * 3; i++) {
+    const started = performance.now();
+    core.fromClient(
+      Buffer.from(
+        `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"message":"bench"}}}\n`,
+      ),
+    );
+    core.fromServer(
+      Buffer.from(
+        `{"jsonrpc":"2.0","id":${i},"result":{"content":[{"type":"text","text":"Echo: bench"}]}}\n`,
+      ),
+    );
+    own.push(performance.now() - started);
+  }
+  const added = {
+    p50: median(times.proxied) - median(times.direct),
+    p95: p95(times.proxied) - p95(times.direct),
+  };
+  console.log(
+    `\nproxy — tools/call echo from the MCP SDK client to the everything server, ${RUNS} calls each, 200 rules cached`,
+  );
+  console.log(`  direct:                ${ms(times.direct)}`);
+  console.log(`  through mcp-proxy:     ${ms(times.proxied)}`);
+  console.log(
+    `  added:                 p50 ${added.p50.toFixed(2)} ms, p95 ${added.p95.toFixed(2)} ms; goal p95 ≤ 2 ms: ${added.p95 <= 2 ? 'met' : 'NOT met'}; ${spooledEvents(stateDir).length - RUNS * 3} events spooled`,
+  );
+  console.log(
+    `  the proxy's own work:  p50 ${median(own).toFixed(3)} ms, p95 ${p95(own).toFixed(3)} ms per call (in-process, ${RUNS * 3} calls)`,
+  );
+  rmSync(root, { recursive: true, force: true });
+}
+
 /** The sections, by name: the daemon adds its own here. */
 const SECTIONS: Record<string, () => Promise<void>> = {
   scan: scanSection,
   hook: hookSection,
   policy: policySection,
+  proxy: proxySection,
   spool: spoolSection,
   daemon: daemonSection,
 };

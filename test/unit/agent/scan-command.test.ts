@@ -53,7 +53,11 @@ test('the table, the capture lines and the warnings; no secret printed', async (
   assert.ok(
     lines.includes('Claude Code: tool calls can be captured (through its hooks: agent hooks install)'),
   );
-  assert.ok(lines.includes('Zed: tool calls cannot be captured (the client has no hooks the agent can use)'));
+  assert.ok(
+    lines.includes(
+      'Zed: tool calls cannot be captured (the client has no hooks the agent can use; a stdio server can be opted in: agent hooks install --proxy NAME)',
+    ),
+  );
   assert.match(run.stderr, /^warning: ~\/src\/extra\/\.mcp\.json:4:1: not valid JSON/m);
   for (const secret of fx.secrets)
     assert.ok(!run.stdout.includes(secret) && !run.stderr.includes(secret), secret);
