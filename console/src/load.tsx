@@ -236,3 +236,16 @@ export function FilterFold({ children }: { children: ComponentChildren }) {
     </details>
   );
 }
+
+/**
+ * A table that scrolls sideways inside its box on a narrow screen. The box takes focus so that a keyboard can
+ * scroll it too (axe's scrollable-region-focusable, WCAG 2.1.1).
+ */
+export function TableScroll({ children }: { children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <div class="table-scroll" tabIndex={0}>
+      {children}
+    </div>
+  );
+}

@@ -12,6 +12,7 @@ import {
   formatTime,
   OffsetPager,
   Show,
+  TableScroll,
   useLoad,
 } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
@@ -89,7 +90,7 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
             navigate(pageUrl('/audit-log', next));
           }}
         >
-          <label>
+          <label htmlFor="audit-action">
             Action
             <ChoiceSelect
               id="audit-action"
@@ -145,7 +146,7 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
             <Empty>No audit record matches these filters.</Empty>
           ) : (
             <>
-              <div class="table-scroll" tabIndex={0}>
+              <TableScroll>
                 <table id="audit-logs">
                   <caption>
                     {data.offset + 1}–{data.offset + data.logs.length} of {formatNumber(data.total)}, newest
@@ -165,7 +166,7 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
                     <AuditRow key={l.id} log={l} />
                   ))}
                 </table>
-              </div>
+              </TableScroll>
               <OffsetPager
                 offset={data.offset}
                 page={data.limit}

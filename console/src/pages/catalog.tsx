@@ -2,7 +2,16 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { components } from '../../../client/api.ts';
-import { describeError, Empty, FilterFold, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
+import {
+  describeError,
+  Empty,
+  FilterFold,
+  formatTime,
+  OffsetPager,
+  Show,
+  TableScroll,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -73,7 +82,7 @@ export function CatalogPage({ session, query }: { session: Session; query: URLSe
                 <Empty>{datasource ? `No catalog entry for ${datasource}.` : 'The catalog is empty.'}</Empty>
               ) : (
                 <>
-                  <div class="table-scroll" tabIndex={0}>
+                  <TableScroll>
                     <table id="catalog">
                       <caption>
                         {offset + 1}–{offset + data.entries.length} of {data.total}, by datasource
@@ -110,7 +119,7 @@ export function CatalogPage({ session, query }: { session: Session; query: URLSe
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </TableScroll>
                   <OffsetPager
                     offset={offset}
                     page={PAGE}

@@ -3,7 +3,7 @@
 // released).
 import { mcpSourceText } from '../../../client/mcp-source.ts';
 import { PageLink } from '../link.tsx';
-import { Empty, formatTime, RelativeTime, Show, useLoad } from '../load.tsx';
+import { Empty, formatTime, RelativeTime, Show, TableScroll, useLoad } from '../load.tsx';
 import { pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -65,7 +65,7 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
             {data.agents.length === 0 ? (
               <Empty>No agent is reported on this device.</Empty>
             ) : (
-              <div class="table-scroll" tabIndex={0}>
+              <TableScroll>
                 <table id="device-agents">
                   <thead>
                     <tr>
@@ -88,13 +88,13 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
             )}
             <h2>MCP servers</h2>
             {data.mcps.length === 0 ? (
               <Empty>No MCP server is configured on this device.</Empty>
             ) : (
-              <div class="table-scroll" tabIndex={0}>
+              <TableScroll>
                 <table id="device-mcps">
                   <thead>
                     <tr>
@@ -119,14 +119,14 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
             )}
             <h2>Latest tool calls</h2>
             {data.recent_events.length === 0 ? (
               <Empty>No tool call from this device is stored.</Empty>
             ) : (
               <>
-                <div class="table-scroll" tabIndex={0}>
+                <TableScroll>
                   <table id="device-events">
                     <thead>
                       <tr>
@@ -156,7 +156,7 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
                 <p>{link(pageUrl('/tool-calls', { device_id: d.id }), 'All its tool calls')}</p>
               </>
             )}

@@ -14,6 +14,7 @@ import {
   isNew,
   RelativeTime,
   Show,
+  TableScroll,
   useLoad,
 } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
@@ -219,7 +220,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                 Owner
                 <input id="device-owner" name="owner" value={filters.owner ?? ''} placeholder="email" />
               </label>
-              <label>
+              <label htmlFor="device-agent">
                 Agent
                 <ChoiceSelect
                   id="device-agent"
@@ -232,7 +233,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                   }
                 />
               </label>
-              <label>
+              <label htmlFor="device-mcp">
                 MCP server
                 <ChoiceSelect
                   id="device-mcp"
@@ -302,7 +303,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                 </Empty>
               ) : (
                 <>
-                  <div class="table-scroll" tabIndex={0}>
+                  <TableScroll>
                     <table id="devices">
                       <caption>
                         {data.devices.length} devices{cursor || data.next_cursor ? ' on this page' : ''};
@@ -348,7 +349,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </TableScroll>
                   <nav class="pager" aria-label="Device pages">
                     {cursor && (
                       <button type="button" onClick={() => go({})}>
@@ -380,7 +381,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
               data.agents.length === 0 ? (
                 <Empty>No agent has been reported by any device.</Empty>
               ) : (
-                <div class="table-scroll" tabIndex={0}>
+                <TableScroll>
                   <table id="agents">
                     <thead>
                       <tr>
@@ -412,7 +413,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )
             }
           </Show>
@@ -427,7 +428,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                 {data.mcps.length === 0 ? (
                   <Empty>No MCP server is configured on any device.</Empty>
                 ) : (
-                  <div class="table-scroll" tabIndex={0}>
+                  <TableScroll>
                     <table id="mcps">
                       <caption>Calls over the last 7 days</caption>
                       <thead>
@@ -467,7 +468,7 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </TableScroll>
                 )}
                 <h3>Shadow MCP servers (called, configured nowhere)</h3>
                 {data.shadow.length === 0 ? (

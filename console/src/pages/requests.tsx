@@ -10,6 +10,7 @@ import {
   NOT_ANSWERING,
   OffsetPager,
   Show,
+  TableScroll,
   useLoad,
 } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
@@ -79,7 +80,7 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
                 <Empty>No data-access request matches these filters.</Empty>
               ) : (
                 <>
-                  <div class="table-scroll" tabIndex={0}>
+                  <TableScroll>
                     <table id="requests">
                       <caption>
                         {offset + 1}–{offset + data.requests.length} of {data.total}, newest first
@@ -116,7 +117,7 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </TableScroll>
                   <OffsetPager
                     offset={offset}
                     page={PAGE}

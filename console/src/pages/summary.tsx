@@ -3,7 +3,7 @@
 import type { components } from '../../../client/api.ts';
 import { CallsChart, DurationSeriesChart, DurationsChart, hasDurations } from '../charts.tsx';
 import { PageLink } from '../link.tsx';
-import { Empty, formatNumber, formatPercent, Show, useLoad } from '../load.tsx';
+import { Empty, formatNumber, formatPercent, Show, TableScroll, useLoad } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -109,7 +109,7 @@ function Report({ s }: { s: Summary }) {
         <DurationsChart tools={s.top.tools} />
       )}
       <h2>Top tools</h2>
-      <div class="table-scroll" tabIndex={0}>
+      <TableScroll>
         <table>
           <thead>
             <tr>
@@ -142,7 +142,7 @@ function Report({ s }: { s: Summary }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       <div class="columns">
         <TopList
           title="Top MCP servers"

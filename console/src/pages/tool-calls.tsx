@@ -4,7 +4,7 @@
 // detail panel for one event.
 import { useEffect, useRef } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
-import { Empty, FilterFold, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
+import { Empty, FilterFold, formatNumber, formatTime, Show, TableScroll, useLoad } from '../load.tsx';
 import { RetentionNotice } from '../retention.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
@@ -224,7 +224,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                   <RetentionNotice retention={data} id="events-retention" />
                 )}
                 {data.events.length > 0 && (
-                  <div class="table-scroll" tabIndex={0}>
+                  <TableScroll>
                     <table id="events">
                       <caption>Newest first{cursor ? ' (a later page)' : ''}</caption>
                       <thead>
@@ -269,7 +269,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </TableScroll>
                 )}
                 {!filters.from && (
                   // The end of a walk without `from`: newest first, the events before the cutoff would come next.
