@@ -1,8 +1,8 @@
 // The control plane in AWS, built from the route table and the config: an HTTP API with one Lambda per distinct
 // handler (each feature's functions and routes in a nested stack of their own), Aurora PostgreSQL Serverless v2
 // reached through the Data API, secrets in Secrets Manager, EventBridge schedules, migrations on deploy, alarms and a
-// dashboard. Each of those is a part with one job
-// (infra/constructs/*.ts, infra/monitoring.ts); this file puts them together, in the order they are created.
+// dashboard. Each of those is a part with one job (infra/constructs/*.ts, infra/monitoring.ts); this file puts them
+// together, in the order they are created.
 import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';

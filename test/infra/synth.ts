@@ -108,7 +108,7 @@ export function synth(options: SynthOptions = {}): Synthesized {
     app,
     stack,
     deployment,
-    template: Template.fromJSON(flatten(stacks), { skipCyclicalDependenciesCheck: true }),
+    template: Template.fromJSON(flatten(stacks)),
     root,
     stacks,
     templateText: stacks.map((synthesized) => JSON.stringify(synthesized.template)).join('\n'),
