@@ -1,6 +1,7 @@
-// The CDK app (`npx cdk synth`, `npx cdk deploy`): one stack built from the TOML config named by the context value
-// `config` (default config/prod.toml) and the AWS settings of the context (see infra/settings.ts). Offline: no
-// lookups, local esbuild bundling. cdk-nag's AwsSolutions pack runs on every synth; a finding fails it.
+// The CDK app (`npx cdk synth`, `npx cdk deploy`): one stack, with a nested stack per feature, built from the TOML
+// config named by the context value `config` (default config/prod.toml) and the AWS settings of the context (see
+// infra/settings.ts). Offline: no lookups, local esbuild bundling. cdk-nag's AwsSolutions pack runs on every synth
+// (nested stacks included); a finding fails it.
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';

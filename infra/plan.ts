@@ -43,6 +43,8 @@ export interface PlannedFunction {
   handler: string;
   /** Absolute path of functions/<handler>.ts. */
   entry: string;
+  /** Its feature (featureOf): the nested stack that holds its function and routes. */
+  feature: string;
   /** CDK construct id, e.g. "AdminUsersCreate". */
   constructId: string;
   kind: FunctionKind;
@@ -55,6 +57,17 @@ export interface PlannedFunction {
   usesEnvironmentService: boolean;
   /** Service tokens its routes accept (RouteSpec.serviceToken): it alone gets their secrets' ARNs and read access. */
   serviceTokens: ServiceTokenKey[];
+}
+
+/**
+ * The feature a handler belongs to: the first segment of its path under functions/ ("requests/query" → "requests").
+ * Each feature's functions and routes get a nested stack of their own (infra/constructs/feature-stack.ts), so a
+ * handler moved to another folder moves to that folder's stack with no list to update.
+ */
+export function featureOf(handler: string): string {
+  const [feature] = handler.split('/');
+  if (!feature || feature === handler) throw new Error(`handler "${handler}" is not in a feature folder`);
+  return feature;
 }
 
 export function constructIdFor(handler: string): string {
@@ -116,6 +129,7 @@ export function planFunctions(config: Config, projectRoot: string): PlannedFunct
       planned = {
         handler,
         entry: entryOf(handler),
+        feature: featureOf(handler),
         constructId: constructIdFor(handler),
         kind: 'read',
         sizing: SIZING.read,

@@ -1,7 +1,8 @@
 // The control plane in AWS, built from the route table and the config: an HTTP API with one Lambda per distinct
-// handler, Aurora PostgreSQL Serverless v2 reached through the Data API, secrets in Secrets Manager, EventBridge
-// schedules, migrations on deploy, alarms and a dashboard. Each of those is a part with one job
-// (infra/constructs/*.ts, infra/monitoring.ts); this file puts them together, in the order they are created.
+// handler (each feature's functions and routes in a nested stack of their own), Aurora PostgreSQL Serverless v2
+// reached through the Data API, secrets in Secrets Manager, EventBridge schedules, migrations on deploy, alarms and a
+// dashboard. Each of those is a part with one job (infra/constructs/*.ts, infra/monitoring.ts); this file puts them
+// together, in the order they are created.
 import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -12,7 +13,7 @@ import { OLDEST_EVENT_DAY } from '#shared/domain/event-retention.ts';
 import { routes } from '#shared/routes.ts';
 import { ConsoleSite } from './constructs/console-site.ts';
 import { ARCHIVE_TABLE, EventArchive } from './constructs/event-archive.ts';
-import { ServiceFunctions } from './constructs/functions.ts';
+import { byFeature, FeatureStack } from './constructs/feature-stack.ts';
 import { ServiceHttpApi } from './constructs/http-api.ts';
 import { MigrationsOnDeploy } from './constructs/migrations.ts';
 import { NetworkAndDatabase } from './constructs/network-and-database.ts';
@@ -70,6 +71,8 @@ export class ControlPlaneStack extends Stack {
   readonly cluster: rds.DatabaseCluster;
   /** The function of each planned handler, by handler. */
   readonly functions: Map<string, NodejsFunction>;
+  /** One nested stack per feature: its functions and routes. */
+  readonly featureStacks: FeatureStack[];
   readonly plan: PlannedFunction[];
   readonly migrateFunction: NodejsFunction;
   /** The admin console (aws.console, on by default). */
@@ -136,22 +139,7 @@ export class ControlPlaneStack extends Stack {
     this.dashboardUrl = config.dashboard_url ?? this.consoleSite?.dashboardUrl;
 
     this.plan = planFunctions({ ...config, dashboard_url: this.dashboardUrl }, props.projectRoot);
-    const functions = new ServiceFunctions(this, 'ServiceFunctions', {
-      plan: this.plan,
-      defaults: functionDefaults,
-      lambdaConfigToml: props.deployment.lambdaConfigToml,
-      dsn: database.dsn,
-      secrets,
-      sourceMapsAtRuntime: props.sourceMapsAtRuntime ?? false,
-      ...(consoleIsDashboard ? { dashboardUrl: this.dashboardUrl } : {}),
-    });
-    this.functions = functions.byHandler;
-    migrations.runBefore(...functions.byHandler.values());
-    const functionOf = (handler: string) => functions.of(handler);
-
     const http = new ServiceHttpApi(this, 'HttpApi', {
-      plan: this.plan,
-      functionOf,
       // The console is another origin than the API (docs/hosting.md): the gateway answers its preflight requests.
       allowedOrigins: [
         ...config.cors.allowed_origins,
@@ -164,6 +152,31 @@ export class ControlPlaneStack extends Stack {
     });
     this.api = http.api;
     this.stage = http.stage;
+
+    // Each feature's functions and routes in a nested stack of its own (feature-stack.ts), named after the first
+    // segment of their handlers' paths.
+    this.featureStacks = [...byFeature(this.plan)].map(
+      ([feature, plan]) =>
+        new FeatureStack(this, {
+          feature,
+          api: this.api,
+          plan,
+          defaults: functionDefaults,
+          lambdaConfigToml: props.deployment.lambdaConfigToml,
+          dsn: database.dsn,
+          secrets,
+          sourceMapsAtRuntime: props.sourceMapsAtRuntime ?? false,
+          ...(consoleIsDashboard ? { dashboardUrl: this.dashboardUrl } : {}),
+        }),
+    );
+    this.functions = new Map(this.featureStacks.flatMap((stack) => [...stack.byHandler]));
+    migrations.runBefore(...this.functions.values());
+    http.throttleSigninRoutes(this.featureStacks.flatMap((stack) => stack.signinRoutes));
+    const functionOf = (handler: string) => {
+      const fn = this.functions.get(handler);
+      if (!fn) throw new Error(`no function for handler "${handler}"`);
+      return fn;
+    };
 
     this.consoleSite?.deploy(this.stage.url);
 

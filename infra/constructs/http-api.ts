@@ -1,13 +1,13 @@
-// The HTTP API: one route per mounted route-table row to its handler's function, the $default route to the
-// not-found fallback, CORS answered by the gateway, JSON access logs, default throttling on the stage and lower
-// per-route throttling of the sign-in routes.
+// The HTTP API: the API itself, CORS answered by the gateway, JSON access logs, default throttling on the stage and
+// lower per-route throttling of the sign-in routes. Its routes are added by each feature's stack (addApiRoutes): one
+// route per mounted route-table row to its handler's function, and the $default route to the not-found fallback.
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
 import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import type { PlannedFunction } from '../plan.ts';
 import { FlatConstruct } from './flat-construct.ts';
@@ -26,10 +26,6 @@ export interface Throttle {
 }
 
 export interface ServiceHttpApiProps {
-  /** Its routes and $default (the handler whose `defaultRoute` is set). */
-  plan: PlannedFunction[];
-  /** The function of a planned handler. */
-  functionOf: (handler: string) => lambda.IFunction;
   /** cors.allowed_origins; none: no CORS configuration. */
   allowedOrigins: string[];
   /** The stage's default, for every route. */
@@ -45,12 +41,13 @@ export class ServiceHttpApi extends FlatConstruct {
   readonly api: apigwv2.HttpApi;
   /** The `$default` stage: its URL is the API's base URL. */
   readonly stage: apigwv2.HttpStage;
+  private readonly signinThrottle: Throttle;
 
   constructor(scope: Construct, id: string, props: ServiceHttpApiProps) {
     super(scope, id);
     // Created in `scope`, with the ids the deployed stack has (see flat-construct.ts).
     const origins = props.allowedOrigins;
-    const { functionOf } = props;
+    this.signinThrottle = props.signinThrottle;
     this.api = new apigwv2.HttpApi(scope, 'Api', {
       description: 'Agent control plane (one Lambda per route-table handler)',
       createDefaultStage: false,
@@ -97,53 +94,89 @@ export class ServiceHttpApi extends FlatConstruct {
         ),
       },
     });
+  }
 
-    const signinRoutes: Array<[string, apigwv2.HttpRoute[]]> = [];
-    for (const planned of props.plan) {
-      if (planned.defaultRoute) {
-        // Whatever no route matches gets {error: 'not_found', message} from the service, not API Gateway's own body.
-        new apigwv2.HttpRoute(this.api, 'DefaultRoute', {
-          httpApi: this.api,
+  /**
+   * Throttles the sign-in routes (SIGNIN_ROUTES, as addApiRoutes returned them) per route, below the stage's default.
+   * The stage then waits for them: CloudFormation refuses route settings for a route key that does not exist yet.
+   */
+  throttleSigninRoutes(signinRoutes: ReadonlyArray<ApiRoute>): void {
+    const stageResource = this.stage.node.defaultChild as apigwv2.CfnStage;
+    stageResource.routeSettings = Object.fromEntries(
+      signinRoutes.map(({ routeKey }) => [
+        routeKey,
+        {
+          ThrottlingRateLimit: this.signinThrottle.rateLimit,
+          ThrottlingBurstLimit: this.signinThrottle.burstLimit,
+        },
+      ]),
+    );
+    for (const { route } of signinRoutes) this.stage.node.addDependency(route);
+  }
+}
+
+/** A route added by addApiRoutes, with its route key ("POST /v1/login"). */
+export interface ApiRoute {
+  id: string;
+  routeKey: string;
+  route: apigwv2.HttpRoute;
+}
+
+/**
+ * Adds, in `scope` (a feature's stack), the routes of `plan` to `api`: one per mounted row to its handler's function,
+ * and $default to the handler whose `defaultRoute` is set. Returns the sign-in routes (SIGNIN_ROUTES), which the
+ * stage throttles.
+ *
+ * The routes are created under a construct named `Api`, with the ids HttpApi.addRoutes gives them, so their logical
+ * IDs are those they had as children of the API in a single stack.
+ */
+export function addApiRoutes(
+  scope: Construct,
+  api: apigwv2.IHttpApi,
+  plan: readonly PlannedFunction[],
+  functionOf: (handler: string) => lambda.IFunction,
+): ApiRoute[] {
+  const routesScope = new Construct(scope, 'Api');
+  const signinRoutes: ApiRoute[] = [];
+  const added: apigwv2.HttpRoute[] = [];
+  for (const planned of plan) {
+    if (planned.defaultRoute) {
+      // Whatever no route matches gets {error: 'not_found', message} from the service, not API Gateway's own body.
+      added.push(
+        new apigwv2.HttpRoute(routesScope, 'DefaultRoute', {
+          httpApi: api,
           routeKey: apigwv2.HttpRouteKey.DEFAULT,
           integration: new HttpLambdaIntegration(
             `${planned.constructId}Integration`,
             functionOf(planned.handler),
             { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 },
           ),
-        });
-      }
-      if (planned.routes.length === 0) continue;
-      // One integration per function, shared by its rows, with one invoke permission for this API: a permission per
-      // route cost a resource per row, and CloudFormation takes at most 500 in a stack. Only the routes integrated
-      // with the function reach it either way.
-      const integration = new HttpLambdaIntegration(
-        `${planned.constructId}Integration`,
-        functionOf(planned.handler),
-        { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0, scopePermissionToRoute: false },
+        }),
       );
-      for (const route of planned.routes) {
-        const added = this.api.addRoutes({
-          path: route.path,
-          methods: [apigwv2.HttpMethod[route.method]],
-          integration,
-        });
-        if (SIGNIN_ROUTES.includes(route.id)) signinRoutes.push([`${route.method} ${route.path}`, added]);
+    }
+    if (planned.routes.length === 0) continue;
+    // One integration per function, shared by its rows, with one invoke permission for this API: a permission per
+    // route would cost a resource per row. Only the routes integrated with the function reach it either way.
+    const integration = new HttpLambdaIntegration(
+      `${planned.constructId}Integration`,
+      functionOf(planned.handler),
+      { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0, scopePermissionToRoute: false },
+    );
+    for (const row of planned.routes) {
+      const method = apigwv2.HttpMethod[row.method];
+      const route = new apigwv2.HttpRoute(routesScope, `${method}${row.path}`, {
+        httpApi: api,
+        routeKey: apigwv2.HttpRouteKey.with(row.path, method),
+        integration,
+      });
+      added.push(route);
+      if (SIGNIN_ROUTES.includes(row.id)) {
+        signinRoutes.push({ id: row.id, routeKey: `${row.method} ${row.path}`, route });
       }
     }
-    // Per-route throttling of the sign-in routes, below the stage's default. The stage must be created after those
-    // routes: CloudFormation refuses route settings for a route key that does not exist yet.
-    const stageResource = this.stage.node.defaultChild as apigwv2.CfnStage;
-    stageResource.routeSettings = Object.fromEntries(
-      signinRoutes.map(([routeKey]) => [
-        routeKey,
-        {
-          ThrottlingRateLimit: props.signinThrottle.rateLimit,
-          ThrottlingBurstLimit: props.signinThrottle.burstLimit,
-        },
-      ]),
-    );
-    for (const [, added] of signinRoutes) for (const route of added) this.stage.node.addDependency(route);
-    Validations.of(this.api).acknowledge({
+  }
+  for (const route of added) {
+    Validations.of(route).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
         'Authorization is enforced in every function by the route table auth kind (bearer JWTs and roles, device ' +
@@ -151,4 +184,5 @@ export class ServiceHttpApi extends FlatConstruct {
         'by the spec (health check, OpenAPI document, sign-in); the $default route only answers 404 not_found.',
     });
   }
+  return signinRoutes;
 }

@@ -145,10 +145,12 @@ async function main() {
     });
     const assembly = app.synth();
 
-    const assetDir = (fnStack: Stack, element: CfnElement) => {
-      const template = JSON.parse(
-        readFileSync(join(assembly.directory, `${fnStack.artifactId}.template.json`), 'utf8'),
-      ) as { Resources: Record<string, { Metadata?: Record<string, string> }> };
+    // A function's asset is named in the template of its own stack: a feature's nested stack, or the root.
+    const assetDir = (element: CfnElement) => {
+      const fnStack = Stack.of(element);
+      const template = JSON.parse(readFileSync(join(assembly.directory, fnStack.templateFile), 'utf8')) as {
+        Resources: Record<string, { Metadata?: Record<string, string> }>;
+      };
       const path = template.Resources[fnStack.getLogicalId(element)]?.Metadata?.['aws:asset:path'];
       if (!path) throw new Error(`no asset for ${element.node.path}`);
       return join(assembly.directory, path);
@@ -167,9 +169,7 @@ async function main() {
       };
     };
 
-    const rows: Row[] = [
-      row('hello world', 'baseline', assetDir(helloStack, hello.node.defaultChild as CfnElement)),
-    ];
+    const rows: Row[] = [row('hello world', 'baseline', assetDir(hello.node.defaultChild as CfnElement))];
     for (const planned of stack.plan) {
       const fn = stack.functions.get(planned.handler)!;
       const what = [
@@ -177,14 +177,10 @@ async function main() {
         ...planned.schedules.map((s) => `every ${s.everyMs / 60_000} min`),
         ...(planned.defaultRoute ? ['$default (what no route matches)'] : []),
       ].join(', ');
-      rows.push(row(planned.handler, what, assetDir(stack, fn.node.defaultChild as CfnElement)));
+      rows.push(row(planned.handler, what, assetDir(fn.node.defaultChild as CfnElement)));
     }
     rows.push(
-      row(
-        'migrate (deploy)',
-        'CDK Trigger',
-        assetDir(stack, stack.migrateFunction.node.defaultChild as CfnElement),
-      ),
+      row('migrate (deploy)', 'CDK Trigger', assetDir(stack.migrateFunction.node.defaultChild as CfnElement)),
     );
 
     const loader = join(work, 'load.mjs');

@@ -448,6 +448,7 @@ before(() => {
     planned: {
       handler: 'migrate',
       entry: '',
+      feature: 'migrate',
       constructId: 'Migrate',
       kind: 'scheduled',
       sizing: { memoryMb: 512, timeoutSeconds: 300 },

@@ -69,13 +69,29 @@ test('npx cdk synth in a fresh copy: exit 0, one bundled function per planned ha
   // Without a dashboard_url of its own, the stack's console is the dashboard (CLI sign-in deployed).
   const dashboard = deployment.config.dashboard_url ?? (deployment.aws.console ? 'console' : undefined);
   const planned = planFunctions({ ...deployment.config, dashboard_url: dashboard }, PROJECT_ROOT);
-  const bundled = Object.values(template.Resources).filter(
-    (resource) =>
-      resource.Type === 'AWS::Lambda::Function' &&
-      resource.Properties?.Handler === 'index.handler' &&
-      String(resource.Properties?.Runtime).startsWith('nodejs') &&
-      resource.Metadata?.['aws:asset:path'],
+  // Each feature's functions are in its nested stack, whose template is an asset of the root stack's.
+  const nestedStacks = Object.values(template.Resources).filter(
+    (resource) => resource.Type === 'AWS::CloudFormation::Stack',
   );
+  assert.equal(
+    nestedStacks.length,
+    new Set(planned.map((p) => p.feature)).size,
+    'one nested stack per feature',
+  );
+  const nestedTemplates = nestedStacks.map((resource) => {
+    const file = join(output, resource.Metadata?.['aws:asset:path'] ?? '');
+    assert.ok(existsSync(file) && file.endsWith('.nested.template.json'), `nested template ${file}`);
+    return JSON.parse(readFileSync(file, 'utf8')) as CfnTemplate;
+  });
+  const bundled = [template, ...nestedTemplates]
+    .flatMap((t) => Object.values(t.Resources))
+    .filter(
+      (resource) =>
+        resource.Type === 'AWS::Lambda::Function' &&
+        resource.Properties?.Handler === 'index.handler' &&
+        String(resource.Properties?.Runtime).startsWith('nodejs') &&
+        resource.Metadata?.['aws:asset:path'],
+    );
   assert.equal(bundled.length, planned.length + 1, 'functions: one per planned handler, plus Migrate');
   for (const fn of bundled) {
     const dir = join(output, fn.Metadata!['aws:asset:path']!);

@@ -9,13 +9,14 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ServiceHttpApi } from '../../infra/constructs/http-api.ts';
+import { Construct } from 'constructs';
+import { addApiRoutes, ServiceHttpApi } from '../../infra/constructs/http-api.ts';
 import { MigrationsOnDeploy } from '../../infra/constructs/migrations.ts';
 import { DATA_API_ACTIONS, NetworkAndDatabase } from '../../infra/constructs/network-and-database.ts';
 import { Schedules } from '../../infra/constructs/schedules.ts';
 import { AppSecrets } from '../../infra/constructs/secrets.ts';
 import { stagingDirOf } from '../../infra/constructs/service-function.ts';
-import { constructIdFor, type PlannedFunction, SIZING } from '../../infra/plan.ts';
+import { constructIdFor, featureOf, type PlannedFunction, SIZING } from '../../infra/plan.ts';
 import { cdkJsonContext, PROJECT_ROOT } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -47,6 +48,7 @@ const databaseProps = (production: boolean) => ({
 const planned = (handler: string, more: Partial<PlannedFunction> = {}): PlannedFunction => ({
   handler,
   entry: `${PROJECT_ROOT}functions/${handler}.ts`,
+  feature: featureOf(handler),
   constructId: constructIdFor(handler),
   kind: 'read',
   sizing: SIZING.read,
@@ -167,7 +169,7 @@ test('AppSecrets alone: generated secrets by config, at the stack IDs, kept, cdk
   assert.deepEqual(fewer.all, [fewer.jwtSecret, fewer.auditIngestToken]);
 });
 
-test('ServiceHttpApi alone: one route per row, $default to the fallback, throttling, CORS only with origins', () => {
+test('ServiceHttpApi and addApiRoutes alone: one route per row, $default to the fallback, throttling, CORS only with origins', () => {
   for (const origins of [[], ['https://dash.example.com']]) {
     const stack = bareStack();
     const plan = [
@@ -181,14 +183,20 @@ test('ServiceHttpApi alone: one route per row, $default to the fallback, throttl
       planned('meta/not-found', { defaultRoute: true }),
     ];
     const http = new ServiceHttpApi(stack, 'HttpApi', {
-      plan,
-      functionOf: inlineFunctions(stack, plan),
       allowedOrigins: origins,
       throttle: { rateLimit: 100, burstLimit: 200 },
       signinThrottle: { rateLimit: 5, burstLimit: 10 },
       logRetention: logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: RemovalPolicy.DESTROY,
     });
+    // In a feature's stack in the service; here a construct of its own, beside the API.
+    const signin = addApiRoutes(
+      new Construct(stack, 'Feature'),
+      http.api,
+      plan,
+      inlineFunctions(stack, plan),
+    );
+    http.throttleSigninRoutes(signin);
     const template = Template.fromStack(stack);
     assert.equal(stack.getLogicalId(http.api.node.defaultChild as CfnElement), 'ApiF70053CD');
 

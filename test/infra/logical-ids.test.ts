@@ -7,13 +7,17 @@
 //
 // A resource that is removed on purpose leaves this list with it. A new stateful resource joins it once deployed
 // (the last test fails until it does).
+//
+// The stateful resources stay in the root stack; each feature's nested stack holds only functions, their log groups
+// and routes (infra/constructs/feature-stack.ts), so a feature's stack can be added, split or renamed freely.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { CfnElement } from 'aws-cdk-lib';
+import { type CfnElement, Stack } from 'aws-cdk-lib';
+import { featureStackId } from '../../infra/constructs/feature-stack.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
 interface Resource {
@@ -77,6 +81,52 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
     'the alarm topic: a new one needs its subscriptions again',
   ],
 ];
+/**
+ * Every stateful resource of the root template (a type of ROOT_STATEFUL_TYPES, or a Retain deletion policy) as
+ * synthesized from config/prod.toml on main at 3b8897d, before the functions moved to the feature stacks: that
+ * template's list, less the functions' own log groups, which moved with their functions (`<Function>Logs`, checked
+ * in their feature's stack below).
+ */
+const ROOT_ON_MAIN: ReadonlyArray<readonly [type: string, logicalId: string]> = [
+  ['AWS::EC2::VPC', 'Vpc8378EB38'],
+  ['AWS::EC2::Subnet', 'VpcdatabaseSubnet1SubnetD53A427B'],
+  ['AWS::EC2::Subnet', 'VpcdatabaseSubnet2Subnet75663D63'],
+  ['AWS::RDS::DBClusterParameterGroup', 'DatabaseParameters4609B2CF'],
+  ['AWS::RDS::DBSubnetGroup', 'DatabaseSubnets56F17B9A'],
+  ['AWS::EC2::SecurityGroup', 'DatabaseSecurityGroup5C91FDCB'],
+  ['AWS::SecretsManager::Secret', 'AgentControlPlaneDatabaseSecret759F90733fdaad7efa858a3daf9490cf0a702aeb'],
+  ['AWS::SecretsManager::SecretTargetAttachment', 'DatabaseSecretAttachmentE5D1B020'],
+  ['AWS::RDS::DBCluster', 'DatabaseB269D8BB'],
+  ['AWS::RDS::DBInstance', 'Databasewriter2462CC03'],
+  ['AWS::SecretsManager::Secret', 'ServiceDatabaseSecretC89DE88E'],
+  ['AWS::SecretsManager::SecretTargetAttachment', 'ServiceDatabaseSecretAttachment19C1DE38'],
+  ['AWS::SecretsManager::Secret', 'JwtSecretB8834B39'],
+  ['AWS::SecretsManager::Secret', 'AuditIngestToken72812621'],
+  ['AWS::SecretsManager::Secret', 'InitialAdminPasswordF2EA60EA'],
+  ['AWS::S3::Bucket', 'ConsoleSiteBucket380F1C30'],
+  ['AWS::ApiGatewayV2::Api', 'ApiF70053CD'],
+  ['AWS::SQS::Queue', 'HealthProbeDeadLetters39DC2A9D'],
+  ['AWS::SQS::Queue', 'ObservabilityArchiveDeadLetters1A0C03A1'],
+  ['AWS::SQS::Queue', 'ObservabilityFoldDeadLettersDEF85428'],
+  ['AWS::SQS::Queue', 'ObservabilityPartitionsDeadLettersE4855718'],
+  ['AWS::SQS::Queue', 'RequestsExpireDeadLetters56E11E31'],
+  ['AWS::S3::Bucket', 'EventArchiveBucket3113F7E5'],
+  ['AWS::Glue::Database', 'EventArchiveDatabase'],
+  ['AWS::Glue::Table', 'EventArchiveTable'],
+  ['AWS::KMS::Key', 'MonitoringAlarmTopicKeyFFA45DC9'],
+  ['AWS::SNS::Topic', 'MonitoringAlarmTopicAF62D4F1'],
+  ['AWS::Logs::LogGroup', 'VpcFlowLogsE6FFDEF9'],
+  ['AWS::Logs::LogGroup', 'MigrateLogs5B280EF4'],
+  ['AWS::Logs::LogGroup', 'ConsoleSiteFilesLogsAC518CEB'],
+  ['AWS::Logs::LogGroup', 'ApiAccessLogsE9DF007D'],
+];
+/** The types ROOT_ON_MAIN was recorded by (with any resource whose deletion policy is Retain). */
+const ROOT_STATEFUL_TYPES = new Set([
+  ...ROOT_ON_MAIN.map(([type]) => type),
+  'AWS::DynamoDB::Table',
+  'AWS::EFS::FileSystem',
+]);
+
 /** Of the stack built with envsvc.provider = "http" only. */
 const DEPLOYED_WITH_HTTP_ENVIRONMENTS = [
   ['AWS::SecretsManager::Secret', 'EnvServiceToken8C210196', "the environment service's token"],
@@ -107,30 +157,44 @@ writeFileSync(
   `${readFileSync(join(PROJECT_ROOT, 'config/prod.toml'), 'utf8')}\n[envsvc]\nprovider = "http"\nurl = "https://envsvc.example.com"\n`,
 );
 const http = synth({ configFile: httpConfig });
+/** Of the whole deployment: the root stack and its feature stacks (test/infra/synth.ts). */
 const resourcesOf = (synthesized: Synthesized) =>
   synthesized.template.toJSON().Resources as Record<string, Resource>;
+const rootResourcesOf = (synthesized: Synthesized) =>
+  synthesized.root.toJSON().Resources as Record<string, Resource & { DeletionPolicy?: string }>;
 
-test('the stateful resources keep the logical IDs of the deployed stack', () => {
-  const resources = resourcesOf(prod);
+test("the root stack's stateful resources are those of main's template, with the same logical IDs", () => {
+  const stateful = Object.entries(rootResourcesOf(prod))
+    .filter(([, resource]) => ROOT_STATEFUL_TYPES.has(resource.Type) || resource.DeletionPolicy === 'Retain')
+    .map(([logicalId, resource]) => `${resource.Type} ${logicalId}`)
+    .sort();
+  assert.deepEqual(stateful, ROOT_ON_MAIN.map(([type, logicalId]) => `${type} ${logicalId}`).sort());
+});
+
+test('the stateful resources keep the logical IDs of the deployed stack, in the root stack', () => {
+  const resources = rootResourcesOf(prod);
   for (const [type, logicalId, what] of DEPLOYED) {
     assert.equal(resources[logicalId]?.Type, type, `${logicalId} (${what}) is gone or renamed`);
   }
-  const httpResources = resourcesOf(http);
+  const httpResources = rootResourcesOf(http);
   for (const [type, logicalId, what] of DEPLOYED_WITH_HTTP_ENVIRONMENTS) {
     assert.equal(httpResources[logicalId]?.Type, type, `${logicalId} (${what}) is gone or renamed`);
   }
 });
 
-test("each function's log group and each dead-letter queue is named after its handler, directly in the stack", () => {
-  const resources = resourcesOf(prod);
-  const logicalIdOf = (element: unknown) => prod.stack.getLogicalId(element as CfnElement);
+test("each function's log group is named after its handler, directly in its feature's stack; each dead-letter queue in the root", () => {
+  const root = rootResourcesOf(prod);
   for (const planned of prod.stack.plan) {
-    const fn = resources[logicalIdOf(prod.stack.functions.get(planned.handler)!.node.defaultChild)]!;
-    const logGroup = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    const fn = prod.stack.functions.get(planned.handler)!;
+    const stack = prod.stacks.find((synthesized) => synthesized.path === Stack.of(fn).node.path)!;
+    assert.equal(stack.path, `${prod.stack.node.path}/${featureStackId(planned.handler.split('/')[0]!)}`);
+    const resource = stack.template.Resources[Stack.of(fn).getLogicalId(fn.node.defaultChild as CfnElement)]!;
+    const logGroup = (resource.Properties!.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     assert.equal(logGroup, topLevelId(`${planned.constructId}Logs`), planned.handler);
+    assert.equal(stack.template.Resources[logGroup]?.Type, 'AWS::Logs::LogGroup', planned.handler);
     if (planned.schedules.length > 0) {
       const queue = topLevelId(`${planned.constructId}DeadLetters`);
-      assert.equal(resources[queue]?.Type, 'AWS::SQS::Queue', `${planned.handler}: ${queue}`);
+      assert.equal(root[queue]?.Type, 'AWS::SQS::Queue', `${planned.handler}: ${queue}`);
     }
   }
   // The rule is the one CDK applies (checked on IDs listed above).
