@@ -29,23 +29,10 @@ import { persistentDatabase } from '#test/support/device-service.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { buildAgentFile, fixture, installedCommand, runHookCommand } from '#test/support/hook-runner.ts';
 import { startCheckedService, TEST_ADMIN, testConfig } from '#test/support/service.ts';
+import { until } from '#test/support/until.ts';
 
 const OFFLINE_EVENTS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 interface Event {
   event_id: string;

@@ -32,6 +32,7 @@ import { invocationEvent } from '#test/support/device-requests.ts';
 import { persistentDatabase } from '#test/support/device-service.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { startCheckedService, TEST_ADMIN, testConfig } from '#test/support/service.ts';
+import { until } from '#test/support/until.ts';
 
 const FAST: Partial<DaemonSettings> = {
   debounceMs: 200,
@@ -43,20 +44,6 @@ const FAST: Partial<DaemonSettings> = {
   backoff: { baseMs: 100, capMs: 1000, maxRetryAfterMs: 10_000 },
   stopGraceMs: 2000,
 };
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A laptop's home: Claude Code with a user-scope server, Cursor with a global one. */
 function fixtureHome(root: string): string {

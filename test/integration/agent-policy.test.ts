@@ -34,6 +34,7 @@ import {
   spooledEvents,
 } from '#test/support/hook-runner.ts';
 import { startCheckedService, TEST_ADMIN, testConfig } from '#test/support/service.ts';
+import { until } from '#test/support/until.ts';
 
 const bundle = buildHookBundle();
 type Json = Record<string, unknown>;
@@ -63,20 +64,6 @@ const POLICY_V1 = {
   default: { effect: 'allow', reason: 'No rule applies.' },
   no_cache: 'open',
 };
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 20_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Hooks installed for these clients in a home of their own, run as the clients run them. */
 function laptop(clients: HookClientId[]) {
