@@ -15,6 +15,7 @@ import type { Page } from 'playwright-core';
 import { startLocalService } from '#local-server/service.ts';
 import { connectDatabase } from '#shared/db/connect.ts';
 import { migrate } from '#shared/db/migrate.ts';
+import { queryRows } from '#shared/db/query.ts';
 import { rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
 import { rebuildRollups } from '#shared/domain/observability-rollups.ts';
 import { setLogLevel } from '#shared/logger.ts';
@@ -34,18 +35,29 @@ const requestCount = requestsFlag >= 0 ? Number(argv[requestsFlag + 1]) : 2000;
 const CATALOG_ENTRIES = 200;
 
 /** Each page, and what on it is its first data (or, with nothing to show, its empty state). */
-const PAGES = [
-  ['Fleet', '/console/', '#devices tbody tr'],
-  ['Tool calls', '/console/tool-calls', '#events tbody tr'],
-  ['Tool calls, denied by cursor', '/console/tool-calls?agent_type=cursor&result=denied', '#events tbody tr'],
-  ['Summary, 24 h hourly', '/console/summary', '#calls-chart canvas'],
-  ['Summary, 24 h by minute', '/console/summary?range=24h&bucket=minute', '#calls-chart canvas'],
-  ['Summary, 7 d daily', '/console/summary?range=7d&bucket=day', '#calls-chart canvas'],
-  ['Summary, 30 d hourly', '/console/summary?range=30d&bucket=hour', '#calls-chart canvas'],
-  ['Requests', '/console/requests', '#requests tbody tr'],
-  ['Catalog', '/console/catalog', '#catalog tbody tr'],
-  ['Audit log', '/console/audit-log', '#audit-logs tbody tr'],
-] as const;
+const pagesOf = (deviceId: string, weekAgo: string) =>
+  [
+    ['Fleet', '/console/', '#devices tbody tr'],
+    ['Device', `/console/devices/${deviceId}`, '#device-facts'],
+    ['Tool calls', '/console/tool-calls', '#events tbody tr'],
+    [
+      'Tool calls, denied by cursor',
+      '/console/tool-calls?agent_type=cursor&result=denied',
+      '#events tbody tr',
+    ],
+    [
+      'Tool calls, denied, last 7 days (with its count)',
+      `/console/tool-calls?from=${encodeURIComponent(weekAgo)}&result=denied&range=7d`,
+      '#match-count strong',
+    ],
+    ['Summary, 24 h hourly', '/console/summary', '#calls-chart canvas'],
+    ['Summary, 24 h by minute', '/console/summary?range=24h&bucket=minute', '#calls-chart canvas'],
+    ['Summary, 7 d daily', '/console/summary?range=7d&bucket=day', '#calls-chart canvas'],
+    ['Summary, 30 d hourly', '/console/summary?range=30d&bucket=hour', '#calls-chart canvas'],
+    ['Requests', '/console/requests', '#requests tbody tr'],
+    ['Catalog', '/console/catalog', '#catalog tbody tr'],
+    ['Audit log', '/console/audit-log', '#audit-logs tbody tr'],
+  ] as const;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
@@ -63,7 +75,7 @@ const OBSERVER = `
     for (const entry of list.getEntries()) window.longTasks.push([entry.startTime, entry.duration]);
   }).observe({ type: 'longtask', buffered: true });
   window.firstSeen = {};
-  const selectors = ${JSON.stringify([...new Set([...PAGES.map(([, , sel]) => sel), ...Object.values(STATES)])])};
+  const selectors = ${JSON.stringify([...new Set([...pagesOf('', '').map(([, , sel]) => sel), ...Object.values(STATES)])])};
   new MutationObserver(() => {
     for (const sel of selectors) {
       if (!(sel in window.firstSeen) && document.querySelector(sel)) window.firstSeen[sel] = performance.now();
@@ -111,6 +123,13 @@ console.log(
       .join(', ')}; ${access.catalog} catalog entries)`,
 );
 await database.db.execute(sql`VACUUM ANALYZE`);
+// The device page of the fleet's first device; the 7-day preset as the console writes it (to the minute).
+const [firstDevice] = await queryRows<{ id: string }>(
+  database.db,
+  sql`SELECT id::text AS id FROM devices ORDER BY serial_number LIMIT 1`,
+);
+const weekAgo = `${new Date(now.getTime() - 7 * 86_400_000).toISOString().slice(0, 16)}:00Z`;
+const PAGES = pagesOf(firstDevice?.id ?? '', weekAgo);
 await database.close();
 console.log(`seeded in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
 
