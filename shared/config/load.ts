@@ -54,6 +54,8 @@ export const ENVIRONMENT_OVERRIDES = {
   SVC_ALERTS_WEBHOOK_SECRET: 'alerts.webhook_secret',
   // The archive bucket the stack creates (given to the archive function only).
   SVC_ARCHIVE_BUCKET: 'events.archive.bucket',
+  // The alert event bus the stack creates (given to the alerts function only).
+  SVC_ALERTS_EVENT_BUS: 'alerts.eventbridge.bus',
 } as const;
 type OptionName = keyof typeof COMMAND_LINE_OPTIONS;
 

@@ -257,7 +257,10 @@ export const configSchema = z
           .array(
             z
               .object({
-                name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a short lowercase name'),
+                name: z
+                  .string()
+                  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a short lowercase name')
+                  .refine((name) => name !== 'eventbridge', 'is the name of the EventBridge delivery'),
                 url: absoluteUrl,
                 format: z.enum(['json', 'slack']).default('json'),
               })
@@ -265,6 +268,17 @@ export const configSchema = z
           )
           .max(20)
           .default([]),
+        // Each new alert as an EventBridge event (detail type "Fleet Alert Opened", docs/policy.md): `bus` is the
+        // event bus name or ARN (the stack passes its own as SVC_ALERTS_EVENT_BUS); empty: none. `endpoint` is a
+        // local EventBridge-compatible endpoint (tests); empty: the region's.
+        eventbridge: z
+          .object({
+            bus: z.string().default(''),
+            endpoint: z.union([absoluteUrl, z.literal('')]).default(''),
+            region: z.string().default(''),
+          })
+          .strict()
+          .prefault({}),
         // The HMAC-SHA256 key of the webhook signatures. Production reads it from Secrets Manager
         // (SVC_ALERTS_WEBHOOK_SECRET_ARN); never put it in a committed file.
         webhook_secret: z.string().default(''),

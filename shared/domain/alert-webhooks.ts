@@ -1,4 +1,4 @@
-// Webhook delivery of alerts (docs/policy.md, "Webhooks"): each delivery is a row of alert_deliveries, so retries
+// Delivery of alerts as webhooks and EventBridge events (docs/policy.md, "Webhooks"): each delivery is a row of alert_deliveries, so retries
 // survive a restart. A pass claims the due rows (moving next_attempt_at past the request's timeout, so that a second
 // pass does not send them too), posts each one signed, and records the outcome: delivered; or another attempt after
 // alerts.delivery.backoff doubled per failure (at most max_backoff); or dead after max_attempts (the dead-letter list).
@@ -9,6 +9,7 @@ import type { Db } from '../db/database.ts';
 import { queryRows } from '../db/query.ts';
 import { tsParam, uuidParam } from '../db/sql-values.ts';
 import type { AlertView } from '../schemas/alerts.ts';
+import { EVENTBRIDGE_DESTINATION, putAlertEvent } from './alert-events.ts';
 
 export const SIGNATURE_HEADER = 'x-acp-signature';
 export const TIMESTAMP_HEADER = 'x-acp-timestamp';
@@ -46,8 +47,8 @@ interface Claimed {
   alert: unknown;
 }
 
-/** Delivers the due webhooks; returns how many were delivered, retried later and dead. */
-export async function deliverWebhooks(db: Db, config: Pick<Config, 'alerts'>, now = new Date()) {
+/** Delivers the due webhooks and EventBridge events; returns how many were delivered, retried later and dead. */
+export async function deliverAlerts(db: Db, config: Pick<Config, 'alerts'>, now = new Date()) {
   const { delivery, webhooks, webhook_secret: secret } = config.alerts;
   const result = { delivered: 0, retried: 0, dead: 0 };
   const claimed = await queryRows<Claimed>(
@@ -65,8 +66,10 @@ export async function deliverWebhooks(db: Db, config: Pick<Config, 'alerts'>, no
   for (const row of claimed) {
     const hook = webhooks.find((w) => w.name === row.destination);
     const alert = JSON.parse(String(row.alert)) as AlertView;
+    const bus = row.destination === EVENTBRIDGE_DESTINATION && config.alerts.eventbridge.bus !== '';
     let error: string | null = null;
-    if (!hook) error = 'destination no longer configured';
+    if (bus) error = await putAlertEvent(config.alerts.eventbridge, row.event, alert);
+    else if (!hook) error = 'destination no longer configured';
     else {
       const body = webhookBody(row.event, alert, hook.format);
       const timestamp = String(Math.floor(Date.now() / 1000));
@@ -94,7 +97,7 @@ export async function deliverWebhooks(db: Db, config: Pick<Config, 'alerts'>, no
       result.delivered++;
       await db.execute(sql`UPDATE alert_deliveries SET status = 'delivered', attempts = ${attempts}::int,
         finished_at = now(), last_error = NULL WHERE id = ${id}`);
-    } else if (!hook || attempts >= delivery.max_attempts) {
+    } else if ((!hook && !bus) || attempts >= delivery.max_attempts) {
       result.dead++;
       await db.execute(sql`UPDATE alert_deliveries SET status = 'dead', attempts = ${attempts}::int,
         finished_at = now(), last_error = ${error} WHERE id = ${id}`);

@@ -1,7 +1,7 @@
 // Fleet alerts (docs/policy.md, "Alerts"): one row per (kind, subject) with the devices it covers, so that one change
 // across the fleet is one alert with a device count. The derivations (alert-derive.ts) raise them through
 // raiseAlerts; admins list, read and acknowledge them (audited alert.acknowledged); each new alert is queued for
-// every configured webhook in the transaction that opens it (alert-webhooks.ts delivers).
+// every configured webhook and the EventBridge bus in the transaction that opens it (alert-webhooks.ts delivers).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
@@ -16,6 +16,7 @@ import {
   type ListAlertsQuery,
   type ListDeliveriesQuery,
 } from '../schemas/alerts.ts';
+import { EVENTBRIDGE_DESTINATION } from './alert-events.ts';
 import { type AuditActor, recordAudit } from './audit.ts';
 import {
   cursorKey,
@@ -68,7 +69,10 @@ export async function raiseAlerts(
       ON CONFLICT (alert_id, device_id) DO NOTHING`);
   }
   const opened = rows.filter((r) => r.created === true || String(r.created) === 'true').map((r) => r.id);
-  const destinations = config.alerts.webhooks.map((w) => w.name);
+  const destinations = [
+    ...config.alerts.webhooks.map((w) => w.name),
+    ...(config.alerts.eventbridge.bus ? [EVENTBRIDGE_DESTINATION] : []),
+  ];
   if (opened.length && destinations.length) {
     await tx.execute(sql`INSERT INTO alert_deliveries (alert_id, destination, event, next_attempt_at)
       SELECT a::uuid, w, ${ALERT_OPENED}, ${at}

@@ -1,7 +1,8 @@
 // Alert webhooks end to end, on every driver (docs/policy.md, "Webhooks"): a new alert is posted to each configured
 // destination on a local HTTP server, which verifies the HMAC-SHA256 signature over timestamp + body itself; a
 // destination in an outage gets retries with backoff until it recovers; one that never answers ends in the
-// dead-letter list the admin API shows. Every response of the service is checked against the OpenAPI document.
+// dead-letter list the admin API shows. The same alert goes to EventBridge through the real AWS SDK (PutEvents,
+// signed with SigV4) against a local endpoint that records the entries. Every response of the service is checked against the OpenAPI document.
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -45,12 +46,20 @@ for (const driver of driversUnderTest()) {
     let admin: string;
     let receiver: Server;
     const received: Received[] = [];
+    const putEvents: Json[] = [];
     // The flaky destination answers 503 this many more times.
     let outage = 2;
 
     before(async () => {
       receiver = createServer(async (req, res) => {
         const body = await readBody(req);
+        if (req.headers['x-amz-target'] === 'AWSEvents.PutEvents') {
+          assert.match(String(req.headers.authorization), /^AWS4-HMAC-SHA256 Credential=/);
+          putEvents.push(...((JSON.parse(body) as { Entries: Json[] }).Entries ?? []));
+          res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+          res.end(JSON.stringify({ FailedEntryCount: 0, Entries: [{ EventId: 'e-1' }] }));
+          return;
+        }
         received.push({
           path: req.url ?? '',
           body,
@@ -62,6 +71,8 @@ for (const driver of driversUnderTest()) {
       });
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      process.env.AWS_ACCESS_KEY_ID ??= 'AKIDTESTEVENTS';
+      process.env.AWS_SECRET_ACCESS_KEY ??= 'test-secret-key';
       svc = await startTestService(driver, {
         dashboard_url: 'http://dashboard.test',
         db: { statement_timeout: '1s' },
@@ -75,6 +86,7 @@ for (const driver of driversUnderTest()) {
             { name: 'flaky', url: `${base}/flaky` },
             { name: 'down', url: `${base}/down` },
           ],
+          eventbridge: { bus: 'acp-alerts', endpoint: base, region: 'eu-west-1' },
           delivery: { max_attempts: 3, backoff: '200ms', max_backoff: '400ms' },
         },
       });
@@ -128,6 +140,16 @@ for (const driver of driversUnderTest()) {
       assert.ok(Array.isArray(slack.blocks));
       assert.ok(verifies(at('/slack')[0] as Received));
 
+      // EventBridge: one entry on the bus, with the documented source and detail type.
+      assert.equal(putEvents.length, 1);
+      const entry = putEvents[0] as Json;
+      assert.equal(entry.EventBusName, 'acp-alerts');
+      assert.equal(entry.Source, 'acp.alerts');
+      assert.equal(entry.DetailType, 'Fleet Alert Opened');
+      const detail = JSON.parse(String(entry.Detail)) as Json;
+      assert.equal(detail.event, 'alert.opened');
+      assert.equal((detail.alert as Json).subject, 'remote:https://mcp.linear.app');
+
       // The outage: 503, then 503 again after the backoff, then delivered.
       assert.equal(at('/flaky').length, 1);
       for (let i = 0; i < 6 && (at('/flaky').length < 3 || at('/down').length < 3); i++) {
@@ -153,6 +175,7 @@ for (const driver of driversUnderTest()) {
         d.attempts,
       ]);
       assert.deepEqual(done.sort(), [
+        ['eventbridge', 1],
         ['flaky', 3],
         ['siem', 1],
         ['slack', 1],
