@@ -3,7 +3,6 @@
 // a chatbot), and, with webhooks configured, the signing secret of the webhooks, generated in Secrets Manager.
 import { type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -36,11 +35,23 @@ export class AlertEvents extends FlatConstruct {
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
+    // The log group target with a resource policy of its own: CDK's CloudWatchLogGroup target would add a custom
+    // resource (a Lambda with logs:PutResourcePolicy on *) to write the same policy.
+    new logs.ResourcePolicy(scope, 'AlertEventLogPolicy', {
+      policyStatements: [
+        new iam.PolicyStatement({
+          principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: [this.log.logGroupArn],
+        }),
+      ],
+    });
+    const logTarget: events.IRuleTarget = { bind: () => ({ arn: this.log.logGroupArn }) };
     this.rule = new events.Rule(scope, 'AlertEventRule', {
       eventBus: this.bus,
       description: 'Every fleet alert, kept in the alert event log',
       eventPattern: { source: [ALERT_EVENT_SOURCE], detailType: [ALERT_DETAIL_TYPE] },
-      targets: [new targets.CloudWatchLogGroup(this.log)],
+      targets: [logTarget],
     });
     this.bus.grantPutEventsTo(fn);
     fn.addEnvironment('SVC_ALERTS_EVENT_BUS', this.bus.eventBusName);
