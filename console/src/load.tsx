@@ -193,3 +193,62 @@ export function OffsetPager({
     </nav>
   );
 }
+
+/** The options of a filter's select: "any" (no filter), then each value, shown as `label` gives it. */
+export function AnyOptions({
+  values,
+  label = (v) => v,
+}: {
+  values: readonly string[];
+  label?: (value: string) => string;
+}) {
+  return (
+    <>
+      <option value="">any</option>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {label(v)}
+        </option>
+      ))}
+    </>
+  );
+}
+
+/** A table's header row: one column heading per name. */
+export function ColumnHeads({ names }: { names: readonly string[] }) {
+  return (
+    <thead>
+      <tr>
+        {names.map((name) => (
+          <th key={name} scope="col">
+            {name}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A filter of a filters form: a labelled select of "any" and `values` (give it a key that changes with `value`). */
+export function FilterSelect({
+  name,
+  label,
+  value,
+  values,
+  show,
+}: {
+  name: string;
+  label: string;
+  value: string | undefined;
+  values: readonly string[];
+  show?: (value: string) => string;
+}) {
+  return (
+    <label>
+      {label}
+      <select name={name} value={value ?? ''}>
+        <AnyOptions values={values} {...(show ? { label: show } : {})} />
+      </select>
+    </label>
+  );
+}

@@ -1,7 +1,16 @@
 // Audit log: the records, filtered by action, actor, resource and source (kept in the URL), newest first, and the
 // hash chain's verification said plainly.
 import type { operations } from '../../../client/api.ts';
-import { Empty, formatNumber, formatTime, OffsetPager, Show, useLoad } from '../load.tsx';
+import {
+  ColumnHeads,
+  Empty,
+  FilterSelect,
+  formatNumber,
+  formatTime,
+  OffsetPager,
+  Show,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -67,17 +76,13 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
             <input name={name} value={filters[name] ?? ''} />
           </label>
         ))}
-        <label key={`source:${filters.source ?? ''}`}>
-          Source
-          <select name="source" value={filters.source ?? ''}>
-            <option value="">any</option>
-            {SOURCES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          key={`source:${filters.source ?? ''}`}
+          name="source"
+          label="Source"
+          value={filters.source}
+          values={SOURCES}
+        />
         <div class="actions">
           <button type="submit">Apply filters</button>
         </div>
@@ -93,16 +98,7 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
                   {data.offset + 1}–{data.offset + data.logs.length} of {formatNumber(data.total)}, newest
                   first
                 </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Actor</th>
-                    <th scope="col">Resource</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Address</th>
-                  </tr>
-                </thead>
+                <ColumnHeads names={['Time', 'Action', 'Actor', 'Resource', 'Source', 'Address']} />
                 <tbody>
                   {data.logs.map((l) => (
                     <tr key={l.id}>

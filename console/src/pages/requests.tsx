@@ -2,7 +2,16 @@
 // events and its moves: approve (notes), deny (reason) while pending, revoke (reason) while approved or active.
 import { useState } from 'preact/hooks';
 import type { components, operations } from '../../../client/api.ts';
-import { describeError, Empty, formatTime, NOT_ANSWERING, OffsetPager, Show, useLoad } from '../load.tsx';
+import {
+  AnyOptions,
+  describeError,
+  Empty,
+  formatTime,
+  NOT_ANSWERING,
+  OffsetPager,
+  Show,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -37,12 +46,7 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
             value={status ?? ''}
             onChange={(e) => go({ status: e.currentTarget.value, offset: undefined })}
           >
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <AnyOptions values={STATUSES} />
           </select>
         </label>
         <label>
@@ -51,12 +55,7 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
             value={risk ?? ''}
             onChange={(e) => go({ risk_level: e.currentTarget.value, offset: undefined })}
           >
-            <option value="">any</option>
-            {RISKS.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <AnyOptions values={RISKS} />
           </select>
         </label>
       </div>
