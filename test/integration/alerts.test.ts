@@ -68,7 +68,8 @@ for (const driver of driversUnderTest()) {
       const github = { name: 'github', source: { type: 'npm', name: GITHUB, version: '1.0.0' } };
       await report(devices[0] as DeviceIdentity, [github]);
       await pass();
-      assert.equal((await one('new_server')).device_count, 1);
+      const first = await one('new_server');
+      assert.equal(first.device_count, 1);
       await report(devices[1] as DeviceIdentity, [github]);
       await report(devices[2] as DeviceIdentity, [github]);
       await pass();
@@ -76,6 +77,11 @@ for (const driver of driversUnderTest()) {
       assert.equal(alert.subject, `npm:${GITHUB}`);
       assert.equal(alert.status, 'open');
       assert.equal(alert.device_count, 3);
+      assert.equal(alert.first_seen_at, first.first_seen_at);
+      assert.ok(
+        String(alert.last_seen_at) > String(first.last_seen_at),
+        'a pass that finds it again moves last_seen_at',
+      );
       const detail = await svc.call('GET', `/v1/admin/alerts/${alert.id}`, { token: admin });
       assert.equal(detail.status, 200);
       assert.equal((data(detail).devices as Json[]).length, 3);
