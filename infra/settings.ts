@@ -19,6 +19,7 @@ const STRIPPED_KEYS: ReadonlyArray<readonly string[]> = [
   ['auth', 'jwt_secret'],
   ['envsvc', 'token'],
   ['audit', 'ingest_token'],
+  ['alerts', 'webhook_secret'],
   ['db', 'dsn'],
   ['bootstrap'],
   ['aws'],
@@ -180,11 +181,15 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
   const bootstrap = isTable(raw.bootstrap) ? raw.bootstrap : {};
   const envsvc = isTable(raw.envsvc) ? raw.envsvc : {};
   const audit = isTable(raw.audit) ? raw.audit : {};
+  const alerts = isTable(raw.alerts) ? raw.alerts : {};
   const secretsInFile: string[] = [];
   if (typeof auth.jwt_secret === 'string' && auth.jwt_secret !== '') secretsInFile.push('auth.jwt_secret');
   if (typeof envsvc.token === 'string' && envsvc.token !== '') secretsInFile.push('envsvc.token');
   if (typeof audit.ingest_token === 'string' && audit.ingest_token !== '') {
     secretsInFile.push('audit.ingest_token');
+  }
+  if (typeof alerts.webhook_secret === 'string' && alerts.webhook_secret !== '') {
+    secretsInFile.push('alerts.webhook_secret');
   }
   if (typeof bootstrap.admin_password === 'string' && bootstrap.admin_password !== '') {
     secretsInFile.push('bootstrap.admin_password');
@@ -208,6 +213,8 @@ export function loadDeployment(file: string, context: Record<string, unknown> = 
   const forValidation = {
     ...without(without(service, ['bootstrap', 'admin_password']).table, ['envsvc', 'token']).table,
     auth: { ...auth, jwt_secret: SYNTH_PLACEHOLDER_SECRET },
+    // The webhook secret is the stack's (AlertWebhookSecret), read at cold start.
+    ...(isTable(raw.alerts) ? { alerts: { ...alerts, webhook_secret: SYNTH_PLACEHOLDER_SECRET } } : {}),
   };
   const parsed = configSchema.safeParse(forValidation);
   if (!parsed.success) {

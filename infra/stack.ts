@@ -11,6 +11,7 @@ import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
 import { OLDEST_EVENT_DAY } from '#shared/domain/event-retention.ts';
 import { routes } from '#shared/routes.ts';
+import { AlertEvents } from './constructs/alert-events.ts';
 import { ConsoleSite } from './constructs/console-site.ts';
 import { ARCHIVE_TABLE, EventArchive } from './constructs/event-archive.ts';
 import { byFeature, FeatureStack } from './constructs/feature-stack.ts';
@@ -29,6 +30,9 @@ export const EVENTS_ROUTE = { method: 'POST', path: '/v1/devices/events' } as co
 
 /** The scheduled function whose failures get their own alarm. */
 const PROBE_HANDLER = 'health/probe';
+
+/** The function that derives and delivers alerts (schedules.alerts). */
+export const ALERTS_HANDLER = 'alerts/derive';
 
 /** The function that writes the event archive (schedules.eventArchive). */
 export const ARCHIVE_HANDLER = 'observability/archive';
@@ -81,6 +85,8 @@ export class ControlPlaneStack extends Stack {
   readonly dashboardUrl: string | undefined;
   /** With events.archive.target = "s3": the bucket and the Glue table Athena queries. */
   readonly archive: EventArchive | undefined;
+  /** The alert event bus, its rule and log, and the webhook secret. */
+  readonly alertEvents: AlertEvents | undefined;
 
   constructor(scope: Construct, id: string, props: ControlPlaneStackProps) {
     super(scope, id, props);
@@ -197,6 +203,16 @@ export class ControlPlaneStack extends Stack {
           })
         : undefined;
 
+    const alertsFunction = this.functions.get(ALERTS_HANDLER);
+    this.alertEvents = alertsFunction
+      ? new AlertEvents(this, 'AlertEvents', {
+          alertsFunction,
+          webhooks: config.alerts.webhooks.length > 0,
+          logRetention,
+          removalPolicy: retain,
+        })
+      : undefined;
+
     const eventsHandler = this.plan.find((planned) =>
       planned.routes.some(
         (route) => route.method === EVENTS_ROUTE.method && route.path === EVENTS_ROUTE.path,
@@ -289,6 +305,16 @@ export class ControlPlaneStack extends Stack {
       );
       output('EventArchiveGlueDatabase', this.archive.databaseName, 'Glue database of the archive (Athena)');
       output('EventArchiveGlueTable', ARCHIVE_TABLE, 'Glue table of the archive (Athena)');
+    }
+    if (this.alertEvents) {
+      output('AlertEventBusName', this.alertEvents.bus.eventBusName, 'Fleet alerts as EventBridge events');
+      if (this.alertEvents.webhookSecret) {
+        output(
+          'AlertWebhookSecretArn',
+          this.alertEvents.webhookSecret.secretArn,
+          'The key receivers verify alert webhook signatures with (get-secret-value)',
+        );
+      }
     }
     if (secrets.initialAdminPassword) {
       output('InitialAdminEmail', parts.initialAdminEmail, 'The first admin (local auth)');

@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import type { Config } from './config/schema.ts';
 import type { RouteSpec } from './http/route.ts';
+import { alertRoutes } from './route-tables/alerts.ts';
 import { auditRoutes } from './route-tables/audit.ts';
 import { deviceRoutes } from './route-tables/devices.ts';
 import { foundationRoutes } from './route-tables/foundation.ts';
@@ -22,6 +23,7 @@ export const routes = {
   ...observabilityRoutes,
   ...requestRoutes,
   ...policyRoutes,
+  ...alertRoutes,
 } satisfies Record<string, RouteSpec>;
 
 export type RouteId = keyof typeof routes;
@@ -67,6 +69,12 @@ export const schedules = {
     handler: 'requests/expire',
     summary: 'Data-access requests past valid_until become expired; their environments are torn down',
     everyMs: (config: Config) => config.requests.expiry_interval,
+  },
+  alerts: {
+    handler: 'alerts/derive',
+    summary:
+      'Derives fleet alerts from the inventory reported since the last pass and the denied-call spike, then delivers the webhooks due',
+    everyMs: (config: Config) => config.alerts.interval,
   },
 } as const;
 export type ScheduleId = keyof typeof schedules;

@@ -210,16 +210,12 @@ export function ChoiceSelect({
   value: string | undefined;
   choices: { value: string; label?: string }[] | undefined;
 }) {
-  const missing = value && choices && !choices.some((c) => c.value === value);
+  const labels = new Map((choices ?? []).map((c) => [c.value, c.label ?? c.value]));
+  const values = [...labels.keys()];
+  if (value && choices && !labels.has(value)) values.push(value);
   return (
     <select id={id} name={name} value={value ?? ''} key={`${value ?? ''}:${choices ? 'ready' : 'loading'}`}>
-      <option value="">any</option>
-      {choices?.map((c) => (
-        <option key={c.value} value={c.value}>
-          {c.label ?? c.value}
-        </option>
-      ))}
-      {missing && <option value={value}>{value} (none)</option>}
+      <AnyOptions values={values} label={(v) => labels.get(v) ?? `${v} (none)`} />
     </select>
   );
 }
@@ -247,5 +243,64 @@ export function TableScroll({ children }: { children: ComponentChildren }) {
     <div class="table-scroll" tabIndex={0}>
       {children}
     </div>
+  );
+}
+
+/** The options of a filter's select: "any" (no filter), then each value, shown as `label` gives it. */
+export function AnyOptions({
+  values,
+  label = (v) => v,
+}: {
+  values: readonly string[];
+  label?: (value: string) => string;
+}) {
+  return (
+    <>
+      <option value="">any</option>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {label(v)}
+        </option>
+      ))}
+    </>
+  );
+}
+
+/** A table's header row: one column heading per name. */
+export function ColumnHeads({ names }: { names: readonly string[] }) {
+  return (
+    <thead>
+      <tr>
+        {names.map((name) => (
+          <th key={name} scope="col">
+            {name}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A filter of a filters form: a labelled select of "any" and `values` (give it a key that changes with `value`). */
+export function FilterSelect({
+  name,
+  label,
+  value,
+  values,
+  show,
+}: {
+  name: string;
+  label: string;
+  value: string | undefined;
+  values: readonly string[];
+  show?: (value: string) => string;
+}) {
+  return (
+    <label>
+      {label}
+      <select name={name} value={value ?? ''}>
+        <AnyOptions values={values} {...(show ? { label: show } : {})} />
+      </select>
+    </label>
   );
 }

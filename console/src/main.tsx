@@ -2,6 +2,7 @@
 // API, through the typed client generated from the OpenAPI document (client/api.ts).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { AlertsPage } from './pages/alerts.tsx';
 import { AuditLogPage } from './pages/audit-log.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { CliLoginPage } from './pages/cli-login.tsx';
@@ -21,6 +22,7 @@ const PAGES = [
   { path: '/summary', title: 'Summary' },
   { path: '/requests', title: 'Requests' },
   { path: '/catalog', title: 'Catalog' },
+  { path: '/alerts', title: 'Alerts' },
   { path: '/audit-log', title: 'Audit log' },
 ] as const;
 
@@ -118,6 +120,7 @@ function App() {
         {path === '/summary' && <SummaryPage session={session} query={query} />}
         {path === '/requests' && <RequestsPage session={session} query={query} />}
         {path === '/catalog' && <CatalogPage session={session} query={query} />}
+        {path === '/alerts' && <AlertsPage session={session} query={query} />}
         {path === '/audit-log' && <AuditLogPage session={session} query={query} />}
         {!page && (
           <>

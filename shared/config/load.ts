@@ -51,8 +51,11 @@ export const ENVIRONMENT_OVERRIDES = {
   SVC_ADMIN_PASSWORD: 'bootstrap.admin_password',
   SVC_ENVSVC_TOKEN: 'envsvc.token',
   SVC_AUDIT_INGEST_TOKEN: 'audit.ingest_token',
+  SVC_ALERTS_WEBHOOK_SECRET: 'alerts.webhook_secret',
   // The archive bucket the stack creates (given to the archive function only).
   SVC_ARCHIVE_BUCKET: 'events.archive.bucket',
+  // The alert event bus the stack creates (given to the alerts function only).
+  SVC_ALERTS_EVENT_BUS: 'alerts.eventbridge.bus',
 } as const;
 type OptionName = keyof typeof COMMAND_LINE_OPTIONS;
 

@@ -28,15 +28,26 @@ const absoluteUrl = z.string().refine(
 );
 
 /** The config keys holding a secret that signs or authenticates: refused when the value was committed. */
-const SECRET_KEYS = ['auth.jwt_secret', 'audit.ingest_token', 'envsvc.token'] as const;
+const SECRET_KEYS = [
+  'auth.jwt_secret',
+  'audit.ingest_token',
+  'envsvc.token',
+  'alerts.webhook_secret',
+] as const;
 const secretAt = (
-  cfg: { auth: { jwt_secret: string }; audit: { ingest_token: string }; envsvc: { token: string } },
+  cfg: {
+    auth: { jwt_secret: string };
+    audit: { ingest_token: string };
+    envsvc: { token: string };
+    alerts: { webhook_secret: string };
+  },
   key: (typeof SECRET_KEYS)[number],
 ): string =>
   ({
     'auth.jwt_secret': cfg.auth.jwt_secret,
     'audit.ingest_token': cfg.audit.ingest_token,
     'envsvc.token': cfg.envsvc.token,
+    'alerts.webhook_secret': cfg.alerts.webhook_secret,
   })[key];
 
 /** The service version the OpenAPI document and /meta report when `version` is not configured. */
@@ -219,6 +230,72 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** Fleet alerts (docs/policy.md, "Alerts"): how they are derived and delivered. */
+    alerts: z
+      .object({
+        // How often the alert pass runs (the alerts/derive schedule): inventory changes, then the denied-call spike.
+        interval: duration('1m'),
+        // Inventory rows are derived once they are this old, so that a report still committing is never skipped: it
+        // must be longer than db.statement_timeout plus the clock skew between functions and the database.
+        settle: duration('1m'),
+        // Inventory rows one pass derives at most (in batches of 1,000, one transaction each); the rest wait.
+        max_rows: z.number().int().positive().max(1_000_000).default(50_000),
+        // A spike: the denied calls of the last `window` are at least min_denied and at least `factor` times the
+        // average per window of the `baseline` before it.
+        spike: z
+          .object({
+            window: duration('15m'),
+            baseline: duration('24h'),
+            factor: z.number().min(1).max(1000).default(3),
+            min_denied: z.number().int().min(1).default(20),
+          })
+          .strict()
+          .prefault({}),
+        // Signed webhook destinations: each new alert is posted to every one (format "slack": a Slack-compatible
+        // {text, blocks} payload).
+        webhooks: z
+          .array(
+            z
+              .object({
+                name: z
+                  .string()
+                  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a short lowercase name')
+                  .refine((name) => name !== 'eventbridge', 'is the name of the EventBridge delivery'),
+                url: absoluteUrl,
+                format: z.enum(['json', 'slack']).default('json'),
+              })
+              .strict(),
+          )
+          .max(20)
+          .default([]),
+        // Each new alert as an EventBridge event (detail type "Fleet Alert Opened", docs/policy.md): `bus` is the
+        // event bus name or ARN (the stack passes its own as SVC_ALERTS_EVENT_BUS); empty: none. `endpoint` is a
+        // local EventBridge-compatible endpoint (tests); empty: the region's.
+        eventbridge: z
+          .object({
+            bus: z.string().default(''),
+            endpoint: z.union([absoluteUrl, z.literal('')]).default(''),
+            region: z.string().default(''),
+          })
+          .strict()
+          .prefault({}),
+        // The HMAC-SHA256 key of the webhook signatures. Production reads it from Secrets Manager
+        // (SVC_ALERTS_WEBHOOK_SECRET_ARN); never put it in a committed file.
+        webhook_secret: z.string().default(''),
+        delivery: z
+          .object({
+            // A delivery that failed this many times is dead (the dead-letter list).
+            max_attempts: z.number().int().min(1).max(50).default(8),
+            // The wait after the first failure, doubled after each next one, up to max_backoff.
+            backoff: duration('30s'),
+            max_backoff: duration('1h'),
+            timeout: duration('10s'),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
     /** The audit log. */
     audit: z
       .object({
@@ -314,6 +391,21 @@ export const configSchema = z
         code: 'custom',
         path: ['events', 'archive', 'dir'],
         message: 'is required when events.archive.target = "dir" (the directory the archive is written to)',
+      });
+    }
+    if (cfg.alerts.settle <= cfg.db.statement_timeout) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alerts', 'settle'],
+        message:
+          'must be longer than db.statement_timeout (an inventory report may commit that long after its time)',
+      });
+    }
+    if (cfg.alerts.webhooks.length > 0 && Buffer.byteLength(cfg.alerts.webhook_secret, 'utf8') < 32) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alerts', 'webhook_secret'],
+        message: 'must be at least 32 bytes when alerts.webhooks are configured (it signs every delivery)',
       });
     }
     if (cfg.auth.idp_bypass && cfg.env === 'prod') {

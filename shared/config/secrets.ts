@@ -12,6 +12,11 @@ export const SECRET_ARNS = [
     directVariable: 'SVC_AUDIT_INGEST_TOKEN',
   },
   {
+    arnVariable: 'SVC_ALERTS_WEBHOOK_SECRET_ARN',
+    key: 'alerts.webhook_secret',
+    directVariable: 'SVC_ALERTS_WEBHOOK_SECRET',
+  },
+  {
     arnVariable: 'SVC_ADMIN_PASSWORD_ARN',
     key: 'bootstrap.admin_password',
     directVariable: 'SVC_ADMIN_PASSWORD',

@@ -671,3 +671,124 @@ export const policyFetches = pgTable(
   },
   (t) => [index('policy_fetches_version_idx').on(t.version)],
 );
+
+/**
+ * Fleet alerts (shared/domain/alerts.ts, docs/policy.md "Alerts"): one row per (kind, subject), however many devices
+ * it covers, so a change rolled out to 500 laptops is one alert. tool_definition_changed is reserved for the tool
+ * definition hashes of the inventory: no derivation raises it yet.
+ */
+export const ALERT_KINDS = [
+  'new_server',
+  'version_changed',
+  'source_changed',
+  'denied_server',
+  'denied_spike',
+  'tool_definition_changed',
+] as const;
+export const ALERT_STATUSES = ['open', 'acknowledged'] as const;
+
+export const alerts = pgTable(
+  'alerts',
+  {
+    id: id(),
+    kind: text('kind').notNull(),
+    subject: text('subject').notNull(),
+    status: text('status').notNull().default('open'),
+    details: jsonb('details').notNull().default({}),
+    firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+    acknowledgedAt: ts('acknowledged_at'),
+    acknowledgedBy: text('acknowledged_by'),
+    acknowledgeNote: text('acknowledge_note'),
+  },
+  (t) => [
+    uniqueIndex('alerts_kind_subject_key').on(t.kind, t.subject),
+    index('alerts_first_seen_idx').on(t.firstSeenAt.desc(), t.id.desc()),
+    check('alerts_kind_check', sql.raw(`kind in (${ALERT_KINDS.map((k) => `'${k}'`).join(', ')})`)),
+    check('alerts_status_check', sql`${t.status} in ('open', 'acknowledged')`),
+  ],
+);
+
+/** The devices an alert covers, each with when the derivation first counted it. */
+export const alertDevices = pgTable(
+  'alert_devices',
+  {
+    alertId: uuid('alert_id')
+      .notNull()
+      .references(() => alerts.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'alert_devices_pkey', columns: [t.alertId, t.deviceId] }),
+    index('alert_devices_device_idx').on(t.deviceId),
+  ],
+);
+
+/** Every server identity the fleet has reported (new_server is raised for one not here). */
+export const alertKnownServers = pgTable('alert_known_servers', {
+  identity: text('identity').primaryKey(),
+  firstSeenAt: ts('first_seen_at').notNull().defaultNow(),
+});
+
+/**
+ * Each device's servers as the alert pass last saw them (per agent type, name and scope), so that the next report's
+ * version or source is compared with the one before it.
+ */
+export const alertServerState = pgTable(
+  'alert_server_state',
+  {
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    agentType: text('agent_type').notNull(),
+    name: text('name').notNull(),
+    scope: text('scope').notNull(),
+    sourceType: text('source_type'),
+    sourceName: text('source_name'),
+    sourceVersion: text('source_version'),
+  },
+  (t) => [
+    primaryKey({ name: 'alert_server_state_pkey', columns: [t.deviceId, t.agentType, t.name, t.scope] }),
+  ],
+);
+
+/**
+ * The alert pass's position (one row): the inventory rows reported after (watermark, watermark_id) are not derived
+ * yet; policy_version is the policy they were last checked against.
+ */
+export const alertPassState = pgTable('alert_pass_state', {
+  id: integer('id').primaryKey(),
+  watermark: ts('watermark').notNull(),
+  watermarkId: uuid('watermark_id').notNull(),
+  policyVersion: integer('policy_version').notNull().default(0),
+});
+
+/**
+ * One webhook delivery of one alert to one configured destination, kept so that a restart resumes its retries:
+ * pending (next_attempt_at), delivered, or dead after alerts.delivery.max_attempts failures (the dead-letter list).
+ */
+export const alertDeliveries = pgTable(
+  'alert_deliveries',
+  {
+    id: id(),
+    alertId: uuid('alert_id')
+      .notNull()
+      .references(() => alerts.id, { onDelete: 'cascade' }),
+    destination: text('destination').notNull(),
+    event: text('event').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('alert_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index('alert_deliveries_status_idx').on(t.status, t.createdAt.desc(), t.id.desc()),
+    check('alert_deliveries_status_check', sql`${t.status} in ('pending', 'delivered', 'dead')`),
+  ],
+);

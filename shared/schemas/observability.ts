@@ -6,10 +6,10 @@ import { DEFAULT_LIMIT, envelope, isoTimestamp, MAX_LIMIT } from './common.ts';
 import { MCP_SOURCE_TYPES } from './devices.ts';
 import { boundedTime } from './input-rules.ts';
 
-const limit = z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT);
+export const limit = z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT);
 // A cursor holds the last row's sort key as JSON: a 400-character name of control characters is 2,400 characters
 // escaped, 3,300 in base64url.
-const cursor = z
+export const cursor = z
   .string()
   .min(1)
   .max(4096)
@@ -179,7 +179,7 @@ const mcpSource = z
       .meta({ description: 'Pinned package version, image tag or digest; absent if none' }),
   })
   .meta({ id: 'McpSourceIdentity', description: 'Where an MCP server comes from, as the device derived it' });
-const page = {
+export const page = {
   next_cursor: z.string().nullable().meta({
     description: 'Pass as `cursor`, with the same filters, for the next page; null on the last page',
   }),

@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import type { components, operations } from '../../../client/api.ts';
 import {
+  AnyOptions,
   describeError,
   Empty,
   FilterFold,
@@ -48,12 +49,7 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
               value={status ?? ''}
               onChange={(e) => go({ status: e.currentTarget.value, offset: undefined })}
             >
-              <option value="">any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
+              <AnyOptions values={STATUSES} />
             </select>
           </label>
           <label>
@@ -62,12 +58,7 @@ export function RequestsPage({ session, query }: { session: Session; query: URLS
               value={risk ?? ''}
               onChange={(e) => go({ risk_level: e.currentTarget.value, offset: undefined })}
             >
-              <option value="">any</option>
-              {RISKS.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
+              <AnyOptions values={RISKS} />
             </select>
           </label>
         </div>
