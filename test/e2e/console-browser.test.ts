@@ -1327,6 +1327,7 @@ test('every page on a phone (390 px) and a desktop (1440 px): no page wider than
     ['requests', '/console/requests', 'h1'],
     ['catalog', '/console/catalog', 'h1'],
     ['audit-log', '/console/audit-log', '#audit-logs tbody tr'],
+    ['alerts', '/console/alerts', 'h1'],
   ] as const;
   for (const width of [390, 1440]) {
     const phone = width < 768;

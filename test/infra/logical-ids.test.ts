@@ -80,6 +80,7 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
     'MonitoringAlarmTopicAF62D4F1',
     'the alarm topic: a new one needs its subscriptions again',
   ],
+  ['AWS::Logs::LogGroup', 'AlertEventLogEB5F3DE9', 'the alert events EventBridge delivered'],
 ];
 /**
  * Every stateful resource of the root template (a type of ROOT_STATEFUL_TYPES, or a Retain deletion policy) as
@@ -119,6 +120,9 @@ const ROOT_ON_MAIN: ReadonlyArray<readonly [type: string, logicalId: string]> = 
   ['AWS::Logs::LogGroup', 'MigrateLogs5B280EF4'],
   ['AWS::Logs::LogGroup', 'ConsoleSiteFilesLogsAC518CEB'],
   ['AWS::Logs::LogGroup', 'ApiAccessLogsE9DF007D'],
+  // Added since, by the alerts: their dead letters and the log EventBridge delivers alert events to.
+  ['AWS::SQS::Queue', 'AlertsDeriveDeadLetters0256B0A2'],
+  ['AWS::Logs::LogGroup', 'AlertEventLogEB5F3DE9'],
 ];
 /** The types ROOT_ON_MAIN was recorded by (with any resource whose deletion policy is Retain). */
 const ROOT_STATEFUL_TYPES = new Set([

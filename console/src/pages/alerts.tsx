@@ -2,7 +2,17 @@
 // one acknowledged with an optional note (the API records who, and audits it).
 import { useState } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
-import { ColumnHeads, Empty, FilterSelect, formatNumber, formatTime, Show, useLoad } from '../load.tsx';
+import {
+  ColumnHeads,
+  Empty,
+  FilterFold,
+  FilterSelect,
+  formatNumber,
+  formatTime,
+  Show,
+  TableScroll,
+  useLoad,
+} from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
 
@@ -33,39 +43,41 @@ export function AlertsPage({ session, query }: { session: Session; query: URLSea
   return (
     <>
       <h1>Alerts</h1>
-      <form
-        class="filters"
-        id="alert-filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const form = new FormData(e.currentTarget);
-          navigate(
-            pageUrl('/alerts', {
-              kind: String(form.get('kind') ?? '') || undefined,
-              status: String(form.get('status') ?? '') || undefined,
-            }),
-          );
-        }}
-      >
-        <FilterSelect
-          key={`kind:${kind ?? ''}`}
-          name="kind"
-          label="Kind"
-          value={kind}
-          values={KINDS}
-          show={(k) => k.replaceAll('_', ' ')}
-        />
-        <FilterSelect
-          key={`status:${status ?? ''}`}
-          name="status"
-          label="Status"
-          value={status}
-          values={STATUSES}
-        />
-        <div class="actions">
-          <button type="submit">Apply filters</button>
-        </div>
-      </form>
+      <FilterFold>
+        <form
+          class="filters"
+          id="alert-filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = new FormData(e.currentTarget);
+            navigate(
+              pageUrl('/alerts', {
+                kind: String(form.get('kind') ?? '') || undefined,
+                status: String(form.get('status') ?? '') || undefined,
+              }),
+            );
+          }}
+        >
+          <FilterSelect
+            key={`kind:${kind ?? ''}`}
+            name="kind"
+            label="Kind"
+            value={kind}
+            values={KINDS}
+            show={(k) => k.replaceAll('_', ' ')}
+          />
+          <FilterSelect
+            key={`status:${status ?? ''}`}
+            name="status"
+            label="Status"
+            value={status}
+            values={STATUSES}
+          />
+          <div class="actions">
+            <button type="submit">Apply filters</button>
+          </div>
+        </form>
+      </FilterFold>
       {problem && (
         <p class="state error" role="alert">
           {problem}
@@ -77,43 +89,45 @@ export function AlertsPage({ session, query }: { session: Session; query: URLSea
             <Empty>No alert matches these filters.</Empty>
           ) : (
             <>
-              <table id="alerts">
-                <caption>Alerts, newest first: one per change, with the devices it covers</caption>
-                <ColumnHeads names={['First seen', 'Kind', 'What', 'Devices', 'Status']} />
-                <tbody>
-                  {data.alerts.map((a) => (
-                    <tr key={a.id} data-alert={a.id}>
-                      <td class="time">{formatTime(a.first_seen_at)}</td>
-                      <td>{a.kind.replaceAll('_', ' ')}</td>
-                      <td>{a.subject}</td>
-                      <td class="num">{formatNumber(a.device_count)}</td>
-                      <td>
-                        {a.status === 'open' ? (
-                          <form
-                            class="acknowledge"
-                            onSubmit={(e) => {
-                              e.preventDefault();
-                              const note = String(new FormData(e.currentTarget).get('note') ?? '').trim();
-                              void acknowledge(a.id, note);
-                            }}
-                          >
-                            <label>
-                              Note
-                              <input name="note" maxLength={1000} />
-                            </label>
-                            <button type="submit">Acknowledge</button>
-                          </form>
-                        ) : (
-                          <span class="acknowledged">
-                            Acknowledged by {a.acknowledged_by} {formatTime(a.acknowledged_at)}
-                            {a.acknowledge_note ? `: ${a.acknowledge_note}` : ''}
-                          </span>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <TableScroll>
+                <table id="alerts">
+                  <caption>Alerts, newest first: one per change, with the devices it covers</caption>
+                  <ColumnHeads names={['First seen', 'Kind', 'What', 'Devices', 'Status']} />
+                  <tbody>
+                    {data.alerts.map((a) => (
+                      <tr key={a.id} data-alert={a.id}>
+                        <td class="time">{formatTime(a.first_seen_at)}</td>
+                        <td>{a.kind.replaceAll('_', ' ')}</td>
+                        <td>{a.subject}</td>
+                        <td class="num">{formatNumber(a.device_count)}</td>
+                        <td>
+                          {a.status === 'open' ? (
+                            <form
+                              class="acknowledge"
+                              onSubmit={(e) => {
+                                e.preventDefault();
+                                const note = String(new FormData(e.currentTarget).get('note') ?? '').trim();
+                                void acknowledge(a.id, note);
+                              }}
+                            >
+                              <label>
+                                Note
+                                <input name="note" maxLength={1000} />
+                              </label>
+                              <button type="submit">Acknowledge</button>
+                            </form>
+                          ) : (
+                            <span class="acknowledged">
+                              Acknowledged by {a.acknowledged_by} {formatTime(a.acknowledged_at)}
+                              {a.acknowledge_note ? `: ${a.acknowledge_note}` : ''}
+                            </span>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
               {data.next_cursor && (
                 <nav class="pager" aria-label="Pages">
                   <button
