@@ -42,6 +42,7 @@ import {
   summaryQuery,
 } from '#shared/schemas/observability.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
+import { percentileErrors, type SummaryPercentiles } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
 
@@ -152,6 +153,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     );
 
     console.log('\nsummary (rollups) vs the same figures from a raw scan of the events:');
+    let worst = { worst: 0, where: 'nothing compared', compared: 0 };
     for (const [label, days, extra] of [
       ['24 h', 1, {}],
       ['7 d', 7, {}],
@@ -168,7 +170,23 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       );
       target(`summary ${label} p95`, fast.p95, 50, 'ms');
       target(`summary ${label} vs raw scan (p50)`, ratio, 50, 'x');
+      // The percentiles against percentile_cont over the raw events: totals, top tools, every bucket.
+      const summary = await observabilitySummary(db, summaryQuery.parse({ ...q, top: 50 }), { now });
+      const error = await percentileErrors(db, summary as unknown as SummaryPercentiles);
+      if (error.worst >= worst.worst) worst = error;
+      console.log(
+        `    percentiles: worst relative error ${(100 * error.worst).toFixed(2)}% of ${error.compared} (${error.where})`,
+      );
     }
+    console.log(
+      `  worst percentile error at ${events.toLocaleString('en')} events: ${(100 * worst.worst).toFixed(2)}% (${worst.where})`,
+    );
+    targets.push({
+      what: `${driver}: summary percentiles, worst relative error vs percentile_cont`,
+      value: `${(100 * worst.worst).toFixed(2)}%`,
+      target: '<= 2%',
+      pass: worst.worst <= 0.02,
+    });
     const from30 = new Date(now.getTime() - 30 * DAY).toISOString();
     const [dev] = await queryRows<{ id: string }>(
       db,
