@@ -15,8 +15,20 @@ CREATE OR REPLACE FUNCTION obs_sketch_key(ms integer)
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $key$
-  SELECT CASE WHEN ms <= 0 THEN 0 ELSE ceil(ln(ms::double precision) / 0.0380045736573616::double precision)::integer + 1 END
+  SELECT CASE WHEN ms <= 0 THEN 0 ELSE ceil(ln(ms::double precision) / 0.0360038887560023::double precision)::integer + 1 END
 $key$;
+--> statement-breakpoint
+-- obs_sketch_value: generated from shared/domain/duration-sketch.ts (sketchValueFunctionSql) by `npm run db:functions`; do not edit.
+CREATE OR REPLACE FUNCTION obs_sketch_value(key integer)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $value$
+  SELECT CASE WHEN key <= 0 THEN 0::double precision
+    WHEN floor(u.upper) < floor(u.upper / 1.0366598778004075::double precision) + 1 THEN u.value
+    ELSE least(greatest(u.value, floor(u.upper / 1.0366598778004075::double precision) + 1), floor(u.upper)) END
+  FROM (SELECT power(1.0366598778004075::double precision, key - 1) AS upper,
+    2 * power(1.0366598778004075::double precision, key - 1) / 2.0366598778004077::double precision AS value) AS u
+$value$;
 --> statement-breakpoint
 -- obs_sketch_add: generated from shared/domain/duration-sketch.ts (sketchAddFunctionSql) by `npm run db:functions`; do not edit.
 CREATE OR REPLACE FUNCTION obs_sketch_add(a integer[], b integer[])
@@ -63,14 +75,14 @@ BEGIN
     FOR i IN 1 .. len LOOP
       seen := seen + s[2][i];
       IF low IS NULL AND seen > lo THEN
-        low := CASE WHEN s[1][i] <= 0 THEN 0 ELSE 2 * power(1.038735983690112::double precision, s[1][i] - 1) / 2.038735983690112::double precision END;
+        low := obs_sketch_value(s[1][i]);
       END IF;
       IF seen > lo + 1 OR i = len THEN
-        high := CASE WHEN s[1][i] <= 0 THEN 0 ELSE 2 * power(1.038735983690112::double precision, s[1][i] - 1) / 2.038735983690112::double precision END;
+        high := obs_sketch_value(s[1][i]);
         EXIT;
       END IF;
     END LOOP;
-    result[j] := least(CASE WHEN h > lo THEN low + (h - lo) * (high - low) ELSE low END, dmax);
+    result[j] := round(least(CASE WHEN h > lo THEN low + (h - lo) * (high - low) ELSE low END, dmax)::numeric, 3);
   END LOOP;
   RETURN result;
 END

@@ -12,9 +12,11 @@ import {
   SKETCH_ADD_FUNCTION,
   SKETCH_KEY_FUNCTION,
   SKETCH_PERCENTILES_FUNCTION,
+  SKETCH_VALUE_FUNCTION,
   sketchAddFunctionSql,
   sketchKeyFunctionSql,
   sketchPercentilesFunctionSql,
+  sketchValueFunctionSql,
 } from '../shared/domain/duration-sketch.ts';
 import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/domain/events.ts';
 import {
@@ -47,6 +49,11 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     name: SKETCH_KEY_FUNCTION,
     source: 'shared/domain/duration-sketch.ts (sketchKeyFunctionSql)',
     definition: sketchKeyFunctionSql,
+  },
+  {
+    name: SKETCH_VALUE_FUNCTION,
+    source: 'shared/domain/duration-sketch.ts (sketchValueFunctionSql)',
+    definition: sketchValueFunctionSql,
   },
   {
     name: SKETCH_ADD_FUNCTION,

@@ -3,11 +3,11 @@
 // (schema-observability.ts) and the SQL and JavaScript that read them.
 
 /**
- * The sketch's relative accuracy: a duration in bucket i, (gamma^(i-1), gamma^i] ms, is reported as
- * 2 gamma^i / (gamma + 1), within SKETCH_ALPHA of it. Below the promised 2 % so that floating point at a bucket's
- * bounds never carries a value over it.
+ * The sketch's relative accuracy: a duration in bucket i, (gamma^(i-1), gamma^i] ms, is reported within SKETCH_ALPHA
+ * of it. Below the promised 2 %, which leaves room for rounding reported percentiles to 0.001 ms
+ * (shared/domain/duration-sketch.ts).
  */
-export const SKETCH_ALPHA = 0.019;
+export const SKETCH_ALPHA = 0.018;
 export const SKETCH_GAMMA = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
 
 /** The percentiles observability_series_totals keeps per bucket (duration_percentiles), in this order. */

@@ -4,7 +4,8 @@
 //
 // * Bucket (key) of a duration of ms milliseconds: 0 for 0 ms; else ceil(log_gamma(ms)) + 1, which holds
 //   (gamma^(key-2), gamma^(key-1)] and is reported as 2 gamma^(key-1) / (gamma + 1), within SKETCH_ALPHA of every
-//   value it holds (durations are integers, so 1 ms is the smallest non-zero one and the largest, 2^31 - 1, is key 567).
+//   value it holds, moved into the range of the integers it holds (durations are integers): a bucket holding one
+//   integer (all below about 28 ms) reports it exactly, and moving closer to every value keeps the bound.
 // * Stored sparse, as one integer[][] column: row 1 the keys in ascending order, row 2 their counts; NULL when empty.
 //   Read by subscripts (generate_subscripts), never by slices: the Data API takes `:1` in `s[1:1]` for a parameter.
 //   One column, not two parallel arrays, so that an upsert merges it with one function call (obs_sketch_add) and
@@ -15,7 +16,9 @@
 //   interpolated between the reported values of ranks floor(h) and floor(h) + 1 as percentile_cont interpolates
 //   between the exact ones. Each reported value is within SKETCH_ALPHA of its exact value, all are >= 0, so the
 //   interpolation is within SKETCH_ALPHA of percentile_cont's; capped by the longest duration, which percentile_cont
-//   never exceeds.
+//   never exceeds. Rounded to 0.001 ms (what the console shows): an interpolated value above 0 is at least 0.01 ms
+//   (p is 0.5, 0.95 or 0.99, so the fraction is a multiple of 0.01), and below 28 ms the values are exact integers,
+//   so rounding adds at most 0.0005 / (0.01 x 28), under 0.2 %, to SKETCH_ALPHA's 1.8 %.
 import { type SQL, sql } from 'drizzle-orm';
 import { SKETCH_GAMMA, SKETCH_PERCENTILES_FUNCTION } from '../db/histogram.ts';
 
@@ -27,9 +30,18 @@ const LN_GAMMA = Math.log(SKETCH_GAMMA);
 /** The key of a duration in milliseconds, as obs_sketch_key computes it. */
 export const sketchKey = (ms: number): number => (ms <= 0 ? 0 : Math.ceil(Math.log(ms) / LN_GAMMA) + 1);
 
-/** The value reported for the durations of a key. */
-export const sketchValue = (key: number): number =>
-  key <= 0 ? 0 : (2 * SKETCH_GAMMA ** (key - 1)) / (SKETCH_GAMMA + 1);
+/** The value reported for the durations of a key, as obs_sketch_value computes it. */
+export function sketchValue(key: number): number {
+  if (key <= 0) return 0;
+  const upper = SKETCH_GAMMA ** (key - 1);
+  const value = (2 * upper) / (SKETCH_GAMMA + 1);
+  const low = Math.floor(upper / SKETCH_GAMMA) + 1;
+  const high = Math.floor(upper);
+  return high < low ? value : Math.min(Math.max(value, low), high);
+}
+
+/** A reported percentile: to 0.001 ms, as obs_sketch_percentiles rounds it. */
+const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 /**
  * The percentiles `ps` of a sketch (the rank rule above), each capped by `max`, the longest duration; null for each
@@ -56,12 +68,14 @@ export function sketchPercentiles(
     const lo = Math.floor(h);
     const low = at(lo);
     const value = h > lo ? low + (h - lo) * (at(lo + 1) - low) : low;
-    return Math.min(value, max);
+    return toMicros(Math.min(value, max));
   });
 }
 
 /** Name of the SQL twin of sketchKey. */
 export const SKETCH_KEY_FUNCTION = 'obs_sketch_key';
+/** Name of the SQL twin of sketchValue. */
+export const SKETCH_VALUE_FUNCTION = 'obs_sketch_value';
 /** Name of the SQL function that merges two sketches. */
 export const SKETCH_ADD_FUNCTION = 'obs_sketch_add';
 export { SKETCH_PERCENTILES_FUNCTION };
@@ -74,6 +88,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $key$
   SELECT CASE WHEN ms <= 0 THEN 0 ELSE ceil(ln(ms::double precision) / ${LN_GAMMA}::double precision)::integer + 1 END
 $key$`);
+
+/** CREATE OR REPLACE FUNCTION obs_sketch_value(key): sketchValue in SQL. */
+export const sketchValueFunctionSql = (): SQL =>
+  sql.raw(`CREATE OR REPLACE FUNCTION ${SKETCH_VALUE_FUNCTION}(key integer)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $value$
+  SELECT CASE WHEN key <= 0 THEN 0::double precision
+    WHEN floor(u.upper) < floor(u.upper / ${SKETCH_GAMMA}::double precision) + 1 THEN u.value
+    ELSE least(greatest(u.value, floor(u.upper / ${SKETCH_GAMMA}::double precision) + 1), floor(u.upper)) END
+  FROM (SELECT power(${SKETCH_GAMMA}::double precision, key - 1) AS upper,
+    2 * power(${SKETCH_GAMMA}::double precision, key - 1) / ${SKETCH_GAMMA + 1}::double precision AS value) AS u
+$value$`);
 
 /**
  * CREATE OR REPLACE FUNCTION obs_sketch_add(a, b): the sum of two sketches (counts added per key, keys ascending);
@@ -128,14 +155,14 @@ BEGIN
     FOR i IN 1 .. len LOOP
       seen := seen + s[2][i];
       IF low IS NULL AND seen > lo THEN
-        low := CASE WHEN s[1][i] <= 0 THEN 0 ELSE 2 * power(${SKETCH_GAMMA}::double precision, s[1][i] - 1) / ${SKETCH_GAMMA + 1}::double precision END;
+        low := ${SKETCH_VALUE_FUNCTION}(s[1][i]);
       END IF;
       IF seen > lo + 1 OR i = len THEN
-        high := CASE WHEN s[1][i] <= 0 THEN 0 ELSE 2 * power(${SKETCH_GAMMA}::double precision, s[1][i] - 1) / ${SKETCH_GAMMA + 1}::double precision END;
+        high := ${SKETCH_VALUE_FUNCTION}(s[1][i]);
         EXIT;
       END IF;
     END LOOP;
-    result[j] := least(CASE WHEN h > lo THEN low + (h - lo) * (high - low) ELSE low END, dmax);
+    result[j] := round(least(CASE WHEN h > lo THEN low + (h - lo) * (high - low) ELSE low END, dmax)::numeric, 3);
   END LOOP;
   RETURN result;
 END

@@ -83,6 +83,8 @@ describe('duration sketch', () => {
     assert.equal(sketchKey(0), 0);
     assert.equal(sketchValue(0), 0);
     assert.equal(sketchKey(1), 1);
+    for (let ms = 1; ms <= 27; ms++)
+      assert.equal(sketchValue(sketchKey(ms)), ms, 'one integer a bucket: exact');
     for (let ms = 1; ms < 2_147_483_647; ms = Math.ceil(ms * 1.013)) {
       const reported = sketchValue(sketchKey(ms));
       assert.ok(Math.abs(reported - ms) / ms <= SKETCH_ALPHA + 1e-12, `${ms} ms reported as ${reported}`);
