@@ -179,8 +179,9 @@ BEGIN
   sum(s.tokens_out)::bigint AS tokens_out, sum(s.duration_ms)::bigint AS duration_sum,
   max(s.duration_ms)::int AS duration_max
     FROM ins AS s CROSS JOIN (VALUES ('day')) AS g(grain)
-    GROUP BY 1, 2, 3, 4) AS a) AS r JOIN (VALUES ('call', 'hour'), ('call', '6h'), ('call', 'day'), ('call', 'week'), ('actor', 'day'), ('actor', 'week')) AS g(kind, grain) ON g.kind = r.kind LEFT JOIN LATERAL (SELECT r.duration_sketch[1][i] AS k, r.duration_sketch[2][i] AS c, i AS o
-        FROM generate_subscripts(r.duration_sketch, 2) AS i) AS u ON true
+    GROUP BY 1, 2, 3, 4) AS a) AS r JOIN (VALUES ('call', 'hour'), ('call', '6h'), ('call', 'day'), ('call', 'week'), ('actor', 'day'), ('actor', 'week')) AS g(kind, grain) ON g.kind = r.kind LEFT JOIN LATERAL (SELECT x.v AS k, r.duration_sketch[2][x.o] AS c, x.o
+        FROM unnest(r.duration_sketch) WITH ORDINALITY AS x(v, o)
+        WHERE x.o <= array_length(r.duration_sketch, 2)) AS u ON true
       
       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14) AS z
     GROUP BY z.grain, z.kind, z.bucket, z.agent_type, z.mcp_name, z.tool, z.event_type, z.result, z.deny_code, z.rule_applied, z.model, z.actor_email, z.group_name) AS x ORDER BY grain, kind, bucket, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied,
@@ -206,8 +207,9 @@ BEGIN
         max(s.duration_ms) AS dm
       FROM ins AS s CROSS JOIN (VALUES ('minute')) AS g(grain)
       GROUP BY 1, 2, 3, 4, 5) AS x
-    GROUP BY x.grain, x.bucket, x.event_type, x.result) AS r CROSS JOIN (VALUES ('minute'), ('hour'), ('day')) AS g(grain) LEFT JOIN LATERAL (SELECT r.duration_sketch[1][i] AS k, r.duration_sketch[2][i] AS c, i AS o
-        FROM generate_subscripts(r.duration_sketch, 2) AS i) AS u ON true
+    GROUP BY x.grain, x.bucket, x.event_type, x.result) AS r CROSS JOIN (VALUES ('minute'), ('hour'), ('day')) AS g(grain) LEFT JOIN LATERAL (SELECT x.v AS k, r.duration_sketch[2][x.o] AS c, x.o
+        FROM unnest(r.duration_sketch) WITH ORDINALITY AS x(v, o)
+        WHERE x.o <= array_length(r.duration_sketch, 2)) AS u ON true
       
       GROUP BY 1, 2, 3, 4, 5) AS z
     GROUP BY z.grain, z.bucket, z.event_type, z.result),
@@ -221,8 +223,9 @@ BEGIN
     SELECT * FROM (SELECT z.grain, z.bucket, coalesce(sum(z.calls), 0)::bigint AS calls, coalesce(sum(z.denied), 0)::bigint AS denied, coalesce(sum(z.errors), 0)::bigint AS errors, coalesce(sum(z.tokens_in), 0)::bigint AS tokens_in, coalesce(sum(z.tokens_out), 0)::bigint AS tokens_out, max(z.duration_max)::integer AS duration_max, CASE WHEN count(z.k) > 0 THEN ARRAY[array_agg(z.k ORDER BY z.k) FILTER (WHERE z.k IS NOT NULL),
     array_agg(z.c::integer ORDER BY z.k) FILTER (WHERE z.k IS NOT NULL)] END AS duration_sketch
     FROM (SELECT r.grain AS grain, r.bucket AS bucket, u.k AS k, sum(u.c)::bigint AS c, sum(r.calls) FILTER (WHERE u.o IS NULL OR u.o = 1) AS calls, sum(r.denied) FILTER (WHERE u.o IS NULL OR u.o = 1) AS denied, sum(r.errors) FILTER (WHERE u.o IS NULL OR u.o = 1) AS errors, sum(r.tokens_in) FILTER (WHERE u.o IS NULL OR u.o = 1) AS tokens_in, sum(r.tokens_out) FILTER (WHERE u.o IS NULL OR u.o = 1) AS tokens_out, max(r.duration_max) AS duration_max
-      FROM sr AS r LEFT JOIN LATERAL (SELECT r.duration_sketch[1][i] AS k, r.duration_sketch[2][i] AS c, i AS o
-        FROM generate_subscripts(r.duration_sketch, 2) AS i) AS u ON true
+      FROM sr AS r LEFT JOIN LATERAL (SELECT x.v AS k, r.duration_sketch[2][x.o] AS c, x.o
+        FROM unnest(r.duration_sketch) WITH ORDINALITY AS x(v, o)
+        WHERE x.o <= array_length(r.duration_sketch, 2)) AS u ON true
       
       GROUP BY 1, 2, 3) AS z
     GROUP BY z.grain, z.bucket) AS x ORDER BY 1, 2
