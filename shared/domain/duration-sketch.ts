@@ -192,7 +192,9 @@ interface MergeSpec {
  * summed per group and key; the row's measures ride on its first pair only (or on its one row when it has no
  * sketch), so that each is summed once. The pairs come from unnest (the keys are the first elements of the
  * flattened array), whose row estimate is small, not from generate_subscripts, estimated at 1,000 rows a call: that
- * estimate priced a summary high enough for PostgreSQL to JIT-compile it, which cost more than the query.
+ * estimate priced a summary high enough for PostgreSQL to JIT-compile it, which cost more than the query. OFFSET 0
+ * keeps the pairs' subquery from being pulled up: pulled up, every pair carried its row's whole sketch into the sort
+ * that groups them.
  */
 export function mergedSketchRowsSql({ from, groups, sums = [], maxes = [], where }: MergeSpec): SQL {
   const names = groups.map(([, name]) => name);
@@ -216,7 +218,7 @@ export function mergedSketchRowsSql({ from, groups, sums = [], maxes = [], where
     FROM (SELECT ${sql.join(inner, sql`, `)}
       FROM ${from} LEFT JOIN LATERAL (SELECT x.v AS k, r.duration_sketch[2][x.o] AS c, x.o
         FROM unnest(r.duration_sketch) WITH ORDINALITY AS x(v, o)
-        WHERE x.o <= array_length(r.duration_sketch, 2)) AS u ON true
+        WHERE x.o <= array_length(r.duration_sketch, 2) OFFSET 0) AS u ON true
       ${where ? sql`WHERE ${where}` : sql``}
       GROUP BY ${sql.raw(positions)}) AS z
     ${names.length ? sql.raw(`GROUP BY ${names.map((n) => `z.${n}`).join(', ')}`) : sql``}`;

@@ -4,7 +4,7 @@
 //
 // * The summary's range is widened to whole buckets (hours for bucket=minute and hour, days for day); its actor
 //   section to whole UTC days. The response states both ranges and where each part came from (`source`). The call
-//   rows of the range are summed per call key (~600 rows) and, separately, their histograms per tool; totals, the
+//   rows of the range are summed per call key (~600 rows) and, separately, their sketches per top tool; totals, the
 //   breakdowns (one hashed GROUPING SETS pass) and the top lists come from those. Filters on call-key columns stay on
 //   the rollups; filters on device, serial, session, actor, group, skill or free text read the events of the range
 //   (index range scans for device / serial / session / actor; the cost of the others grows with the range). The
@@ -41,7 +41,7 @@ import {
   SERIES_KEYS,
   usedFilters,
 } from './observability-conditions.ts';
-import { align, DAY, STEP, segments, segmentsWhere } from './observability-ranges.ts';
+import { align, DAY, STEP, segments, segmentsWhere, totalsSegments } from './observability-ranges.ts';
 import {
   actorRowsSql,
   CALL_KEY,
@@ -116,18 +116,23 @@ const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(
  * actor list 28 -> 15 ms).
  */
 function topSql(rel: string, keys: readonly string[], n: number, extra?: string, hist?: string): SQL {
-  const k = keys.join(', ');
-  const present = keys.map((key) => `${key} <> ''`).join(' AND ');
   const histJson = hist ? `, 'sketch', h.duration_sketch` : '';
-  const join = hist ? ` JOIN ${hist} h USING (${k})` : '';
+  const join = hist ? ` JOIN ${hist} h USING (${keys.join(', ')})` : '';
   return boundedArray(
     sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}${histJson}) AS o,
         row_number() OVER (ORDER BY t.calls DESC, ${keys.map((x) => `t.${x}`).join(', ')}) AS rn
-      FROM (SELECT * FROM (SELECT ${k}, ${MEASURES} FROM ${rel}${extra ? ` WHERE ${extra}` : ''} GROUP BY ${k}
-          OFFSET 0) g
-        WHERE ${present} ORDER BY calls DESC, ${k} LIMIT ${n}) t${join}`),
+      FROM (${topRowsSql(rel, keys, n, extra)}) t${join}`),
     LIST_BYTES,
   );
+}
+
+/** The N rows of a top list: `rel` summed per `keys`, absent keys left out, by calls descending. */
+function topRowsSql(rel: string, keys: readonly string[], n: number, extra?: string): string {
+  const k = keys.join(', ');
+  const present = keys.map((key) => `${key} <> ''`).join(' AND ');
+  return `SELECT * FROM (SELECT ${k}, ${MEASURES} FROM ${rel}${extra ? ` WHERE ${extra}` : ''} GROUP BY ${k}
+          OFFSET 0) g
+        WHERE ${present} ORDER BY calls DESC, ${k} LIMIT ${n}`;
 }
 
 const num = (v: unknown): number => Number(v ?? 0);
@@ -205,17 +210,39 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
     AND ${callDims}`;
   // The rollup path adds the call rows of the unfolded events (tl, a few hundred rows at most) to the rollup rows.
+  // Sketches are merged per tool only for the top tools (tt, ranked as the top list ranks them): merging unnests every
+  // row's sketch, so its cost follows the rows merged. The totals' sketch comes, without filters, from the series
+  // totals (one row a day or hour, folded with the call rows) and the tail's call rows, else from every call row.
+  // Each top tool is numbered (rn): the merge groups its pairs by that integer, not by the tool's two names.
+  const topTools = sql`tt AS MATERIALIZED (SELECT ${sql.raw(TOOL_KEYS.join(', '))},
+      row_number() OVER (ORDER BY calls DESC, ${sql.raw(TOOL_KEYS.join(', '))})::integer AS rn
+    FROM (${sql.raw(topRowsSql('k', TOOL_KEYS, query.top))}) t)`;
+  const ofTopTools = (rows: string) => sql.raw(`${rows} x JOIN tt USING (${TOOL_KEYS.join(', ')})`);
+  const rangeTotals = segmentsWhere(
+    totalsSegments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'),
+  );
   const callCtes = callRollup
     ? sql`tl AS MATERIALIZED (${callRowsSql(tail)}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)}
           FROM (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE ${callWhere}
             UNION ALL SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM tl) u
           GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        th AS MATERIALIZED (${toolSketches(sql`(SELECT mcp_name, tool, duration_sketch FROM observability_rollups WHERE ${callWhere}
-            UNION ALL SELECT mcp_name, tool, duration_sketch FROM tl)`)})`
+        ${topTools},
+        th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
+            WHERE ${callWhere}
+          UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}),
+        ts AS (${totalSketch(
+          used.length === 0
+            ? sql`(SELECT duration_sketch FROM observability_series_totals WHERE ${rangeTotals}
+                UNION ALL SELECT duration_sketch FROM tl)`
+            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${callWhere}
+                UNION ALL SELECT duration_sketch FROM tl)`,
+        )})`
     : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        th AS MATERIALIZED (${toolSketches(sql`r`)})`;
+        ${topTools},
+        th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('r')})`)}),
+        ts AS (${totalSketch(sql`r`)})`;
   const unit = lit(bucket);
   const seriesMeasures = sql.raw(
     'sum(calls)::bigint AS calls, sum(denied)::bigint AS denied, sum(errors)::bigint AS errors, sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out',
@@ -283,7 +310,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     sql`WITH ${tailCte}, ${callCtes},${seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
       a AS (${actorRel}),
       tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m,
-        (SELECT duration_sketch FROM (${mergedSketchRowsSql({ from: sql`th AS r`, groups: [] })}) s) h),
+        (SELECT duration_sketch FROM ts) h),
       gs AS MATERIALIZED (SELECT GROUPING(${sql.raw(SET_COLUMNS.join(', '))}) AS gid, ${sql.raw(SET_COLUMNS.join(', '))},
           ${sql.raw(MEASURES)}
         FROM k GROUP BY GROUPING SETS (${sql.raw(SETS.map((set) => `(${set.join(', ')})`).join(', '))})),
@@ -291,7 +318,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     SELECT json_build_object(
       'totals', (SELECT json_build_object(${sql.raw(measureJson('tot'))},
           'sketch', tot.duration_sketch) FROM tot),
-      'tools', ${topSql('k', ['mcp_name', 'tool'], n, undefined, 'th')},
+      'tools', ${topSql('k', TOOL_KEYS, n, undefined, 'th')},
       'by_result', (SELECT json_object_agg(result, calls) FROM gs WHERE gid = ${gid(['result'])}),
       'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])}),
       'mcps', ${topSql(setRel(['mcp_name']), ['mcp_name'], n)},
@@ -384,15 +411,15 @@ type Percentiles = readonly [number | null, number | null, number | null];
 const percentiles = (sketch: DurationSketch, max: number): Percentiles =>
   sketchPercentiles(sketch, SERIES_TOTALS_PERCENTILES, max) as unknown as Percentiles;
 
-/** The merged sketch per tool of `rows` (a relation with mcp_name, tool and duration_sketch). */
+const TOOL_KEYS = ['mcp_name', 'tool'];
+
+/** The merged sketch of `rows` (a relation with duration_sketch). */
+const totalSketch = (rows: SQL): SQL => mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [] });
+
+/** The merged sketch per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch). */
 const toolSketches = (rows: SQL): SQL =>
-  mergedSketchRowsSql({
-    from: sql`${rows} AS r`,
-    groups: [
-      ['r.mcp_name', 'mcp_name'],
-      ['r.tool', 'tool'],
-    ],
-  });
+  sql`SELECT tt.mcp_name, tt.tool, m.duration_sketch
+    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']] })}) m JOIN tt USING (rn)`;
 
 const percentileFields = ([p50, p95, p99]: Percentiles) => ({
   duration_p50_ms: p50,
