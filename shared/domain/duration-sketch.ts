@@ -7,7 +7,7 @@
 //   value it holds, moved into the range of the integers it holds (durations are integers): a bucket holding one
 //   integer (all below about 28 ms) reports it exactly, and moving closer to every value keeps the bound.
 // * Stored sparse, as one integer[][] column: row 1 the keys in ascending order, row 2 their counts; NULL when empty.
-//   Read by subscripts (generate_subscripts), never by slices: the Data API takes `:1` in `s[1:1]` for a parameter.
+//   Slices are written with parenthesized bounds (`s[(1):(1)]`): the Data API takes `:1` in `s[1:1]` for a parameter.
 //   One column, not two parallel arrays, so that an upsert merges it with one function call (obs_sketch_add) and
 //   the Data API returns it as one value. Not jsonb: merging unnests the pairs and sums them by key, and
 //   unnest(integer[]) feeds that hash aggregate without parsing text keys and values of every pair.
@@ -190,8 +190,8 @@ interface MergeSpec {
  * The rows of spec.from grouped by spec.groups with their measures summed or maximized and their sketches merged
  * into duration_sketch (last column). One pass: each row's sketch is unnested into (key, count) pairs, which are
  * summed per group and key; the row's measures ride on its first pair only (or on its one row when it has no
- * sketch), so that each is summed once. The pairs come from unnest (the keys are the first elements of the
- * flattened array), whose row estimate is small, not from generate_subscripts, estimated at 1,000 rows a call: that
+ * sketch), so that each is summed once. The pairs come from unnest of the two rows' slices (each pair once, no
+ * subscript per element), whose row estimate is small, not from generate_subscripts, estimated at 1,000 rows a call: that
  * estimate priced a summary high enough for PostgreSQL to JIT-compile it, which cost more than the query. OFFSET 0
  * keeps the pairs' subquery from being pulled up: pulled up, every pair carried its row's whole sketch into the sort
  * that groups them.
@@ -216,9 +216,9 @@ export function mergedSketchRowsSql({ from, groups, sums = [], maxes = [], where
   ].join(', ');
   return sql`SELECT ${sql.raw(outer)}
     FROM (SELECT ${sql.join(inner, sql`, `)}
-      FROM ${from} LEFT JOIN LATERAL (SELECT x.v AS k, r.duration_sketch[2][x.o] AS c, x.o
-        FROM unnest(r.duration_sketch) WITH ORDINALITY AS x(v, o)
-        WHERE x.o <= array_length(r.duration_sketch, 2) OFFSET 0) AS u ON true
+      FROM ${from} LEFT JOIN LATERAL (SELECT x.k, x.c, x.o
+        FROM unnest(r.duration_sketch[(1):(1)], r.duration_sketch[(2):(2)]) WITH ORDINALITY AS x(k, c, o)
+        OFFSET 0) AS u ON true
       ${where ? sql`WHERE ${where}` : sql``}
       GROUP BY ${sql.raw(positions)}) AS z
     ${names.length ? sql.raw(`GROUP BY ${names.map((n) => `z.${n}`).join(', ')}`) : sql``}`;
