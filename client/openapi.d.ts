@@ -2073,11 +2073,11 @@ export interface components {
                 tokens_out: number;
                 /** @description Mean duration, milliseconds (rounded); null without calls */
                 duration_avg_ms: number | null;
-                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
+                /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
                 duration_p50_ms: number | null;
-                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
+                /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
                 duration_p95_ms: number | null;
-                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
+                /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
                 duration_p99_ms: number | null;
                 /** @description Longest duration, milliseconds; 0 without calls */
                 duration_max_ms: number;
@@ -2111,11 +2111,11 @@ export interface components {
                 tokens_in: number;
                 /** @description Sum of the tokens_out of the events */
                 tokens_out: number;
-                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
                 duration_p50_ms: number | null;
-                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
                 duration_p95_ms: number | null;
-                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
                 duration_p99_ms: number | null;
             }[];
         };
@@ -2138,11 +2138,11 @@ export interface components {
             duration_avg_ms: number;
             /** @description Longest duration, milliseconds */
             duration_max_ms: number;
-            /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
+            /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
             duration_p50_ms: number;
-            /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
+            /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
             duration_p95_ms: number;
-            /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
+            /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
             duration_p99_ms: number;
         };
         SummaryTopMcp: {

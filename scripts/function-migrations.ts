@@ -8,6 +8,16 @@ import { join } from 'node:path';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { DEFAULT_MIGRATIONS_DIR, readMigrations } from '../shared/db/migrate.ts';
+import {
+  SKETCH_ADD_FUNCTION,
+  SKETCH_KEY_FUNCTION,
+  SKETCH_PERCENTILES_FUNCTION,
+  SKETCH_VALUE_FUNCTION,
+  sketchAddFunctionSql,
+  sketchKeyFunctionSql,
+  sketchPercentilesFunctionSql,
+  sketchValueFunctionSql,
+} from '../shared/domain/duration-sketch.ts';
 import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/domain/events.ts';
 import {
   FLEET_FOLD_FUNCTION,
@@ -18,8 +28,6 @@ import {
 import {
   FOLD_FUNCTION,
   foldFunctionSql,
-  PERCENTILE_FUNCTION,
-  percentileFunctionSql,
   READ_TAIL_FUNCTION,
   readTailFunctionSql,
 } from '../shared/domain/observability-rollups.ts';
@@ -38,9 +46,24 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     definition: ingestFunctionSql,
   },
   {
-    name: PERCENTILE_FUNCTION,
-    source: 'shared/domain/observability-rollups.ts (percentileFunctionSql)',
-    definition: percentileFunctionSql,
+    name: SKETCH_KEY_FUNCTION,
+    source: 'shared/domain/duration-sketch.ts (sketchKeyFunctionSql)',
+    definition: sketchKeyFunctionSql,
+  },
+  {
+    name: SKETCH_VALUE_FUNCTION,
+    source: 'shared/domain/duration-sketch.ts (sketchValueFunctionSql)',
+    definition: sketchValueFunctionSql,
+  },
+  {
+    name: SKETCH_ADD_FUNCTION,
+    source: 'shared/domain/duration-sketch.ts (sketchAddFunctionSql)',
+    definition: sketchAddFunctionSql,
+  },
+  {
+    name: SKETCH_PERCENTILES_FUNCTION,
+    source: 'shared/domain/duration-sketch.ts (sketchPercentilesFunctionSql)',
+    definition: sketchPercentilesFunctionSql,
   },
   {
     name: FOLD_FUNCTION,

@@ -1,12 +1,17 @@
-// The duration histogram that the call rollups, the series and the series totals carry (columns h1..h64, see
-// shared/domain/observability-rollups.ts) and the percentiles the totals keep: one definition for the tables
+// The duration sketch that the call rollups, the series and the series totals carry (column duration_sketch, see
+// shared/domain/duration-sketch.ts) and the percentiles the totals keep: one definition for the tables
 // (schema-observability.ts) and the SQL and JavaScript that read them.
 
-/** Number of buckets of a duration histogram (columns h1..h64) and their growth factor (obs_duration_bucket). */
-export const HIST_BUCKETS = 64;
-export const HIST_FACTOR = 1.25;
-/** h1, h2, ... h64. */
-export const HIST_COLUMNS = Array.from({ length: HIST_BUCKETS }, (_, i) => `h${i + 1}`);
+/**
+ * The sketch's relative accuracy: a duration in bucket i, (gamma^(i-1), gamma^i] ms, is reported within SKETCH_ALPHA
+ * of it. Below the promised 2 %, which leaves room for rounding reported percentiles to 0.001 ms
+ * (shared/domain/duration-sketch.ts).
+ */
+export const SKETCH_ALPHA = 0.018;
+export const SKETCH_GAMMA = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
 
 /** The percentiles observability_series_totals keeps per bucket (duration_percentiles), in this order. */
 export const SERIES_TOTALS_PERCENTILES = [0.5, 0.95, 0.99] as const;
+
+/** The SQL function that reads percentiles from a sketch (the generated column of observability_series_totals). */
+export const SKETCH_PERCENTILES_FUNCTION = 'obs_sketch_percentiles';

@@ -1,12 +1,13 @@
 // Tables of the admin observability area, declared for drizzle (typed queries, and part of drizzle-kit's
-// schema): created by the hand-written migrations/0002_observability.sql (which also defines the SQL function
-// obs_duration_bucket, the histogram bucket of a duration) and migrations/0003_observability_series.sql.
+// schema): created by the hand-written migrations/0002_observability.sql and migrations/0003_observability_series.sql;
+// their duration sketches (shared/domain/duration-sketch.ts) since migrations/0038.
 // test/integration/schema-drift.test.ts holds these declarations and the migrated database to the same columns.
 import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
   check,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -17,16 +18,19 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { xid8 } from './column-types.ts';
-import { HIST_COLUMNS, SERIES_TOTALS_PERCENTILES } from './histogram.ts';
+import { SERIES_TOTALS_PERCENTILES, SKETCH_PERCENTILES_FUNCTION } from './histogram.ts';
 
-/** h1..h64: counts of durations in (1.25^(b-2), 1.25^(b-1)] ms (h1: <= 1 ms), see obs_duration_bucket; 0 is NULL. */
-const histColumns = Object.fromEntries(HIST_COLUMNS.map((h) => [h, integer(h)]));
+/**
+ * The durations' sketch (shared/domain/duration-sketch.ts): integer[][], row 1 the bucket keys ascending, row 2
+ * their counts; NULL without durations.
+ */
+const sketchColumns = { durationSketch: integer('duration_sketch').array() };
 
 /**
  * Hourly, 6-hourly, daily and weekly (ISO) rollups of observability_events, maintained by the fold
  * (observability_fold(), shared/domain/observability-rollups.ts).
  * kind 'call' rows (all four grains) are keyed by agent, MCP, tool, event type, result, deny code, rule and model and carry
- * a 64-bucket duration histogram; kind 'actor' rows (daily and weekly) are keyed by actor and group. Absent values
+ * a duration sketch; kind 'actor' rows (daily and weekly) are keyed by actor and group. Absent values
  * are ''.
  */
 export const observabilityRollups = pgTable(
@@ -52,7 +56,7 @@ export const observabilityRollups = pgTable(
     tokensOut: bigint('tokens_out', { mode: 'number' }).notNull().default(0),
     durationSum: bigint('duration_sum', { mode: 'number' }).notNull().default(0),
     durationMax: integer('duration_max').notNull().default(0),
-    ...histColumns,
+    ...sketchColumns,
   },
   (t) => [
     uniqueIndex('observability_rollups_key').on(
@@ -83,13 +87,13 @@ const seriesMeasureColumns = {
   tokensIn: bigint('tokens_in', { mode: 'number' }).notNull().default(0),
   tokensOut: bigint('tokens_out', { mode: 'number' }).notNull().default(0),
   durationMax: integer('duration_max').notNull().default(0),
-  ...histColumns,
+  ...sketchColumns,
 };
 
 /**
- * Calls, denies, errors, tokens, the longest duration and the duration histogram (h1..h64, as the call rollups) per
+ * Calls, denies, errors, tokens, the longest duration and the duration sketch (as the call rollups) per
  * minute, hour and day, keyed by event type and result: the summary's time series and its per-bucket percentiles.
- * Maintained by the fold with observability_rollups (duration_max and h1..h64 since migration 0020).
+ * Maintained by the fold with observability_rollups (duration_max since migration 0020, the sketch since 0038).
  */
 export const observabilitySeries = pgTable(
   'observability_series',
@@ -113,12 +117,11 @@ export const observabilitySeries = pgTable(
 
 /**
  * The series over all event types and results: one row per minute, hour and day with the measures, the longest
- * duration and the histogram summed over the bucket's observability_series rows, and the bucket's p50 / p95 / p99
- * (duration_percentiles) stored beside them, computed from the histogram by obs_hist_percentiles (migrations/0024,
- * the SQL twin of histPercentile) whenever the fold changes the row. The summary's series with no filter reads these
- * (a 24-hour minute series: 1,440 rows and three numbers a bucket, instead of ~7,000 rows whose 64 histogram columns
- * are summed per bucket and sent for the percentiles to be read in JavaScript). Maintained by the fold with
- * observability_series.
+ * duration and the sketch merged over the bucket's observability_series rows, and the bucket's p50 / p95 / p99
+ * (duration_percentiles) stored beside them, computed from the sketch by obs_sketch_percentiles (the SQL twin of
+ * sketchPercentiles) whenever the fold changes the row. The summary's series with no filter reads these (a 24-hour
+ * minute series: 1,440 rows and three numbers a bucket, instead of merging the sketches of ~7,000 rows). Maintained
+ * by the fold with observability_series.
  */
 export const observabilitySeriesTotals = pgTable(
   'observability_series_totals',
@@ -126,11 +129,11 @@ export const observabilitySeriesTotals = pgTable(
     grain: text('grain').notNull(),
     bucket: timestamp('bucket', { withTimezone: true, mode: 'date' }).notNull(),
     ...seriesMeasureColumns,
-    durationPercentiles: integer('duration_percentiles')
+    durationPercentiles: doublePrecision('duration_percentiles')
       .array()
       .generatedAlwaysAs(
         sql.raw(
-          `obs_hist_percentiles(ARRAY[${Object.keys(histColumns).join(', ')}], '{${SERIES_TOTALS_PERCENTILES.join(',')}}', duration_max)`,
+          `${SKETCH_PERCENTILES_FUNCTION}(duration_sketch, '{${SERIES_TOTALS_PERCENTILES.join(',')}}', duration_max)`,
         ),
       ),
   },

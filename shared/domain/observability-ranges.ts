@@ -67,6 +67,14 @@ export function segments(f: number, t: number, finest: 'hour' | 'day'): Segment[
   return cover(f, t, finest === 'hour' ? ['week', 'day', '6h', 'hour'] : ['week', 'day']);
 }
 
+/**
+ * The observability_series_totals buckets covering [f, t) (both aligned to `finest`): daily rows for the whole days,
+ * hourly rows for the rest (that table keeps no weekly or 6-hour rows).
+ */
+export function totalsSegments(f: number, t: number, finest: 'hour' | 'day'): Segment[] {
+  return cover(f, t, finest === 'hour' ? ['day', 'hour'] : ['day']);
+}
+
 const segmentCondition = (s: Segment): SQL =>
   sql`(grain = ${lit(s.grain)} AND bucket >= ${tsParam(new Date(s.from))} AND bucket < ${tsParam(new Date(s.to))})`;
 

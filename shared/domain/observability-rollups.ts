@@ -17,8 +17,8 @@
 //   from those rows (buckets nest):
 //   - observability_rollups kind 'call', hourly, 6-hourly, daily and weekly (ISO), keyed by (agent, MCP, tool, event
 //     type, result, deny code, rule, model): calls, denied, errors, tokens in / out, duration sum / max and a
-//     64-bucket log histogram of durations in h1..h64 (factor 1.25: a percentile is the upper bound of the bucket
-//     holding the nearest rank, at most 25 % above the exact value, capped by the maximum; empty buckets are NULL).
+//     sketch of the durations (duration_sketch, duration-sketch.ts: log buckets stored sparse, percentiles within
+//     2 % of percentile_cont's).
 //     Their count is the number of distinct keys per bucket, not of events (the benchmark fleet: ~230 a bucket). A
 //     range reads the coarsest rows that fit in it (shared/domain/observability-ranges.ts). No index INCLUDEs a
 //     measure, so upserts are HOT updates (fillfactor 80) and the rows of a bucket stay on the pages where they were
@@ -26,97 +26,28 @@
 //   - observability_rollups kind 'actor', daily and weekly, keyed by (actor, group). Not hourly and not crossed with
 //     the call key: actor x tool x hour rows would be as many as the events.
 //   - observability_series, per minute, hour and day, keyed by (event type, result): the time series, with the
-//     longest duration and the same duration histogram as the call rows (per-bucket percentiles of the series).
+//     longest duration and the same duration sketch as the call rows (per-bucket percentiles of the series).
 //     Minute rows exist only here (about 4 a minute, kept like the rollups).
 //   - observability_series_totals, per minute, hour and day: the series rows of a bucket summed over event types
-//     and results, with the bucket's p50 / p95 / p99 stored in a generated column (obs_hist_percentiles, the SQL
-//     twin of histPercentile). The unfiltered series reads one row and three percentiles per bucket: a 24-hour minute
-//     series grouped ~7,000 rows and summed their 64 histogram columns (20 ms at 5M events), and now reads 1,440.
+//     and results, with the bucket's p50 / p95 / p99 stored in a generated column (obs_sketch_percentiles, the SQL
+//     twin of sketchPercentiles). The unfiltered series reads one row and three percentiles per bucket instead of
+//     merging the sketches of ~7,000 rows for a 24-hour minute series.
 // * Who reads them, each with the tail: the summary (observability-summary.ts), the filter values
 //   (observability-filter-values.ts) and the fleet views (fleet.ts). The event browser reads the events (observability-events.ts).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/database.ts';
-import { HIST_BUCKETS, HIST_COLUMNS, HIST_FACTOR } from '../db/histogram.ts';
 import { queryRows } from '../db/query.ts';
-
-export { HIST_BUCKETS, HIST_COLUMNS, HIST_FACTOR };
+import {
+  mergedSketchRowsSql,
+  SKETCH_ADD_FUNCTION,
+  SKETCH_KEY_FUNCTION,
+  sketchOfSql,
+} from './duration-sketch.ts';
 
 /** Bucket sizes: minutes (series only), hours, quarter days of 6 hours (call rollups only), UTC days, ISO weeks. */
 export type Grain = 'minute' | 'hour' | '6h' | 'day' | 'week';
 /** The grains of the call rollups, finest first. */
 export const CALL_GRAINS: readonly Grain[] = ['hour', '6h', 'day', 'week'];
-
-/** The 1-based histogram bucket of a duration, as obs_duration_bucket computes it. */
-export function histBucket(ms: number): number {
-  return ms <= 1 ? 1 : Math.min(HIST_BUCKETS, Math.ceil(Math.log(ms) / Math.log(HIST_FACTOR)) + 1);
-}
-
-/** The upper bound (ms) of a 1-based bucket. */
-export const histUpper = (bucket: number): number => HIST_FACTOR ** (bucket - 1);
-
-/**
- * Nearest-rank percentile from a histogram: the upper bound of the bucket holding rank ceil(p * n), capped by the
- * largest duration seen. null when the histogram is empty.
- */
-export function histPercentile(hist: readonly number[], p: number, max: number): number | null {
-  const total = hist.reduce((a, b) => a + b, 0);
-  if (total === 0) return null;
-  const rank = Math.max(1, Math.ceil(p * total));
-  let seen = 0;
-  for (let i = 0; i < hist.length; i++) {
-    seen += hist[i] ?? 0;
-    if (seen >= rank) return Math.min(Math.round(histUpper(i + 1)), max);
-  }
-  return max;
-}
-
-/** Name of the SQL twin of histPercentile: obs_hist_percentiles(hist int[], ps float8[], dmax int) -> int[]. */
-export const PERCENTILE_FUNCTION = 'obs_hist_percentiles';
-
-/**
- * CREATE OR REPLACE FUNCTION obs_hist_percentiles(hist, ps, dmax): histPercentile in SQL for each of the ranks `ps`
- * (ascending) in one walk of the histogram, over the same bucket upper bounds rounded as histPercentile rounds them
- * (written into the function from histUpper, so both read one table); all NULL when the histogram is empty.
- * IMMUTABLE: observability_series_totals stores its result in a generated column, computed whenever the fold writes a
- * row. One call for the three percentiles, not one call each: three calls per row made a fold of 41,666 events 15 %
- * slower, one call costs it nothing measurable. Generated into a migration like the fold
- * (scripts/function-migrations.ts); a property test holds it to histPercentile.
- */
-export function percentileFunctionSql(): SQL {
-  const uppers = Array.from({ length: HIST_BUCKETS }, (_, i) => Math.round(histUpper(i + 1)));
-  return sql.raw(`CREATE OR REPLACE FUNCTION ${PERCENTILE_FUNCTION}(hist integer[], ps double precision[], dmax integer)
-RETURNS integer[]
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-AS $percentiles$
-DECLARE
-  uppers CONSTANT integer[] := ARRAY[${uppers.join(', ')}];
-  n CONSTANT integer := coalesce(array_length(ps, 1), 0);
-  total bigint := 0;
-  seen bigint := 0;
-  h integer;
-  j integer := 1;
-  result integer[];
-BEGIN
-  FOREACH h IN ARRAY hist LOOP
-    total := total + coalesce(h, 0);
-  END LOOP;
-  IF total = 0 THEN
-    RETURN array_fill(NULL::integer, ARRAY[n]);
-  END IF;
-  -- Ranks the walk does not reach (none: the counts sum to the total) are the longest duration, as histPercentile.
-  result := array_fill(dmax, ARRAY[n]);
-  FOR i IN 1 .. array_length(hist, 1) LOOP
-    seen := seen + coalesce(hist[i], 0);
-    WHILE j <= n AND seen >= greatest(1, ceil(ps[j] * total)) LOOP
-      result[j] := least(uppers[i], dmax);
-      j := j + 1;
-    END LOOP;
-    EXIT WHEN j > n;
-  END LOOP;
-  RETURN result;
-END
-$percentiles$`);
-}
 
 const WATERMARK = '(SELECT next_xid FROM observability_fold_state)';
 // An array expression (the cast), not a subquery: ANY (SELECT …) would compare with the array itself.
@@ -211,20 +142,16 @@ export const bucketOf = (grain: SQL, expr: SQL): SQL =>
 const grains = (list: readonly Grain[]): SQL =>
   sql.raw(`(VALUES ${list.map((g) => `('${g}')`).join(', ')}) AS g(grain)`);
 
-// Empty histogram buckets are NULL (one bit of the null bitmap instead of four bytes): sum() over no row is NULL.
-const HIST_PIVOT = sql.raw(
-  HIST_COLUMNS.map((h, i) => `(sum(x.n) FILTER (WHERE x.b = ${i + 1}))::int AS ${h}`).join(', '),
-);
-const HIST_NULLS = sql.raw(HIST_COLUMNS.map((h) => `NULL::int AS ${h}`).join(', '));
+// The sketch of rows x grouped by sketch key b (one count n each).
+const SKETCH_PIVOT = sql.raw(`${sketchOfSql('x.b', 'x.n')} AS duration_sketch`);
 const KEYS = sql.raw(CALL_KEY.map((k) => `x.${k}`).join(', '));
 
 /**
  * Call rows of `source` (a relation with the event columns): per call key, and per bucket of each grain in
  * `grainList` (none: over the whole source, grain and bucket NULL), the calls, denied, errors, tokens in / out,
- * duration sum / max and the duration histogram h1..h64. Two steps: group by key and histogram bucket (one count per
- * event), then pivot the few resulting rows into the 64 columns — several times cheaper than 64 filtered counts per
- * event. Columns: grain, bucket, the call key, calls, denied, errors, tokens_in, tokens_out, duration_sum,
- * duration_max, h1..h64.
+ * duration sum / max and the duration sketch. Two steps: group by key and sketch key (one count per event), then
+ * aggregate the few resulting rows into the sketch. Columns: grain, bucket, the call key, calls, denied, errors,
+ * tokens_in, tokens_out, duration_sum, duration_max, duration_sketch.
  */
 export function callRowsSql(source: SQL, grainList: readonly Grain[] = []): SQL {
   const grain = grainList.length ? sql`g.grain` : sql`NULL::text`;
@@ -234,10 +161,10 @@ export function callRowsSql(source: SQL, grainList: readonly Grain[] = []): SQL 
       (CASE WHEN x.result = 'denied' THEN sum(x.n) ELSE 0 END)::bigint AS denied,
       (CASE WHEN x.result = 'error' THEN sum(x.n) ELSE 0 END)::bigint AS errors,
       sum(x.ti)::bigint AS tokens_in, sum(x.tt)::bigint AS tokens_out, sum(x.ds)::bigint AS duration_sum,
-      max(x.dm)::int AS duration_max, ${HIST_PIVOT}
+      max(x.dm)::int AS duration_max, ${SKETCH_PIVOT}
     FROM (SELECT ${grain} AS grain, ${bucket} AS bucket, s.agent_type, s.mcp_name, s.tool, s.event_type, s.result,
         coalesce(s.deny_code, '') AS deny_code, coalesce(s.rule_applied, '') AS rule_applied,
-        coalesce(s.model, '') AS model, obs_duration_bucket(s.duration_ms) AS b, count(*) AS n,
+        coalesce(s.model, '') AS model, ${sql.raw(SKETCH_KEY_FUNCTION)}(s.duration_ms) AS b, count(*) AS n,
         sum(s.tokens_in) AS ti, sum(s.tokens_out) AS tt, sum(s.duration_ms) AS ds, max(s.duration_ms) AS dm
       FROM ${source} AS s ${join}
       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) AS x
@@ -261,13 +188,13 @@ export function actorRowsSql(source: SQL, grainList: readonly Grain[]): SQL {
 export const ROLLUP_KEY = `grain, kind, bucket, agent_type, mcp_name, tool, event_type, result, deny_code, rule_applied,
   model, actor_email, group_name`;
 export const ROLLUP_COLUMNS = `${ROLLUP_KEY}, calls, denied, errors, tokens_in, tokens_out, duration_sum, duration_max,
-  ${HIST_COLUMNS.join(', ')}`;
+  duration_sketch`;
 const ROLLUP_MEASURES = 'calls, denied, errors, tokens_in, tokens_out, duration_sum, duration_max';
 
 /**
  * Rollup rows of `source` in table order: kind 'call' rows at each of `callGrains`, keyed by the call key, with the
- * duration histogram; and kind 'actor' rows at each of `actorGrains` (UTC days, ISO weeks) keyed by actor and
- * group (no histogram). An empty grain list leaves that kind out.
+ * duration sketch; and kind 'actor' rows at each of `actorGrains` (UTC days, ISO weeks) keyed by actor and
+ * group (no sketch). An empty grain list leaves that kind out.
  */
 export function rollupSelectSql(
   source: SQL,
@@ -275,11 +202,11 @@ export function rollupSelectSql(
   actorGrains: readonly Grain[] = ['day', 'week'],
 ): SQL {
   const call = sql`SELECT c.grain, 'call' AS kind, c.bucket, ${sql.raw(CALL_KEY.map((k) => `c.${k}`).join(', '))},
-      '' AS actor_email, '' AS group_name, ${sql.raw(ROLLUP_MEASURES)}, ${sql.raw(HIST_COLUMNS.join(', '))}
+      '' AS actor_email, '' AS group_name, ${sql.raw(ROLLUP_MEASURES)}, c.duration_sketch
     FROM (${callRowsSql(source, callGrains)}) AS c`;
   const actor = sql`SELECT a.grain, 'actor' AS kind, a.bucket, '' AS agent_type, '' AS mcp_name, '' AS tool,
       '' AS event_type, '' AS result, '' AS deny_code, '' AS rule_applied, '' AS model, a.actor_email, a.group_name,
-      ${sql.raw(ROLLUP_MEASURES)}, ${HIST_NULLS}
+      ${sql.raw(ROLLUP_MEASURES)}, NULL::integer[] AS duration_sketch
     FROM (${actorRowsSql(source, actorGrains)}) AS a`;
   if (actorGrains.length === 0) return call;
   if (callGrains.length === 0) return actor;
@@ -292,9 +219,7 @@ const SUM_ON_CONFLICT = sql.raw(
     ...['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'].map(
       (c) => `${c} = observability_rollups.${c} + EXCLUDED.${c}`,
     ),
-    ...HIST_COLUMNS.map(
-      (c) => `${c} = nullif(coalesce(observability_rollups.${c}, 0) + coalesce(EXCLUDED.${c}, 0), 0)`,
-    ),
+    `duration_sketch = ${SKETCH_ADD_FUNCTION}(observability_rollups.duration_sketch, EXCLUDED.duration_sketch)`,
   ].join(', '),
 );
 
@@ -310,7 +235,7 @@ const ROLLUP_DIMS = ROLLUP_KEY.split(',')
 
 /**
  * Rollup rows (columns ROLLUP_COLUMNS) of `source`, itself rollup rows, re-bucketed at each (kind, grain) of
- * `targets`: the measures and histograms summed per key, the maximum kept. Exact because buckets nest (hour in 6h in
+ * `targets`: the measures summed and the sketches merged per key, the maximum kept. Exact because buckets nest (hour in 6h in
  * day in ISO week), and cheap: a batch of events becomes a few hundred hourly rows, which are summed instead of
  * grouping every event once per grain.
  */
@@ -318,18 +243,20 @@ export function coarserRollupsSql(
   source: SQL,
   targets: ReadonlyArray<readonly ['call' | 'actor', Grain]>,
 ): SQL {
-  const dims = ROLLUP_DIMS.map((c) => `r.${c}`).join(', ');
-  const sums = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum']
-    .map((c) => `sum(r.${c})::bigint`)
-    .join(', ');
-  const hist = HIST_COLUMNS.map((h) => `sum(r.${h})::int`).join(', ');
   const pairs = sql.raw(
     `(VALUES ${targets.map(([k, g]) => `('${k}', '${g}')`).join(', ')}) AS g(kind, grain)`,
   );
-  return sql`SELECT g.grain, r.kind, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, ${sql.raw(dims)},
-      ${sql.raw(sums)}, max(r.duration_max)::int, ${sql.raw(hist)}
-    FROM (${source}) AS r JOIN ${pairs} ON g.kind = r.kind
-    GROUP BY 1, 2, 3, ${sql.raw(dims)}`;
+  return mergedSketchRowsSql({
+    from: sql`(${source}) AS r JOIN ${pairs} ON g.kind = r.kind`,
+    groups: [
+      ['g.grain', 'grain'],
+      ['r.kind', 'kind'],
+      [bucketOf(sql`g.grain`, sql`r.bucket`), 'bucket'],
+      ...ROLLUP_DIMS.map((c) => [`r.${c}`, c] as const),
+    ],
+    sums: ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'],
+    maxes: ['duration_max'],
+  });
 }
 
 /**
@@ -352,35 +279,43 @@ export function rollupUpsertSql(source: SQL): SQL {
 /** Grains of observability_series: minute rows serve bucket=minute, hour and day rows the unfiltered series. */
 export const SERIES_GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
 export const SERIES_COLUMNS = `grain, bucket, event_type, result, calls, denied, errors, tokens_in, tokens_out,
-  duration_max, ${HIST_COLUMNS.join(', ')}`;
+  duration_max, duration_sketch`;
 
 /**
  * Series rows of `source`: per grain, bucket, event type and result, calls, denied, errors, tokens, the longest
- * duration and the duration histogram h1..h64 (as the call rows: grouped by histogram bucket first, then pivoted).
+ * duration and the duration sketch (as the call rows: grouped by sketch key first, then aggregated).
  */
 export function seriesSelectSql(source: SQL, grainList: readonly Grain[] = SERIES_GRAINS): SQL {
   return sql`SELECT x.grain, x.bucket, x.event_type, x.result, sum(x.n)::bigint AS calls,
       (CASE WHEN x.result = 'denied' THEN sum(x.n) ELSE 0 END)::bigint AS denied,
       (CASE WHEN x.result = 'error' THEN sum(x.n) ELSE 0 END)::bigint AS errors,
-      sum(x.ti)::bigint AS tokens_in, sum(x.tt)::bigint AS tokens_out, max(x.dm)::int AS duration_max, ${HIST_PIVOT}
+      sum(x.ti)::bigint AS tokens_in, sum(x.tt)::bigint AS tokens_out, max(x.dm)::int AS duration_max, ${SKETCH_PIVOT}
     FROM (SELECT g.grain, ${bucketOf(sql`g.grain`, sql`s.event_time`)} AS bucket, s.event_type, s.result,
-        obs_duration_bucket(s.duration_ms) AS b, count(*) AS n, sum(s.tokens_in) AS ti, sum(s.tokens_out) AS tt,
+        ${sql.raw(SKETCH_KEY_FUNCTION)}(s.duration_ms) AS b, count(*) AS n, sum(s.tokens_in) AS ti, sum(s.tokens_out) AS tt,
         max(s.duration_ms) AS dm
       FROM ${source} AS s CROSS JOIN ${grains(grainList)}
       GROUP BY 1, 2, 3, 4, 5) AS x
     GROUP BY x.grain, x.bucket, x.event_type, x.result`;
 }
 
-/** The measures of series rows `r` summed (the longest duration kept), in table order, for a GROUP BY. */
-const SERIES_SUMS = sql.raw(`sum(r.calls)::bigint AS calls, sum(r.denied)::bigint AS denied,
-  sum(r.errors)::bigint AS errors, sum(r.tokens_in)::bigint AS tokens_in, sum(r.tokens_out)::bigint AS tokens_out,
-  max(r.duration_max)::int AS duration_max, ${HIST_COLUMNS.map((h) => `sum(r.${h})::int AS ${h}`).join(', ')}`);
+/** The measures of series rows summed and the longest duration kept (mergedSketchRowsSql), in table order. */
+export const SERIES_MEASURES = {
+  sums: ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out'],
+  maxes: ['duration_max'],
+} as const;
 
 /** Series rows (SERIES_COLUMNS) of `source`, itself series rows, re-bucketed at each grain of `grainList`. */
 export function coarserSeriesSql(source: SQL, grainList: readonly Grain[]): SQL {
-  return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`r.bucket`)} AS bucket, r.event_type, r.result, ${SERIES_SUMS}
-    FROM (${source}) AS r CROSS JOIN ${grains(grainList)}
-    GROUP BY 1, 2, 3, 4`;
+  return mergedSketchRowsSql({
+    from: sql`(${source}) AS r CROSS JOIN ${grains(grainList)}`,
+    groups: [
+      ['g.grain', 'grain'],
+      [bucketOf(sql`g.grain`, sql`r.bucket`), 'bucket'],
+      ['r.event_type', 'event_type'],
+      ['r.result', 'result'],
+    ],
+    ...SERIES_MEASURES,
+  });
 }
 
 /** The ON CONFLICT assignments that add a series row to the stored one of `table` (series or totals). */
@@ -391,7 +326,7 @@ const seriesSumOnConflict = (table: string) =>
         (c) => `${c} = ${table}.${c} + EXCLUDED.${c}`,
       ),
       `duration_max = greatest(${table}.duration_max, EXCLUDED.duration_max)`,
-      ...HIST_COLUMNS.map((c) => `${c} = nullif(coalesce(${table}.${c}, 0) + coalesce(EXCLUDED.${c}, 0), 0)`),
+      `duration_sketch = ${SKETCH_ADD_FUNCTION}(${table}.duration_sketch, EXCLUDED.duration_sketch)`,
     ].join(', '),
   );
 
@@ -409,11 +344,18 @@ export function seriesUpsertSql(rows: SQL): SQL {
 
 /** Columns of observability_series_totals that are written (its percentiles are generated from them). */
 export const SERIES_TOTALS_COLUMNS = `grain, bucket, calls, denied, errors, tokens_in, tokens_out, duration_max,
-  ${HIST_COLUMNS.join(', ')}`;
+  duration_sketch`;
 
 /** Totals rows (SERIES_TOTALS_COLUMNS) of `rows`, series rows: per grain and bucket, over event types and results. */
 export function seriesTotalsSelectSql(rows: SQL): SQL {
-  return sql`SELECT r.grain, r.bucket, ${SERIES_SUMS} FROM ${rows} AS r GROUP BY 1, 2`;
+  return mergedSketchRowsSql({
+    from: sql`${rows} AS r`,
+    groups: [
+      ['r.grain', 'grain'],
+      ['r.bucket', 'bucket'],
+    ],
+    ...SERIES_MEASURES,
+  });
 }
 
 /** The upsert of the totals of the series rows `rows` into observability_series_totals: a CTE of the fold. */

@@ -4,7 +4,7 @@
 //
 // * The summary's range is widened to whole buckets (hours for bucket=minute and hour, days for day); its actor
 //   section to whole UTC days. The response states both ranges and where each part came from (`source`). The call
-//   rows of the range are summed per call key (~600 rows) and, separately, their histograms per tool; totals, the
+//   rows of the range are summed per call key (~600 rows) and, separately, their sketches per top tool; totals, the
 //   breakdowns (one hashed GROUPING SETS pass) and the top lists come from those. Filters on call-key columns stay on
 //   the rollups; filters on device, serial, session, actor, group, skill or free text read the events of the range
 //   (index range scans for device / serial / session / actor; the cost of the others grows with the range). The
@@ -22,6 +22,13 @@ import { SERIES_TOTALS_PERCENTILES } from '../db/histogram.ts';
 import { tsParam } from '../db/sql-values.ts';
 import { invalidField } from '../errors.ts';
 import type { SummaryQuery } from '../schemas/observability.ts';
+import {
+  type DurationSketch,
+  mergedSketchRowsSql,
+  SKETCH_KEY_FUNCTION,
+  sketchOfSql,
+  sketchPercentiles,
+} from './duration-sketch.ts';
 import { type Bounded, boundedArray, LIST_BYTES, queryDoc } from './observability-bounds.ts';
 import {
   ACTOR_ROW_KEYS,
@@ -34,15 +41,14 @@ import {
   SERIES_KEYS,
   usedFilters,
 } from './observability-conditions.ts';
-import { align, DAY, STEP, segments, segmentsWhere } from './observability-ranges.ts';
+import { align, DAY, STEP, segments, segmentsWhere, totalsSegments } from './observability-ranges.ts';
 import {
   actorRowsSql,
   CALL_KEY,
   callRowsSql,
   type Grain,
-  HIST_COLUMNS,
-  histPercentile,
   readTailOf,
+  SERIES_MEASURES,
   seriesSelectSql,
 } from './observability-rollups.ts';
 
@@ -63,7 +69,7 @@ interface TopRow {
   tokens_out: number;
   duration_sum: number;
   duration_max: number;
-  hist?: number[] | null;
+  sketch?: DurationSketch;
   [key: string]: unknown;
 }
 
@@ -71,18 +77,9 @@ const MEASURE_LIST = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'd
 /** The measure columns of call rows, rollup rows and their sums (MEASURES reads them). */
 const MEASURE_COLUMNS = `${MEASURE_LIST.join(', ')}, duration_max`;
 const MEASURES = `${MEASURE_LIST.map((m) => `sum(${m})::bigint AS ${m}`).join(', ')}, max(duration_max) AS duration_max`;
-const HIST_SUMS = HIST_COLUMNS.map((c) => `coalesce(sum(${c}), 0)::bigint AS ${c}`).join(', ');
-/**
- * The histogram of the grouped rows as an array of HIST_COLUMNS.length counts, `count(c)` giving bucket column c's.
- * An array, not an object of the non-empty buckets: at 1,440 minute buckets, jsonb objects cost the 24-hour minute
- * summary about 25 ms more than arrays (bench:observability).
- */
-const histArraySql = (count: (column: string, n: number) => string) =>
-  `ARRAY[${HIST_COLUMNS.map((c, i) => `coalesce(${count(c, i + 1)}, 0)`).join(', ')}]::bigint[] AS hist`;
 const KEY_COLUMNS = CALL_KEY.join(', ');
-const HIST_LIST = HIST_COLUMNS.join(', ');
 /** The columns of series rows, series totals rows and call rows that the series sums per bucket. */
-const SERIES_COLUMNS = `calls, denied, errors, tokens_in, tokens_out, duration_max, ${HIST_LIST}`;
+const SERIES_COLUMNS = 'calls, denied, errors, tokens_in, tokens_out, duration_max, duration_sketch';
 const measureJson = (t: string) =>
   `'calls', ${t}.calls, 'denied', ${t}.denied, 'errors', ${t}.errors, 'tokens_in', ${t}.tokens_in,
   'tokens_out', ${t}.tokens_out, 'duration_sum', ${t}.duration_sum, 'duration_max', ${t}.duration_max`;
@@ -119,24 +116,29 @@ const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(
  * actor list 28 -> 15 ms).
  */
 function topSql(rel: string, keys: readonly string[], n: number, extra?: string, hist?: string): SQL {
-  const k = keys.join(', ');
-  const present = keys.map((key) => `${key} <> ''`).join(' AND ');
-  const histJson = hist ? `, 'hist', json_build_array(${HIST_COLUMNS.map((c) => `h.${c}`).join(', ')})` : '';
-  const join = hist ? ` JOIN ${hist} h USING (${k})` : '';
+  const histJson = hist ? `, 'sketch', h.duration_sketch` : '';
+  const join = hist ? ` JOIN ${hist} h USING (${keys.join(', ')})` : '';
   return boundedArray(
     sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}${histJson}) AS o,
         row_number() OVER (ORDER BY t.calls DESC, ${keys.map((x) => `t.${x}`).join(', ')}) AS rn
-      FROM (SELECT * FROM (SELECT ${k}, ${MEASURES} FROM ${rel}${extra ? ` WHERE ${extra}` : ''} GROUP BY ${k}
-          OFFSET 0) g
-        WHERE ${present} ORDER BY calls DESC, ${k} LIMIT ${n}) t${join}`),
+      FROM (${topRowsSql(rel, keys, n, extra)}) t${join}`),
     LIST_BYTES,
   );
+}
+
+/** The N rows of a top list: `rel` summed per `keys`, absent keys left out, by calls descending. */
+function topRowsSql(rel: string, keys: readonly string[], n: number, extra?: string): string {
+  const k = keys.join(', ');
+  const present = keys.map((key) => `${key} <> ''`).join(' AND ');
+  return `SELECT * FROM (SELECT ${k}, ${MEASURES} FROM ${rel}${extra ? ` WHERE ${extra}` : ''} GROUP BY ${k}
+          OFFSET 0) g
+        WHERE ${present} ORDER BY calls DESC, ${k} LIMIT ${n}`;
 }
 
 const num = (v: unknown): number => Number(v ?? 0);
 
 function shapeTop(rows: TopRow[], withPercentiles = false) {
-  return rows.map(({ hist, duration_sum, duration_max, ...row }) => {
+  return rows.map(({ sketch, duration_sum, duration_max, ...row }) => {
     const calls = num(row.calls);
     const out: Record<string, unknown> = {
       ...row,
@@ -149,8 +151,7 @@ function shapeTop(rows: TopRow[], withPercentiles = false) {
       duration_avg_ms: calls ? Math.round(num(duration_sum) / calls) : null,
       duration_max_ms: num(duration_max),
     };
-    if (withPercentiles)
-      Object.assign(out, percentileFields(percentiles((hist ?? []).map(Number), num(duration_max))));
+    if (withPercentiles) Object.assign(out, percentileFields(percentiles(sketch ?? null, num(duration_max))));
     return out;
   });
 }
@@ -209,61 +210,76 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
     AND ${callDims}`;
   // The rollup path adds the call rows of the unfolded events (tl, a few hundred rows at most) to the rollup rows.
+  // Sketches are merged per tool only for the top tools (tt, ranked as the top list ranks them): merging unnests every
+  // row's sketch, so its cost follows the rows merged. The totals' sketch comes, without filters, from the series
+  // totals (one row a day or hour, folded with the call rows) and the tail's call rows, else from every call row.
+  // Each top tool is numbered (rn): the merge groups its pairs by that integer, not by the tool's two names.
+  const topTools = sql`tt AS MATERIALIZED (SELECT ${sql.raw(TOOL_KEYS.join(', '))},
+      row_number() OVER (ORDER BY calls DESC, ${sql.raw(TOOL_KEYS.join(', '))})::integer AS rn
+    FROM (${sql.raw(topRowsSql('k', TOOL_KEYS, query.top))}) t)`;
+  const ofTopTools = (rows: string) => sql.raw(`${rows} x JOIN tt USING (${TOOL_KEYS.join(', ')})`);
+  const rangeTotals = segmentsWhere(
+    totalsSegments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'),
+  );
   const callCtes = callRollup
     ? sql`tl AS MATERIALIZED (${callRowsSql(tail)}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)}
           FROM (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE ${callWhere}
             UNION ALL SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM tl) u
           GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)}
-          FROM (SELECT mcp_name, tool, ${sql.raw(HIST_LIST)} FROM observability_rollups WHERE ${callWhere}
-            UNION ALL SELECT mcp_name, tool, ${sql.raw(HIST_LIST)} FROM tl) u
-          GROUP BY mcp_name, tool)`
+        ${topTools},
+        th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
+            WHERE ${callWhere}
+          UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}),
+        ts AS (${totalSketch(
+          used.length === 0
+            ? sql`(SELECT duration_sketch FROM observability_series_totals WHERE ${rangeTotals}
+                UNION ALL SELECT duration_sketch FROM tl)`
+            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${callWhere}
+                UNION ALL SELECT duration_sketch FROM tl)`,
+        )})`
     : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        th AS MATERIALIZED (SELECT mcp_name, tool, ${sql.raw(HIST_SUMS)} FROM r GROUP BY mcp_name, tool)`;
+        ${topTools},
+        th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('r')})`)}),
+        ts AS (${totalSketch(sql`r`)})`;
   const unit = lit(bucket);
   const seriesMeasures = sql.raw(
     'sum(calls)::bigint AS calls, sum(denied)::bigint AS denied, sum(errors)::bigint AS errors, sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out',
   );
-  // Per bucket, the longest duration and the histogram (an array of HIST_COLUMNS.length counts, histArraySql), from
-  // which seriesPoints reads the percentiles as the totals' are read (histPercentile).
-  const seriesDurations = sql.raw(
-    `max(duration_max) AS dmax, ${histArraySql((c) => `sum(${c})`)}, NULL::json AS pct`,
-  );
+  // Per bucket, the measures, the longest duration (dmax) and the merged sketch, from which seriesPoints reads the
+  // percentiles as the totals' are read (sketchPercentiles).
+  const seriesOf = (rows: SQL) =>
+    sql`SELECT z.bucket AS b, z.calls, z.denied, z.errors, z.tokens_in, z.tokens_out, z.duration_max AS dmax,
+        z.duration_sketch AS sketch, NULL::json AS pct
+      FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.bucket', 'bucket']], ...SERIES_MEASURES })}) z`;
   // Per bucket: the measures, and either the longest duration and the histogram (`dmax`, `hist`) or, from the
   // totals, the percentiles stored with them (`pct`).
   // Each rollup source adds the rows of the unfolded events at the same grain (st: series rows, or call rows).
   const seriesRel =
     seriesSource === 'series' && used.length === 0
-      ? // Buckets without unfolded events read their stored percentiles; the others sum their stored row and the
-        // tail's, and their percentiles are read from the summed histogram.
-        sql`SELECT bucket AS b, calls, denied, errors, tokens_in, tokens_out, NULL::int AS dmax, NULL::bigint[] AS hist,
+      ? // Buckets without unfolded events read their stored percentiles; the others merge their stored row and the
+        // tail's, and their percentiles are read from the merged sketch.
+        sql`SELECT bucket AS b, calls, denied, errors, tokens_in, tokens_out, NULL::int AS dmax, NULL::integer[] AS sketch,
             to_json(duration_percentiles) AS pct
           FROM observability_series_totals WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T}
             AND bucket <> ALL (ARRAY(SELECT bucket FROM st))
-        UNION ALL SELECT bucket AS b, ${seriesMeasures}, ${seriesDurations}
-          FROM (SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_series_totals
+        UNION ALL ${seriesOf(sql`(SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_series_totals
               WHERE grain = ${unit} AND bucket = ANY (ARRAY(SELECT bucket FROM st))
-            UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM st) u
-          GROUP BY bucket`
+            UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM st)`)}`
       : seriesSource === 'series'
-        ? sql`SELECT bucket AS b, ${seriesMeasures}, ${seriesDurations}
-          FROM (SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_series
+        ? seriesOf(sql`(SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_series
               WHERE grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${and(dimConditions(query, SERIES_KEYS))}
-            UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM st) u
-          GROUP BY bucket`
+            UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM st)`)
         : seriesSource === 'rollups'
-          ? sql`SELECT bucket AT TIME ZONE 'UTC' AS b, ${seriesMeasures}, ${seriesDurations}
-            FROM (SELECT bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_rollups
+          ? seriesOf(sql`(SELECT bucket AT TIME ZONE 'UTC' AS bucket, ${sql.raw(SERIES_COLUMNS)} FROM observability_rollups
                 WHERE kind = 'call' AND grain = ${unit} AND bucket >= ${F} AND bucket < ${T} AND ${callDims}
-              UNION ALL SELECT bucket, ${sql.raw(SERIES_COLUMNS)}
-                FROM (${callRowsSql(tail, [bucket])}) c) u
-            GROUP BY 1`
+              UNION ALL SELECT bucket AT TIME ZONE 'UTC', ${sql.raw(SERIES_COLUMNS)}
+                FROM (${callRowsSql(tail, [bucket])}) c)`)
           : sql`SELECT b, ${seriesMeasures}, max(duration_max) AS dmax,
-              ${sql.raw(histArraySql((_, n) => `sum(calls) FILTER (WHERE hb = ${n})`))}, NULL::json AS pct
+              ${sql.raw(sketchOfSql('hb', 'calls'))} AS sketch, NULL::json AS pct
             FROM (SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b,
-                obs_duration_bucket(e.duration_ms) AS hb, count(*)::bigint AS calls,
+                ${sql.raw(SKETCH_KEY_FUNCTION)}(e.duration_ms) AS hb, count(*)::bigint AS calls,
                 count(*) FILTER (WHERE e.result = 'denied') AS denied,
                 count(*) FILTER (WHERE e.result = 'error') AS errors, sum(e.tokens_in)::bigint AS tokens_in,
                 sum(e.tokens_out)::bigint AS tokens_out, max(e.duration_ms) AS duration_max
@@ -293,15 +309,16 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     db,
     sql`WITH ${tailCte}, ${callCtes},${seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
       a AS (${actorRel}),
-      tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m, (SELECT ${sql.raw(HIST_SUMS)} FROM th) h),
+      tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m,
+        (SELECT duration_sketch FROM ts) h),
       gs AS MATERIALIZED (SELECT GROUPING(${sql.raw(SET_COLUMNS.join(', '))}) AS gid, ${sql.raw(SET_COLUMNS.join(', '))},
           ${sql.raw(MEASURES)}
         FROM k GROUP BY GROUPING SETS (${sql.raw(SETS.map((set) => `(${set.join(', ')})`).join(', '))})),
       sr AS (${seriesRel})
     SELECT json_build_object(
       'totals', (SELECT json_build_object(${sql.raw(measureJson('tot'))},
-          'hist', json_build_array(${sql.raw(HIST_COLUMNS.map((h) => `tot.${h}`).join(', '))})) FROM tot),
-      'tools', ${topSql('k', ['mcp_name', 'tool'], n, undefined, 'th')},
+          'sketch', tot.duration_sketch) FROM tot),
+      'tools', ${topSql('k', TOOL_KEYS, n, undefined, 'th')},
       'by_result', (SELECT json_object_agg(result, calls) FROM gs WHERE gid = ${gid(['result'])}),
       'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])}),
       'mcps', ${topSql(setRel(['mcp_name']), ['mcp_name'], n)},
@@ -311,7 +328,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       'rules', ${topSql(setRel(['result', 'rule_applied']), ['rule_applied'], n, `result = 'denied'`)},
       'actors', ${topSql('a', ['actor_email'], n)},
       'series', (SELECT json_agg(json_build_array(extract(epoch FROM s.b)::bigint, s.calls, s.denied, s.errors,
-          s.tokens_in, s.tokens_out, s.dmax, s.hist, s.pct) ORDER BY s.b) FROM sr s)) AS j`,
+          s.tokens_in, s.tokens_out, s.dmax, s.sketch, s.pct) ORDER BY s.b) FROM sr s)) AS j`,
   );
   const totals = (doc.totals ?? {}) as TopRow;
   const calls = num(totals.calls);
@@ -339,7 +356,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       tokens_in: num(totals.tokens_in),
       tokens_out: num(totals.tokens_out),
       duration_avg_ms: calls ? Math.round(num(totals.duration_sum) / calls) : null,
-      ...percentileFields(percentiles((totals.hist ?? []).map(Number), max)),
+      ...percentileFields(percentiles(totals.sketch ?? null, max)),
       duration_max_ms: max,
     },
     top,
@@ -351,8 +368,8 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
 
 /**
  * A non-empty bucket as the database returns it: [start in epoch seconds, calls, denied, errors, tokens in, out,
- * longest duration, histogram (HIST_COLUMNS.length counts, histArraySql), [p50, p95, p99]]: the histogram, or from
- * observability_series_totals the percentiles stored with the row (then the duration and histogram are null).
+ * longest duration, sketch, [p50, p95, p99]]: the sketch, or from observability_series_totals the percentiles stored
+ * with the row (then the duration and sketch are null).
  */
 type SeriesRow = [
   number,
@@ -362,11 +379,9 @@ type SeriesRow = [
   number,
   number,
   number | null,
-  number[] | null,
+  DurationSketch,
   Percentiles | null,
 ];
-
-const NO_CALLS: readonly number[] = new Array<number>(HIST_COLUMNS.length).fill(0);
 
 /**
  * Every bucket of the range, in order, zero where the database returned none (cheaper than 1,500 JSON objects), with
@@ -384,7 +399,7 @@ function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date },
       errors: num(r?.[3]),
       tokens_in: num(r?.[4]),
       tokens_out: num(r?.[5]),
-      ...percentileFields(r?.[8] ?? percentiles((r?.[7] ?? NO_CALLS).map(num), num(r?.[6]))),
+      ...percentileFields(r?.[8] ?? percentiles(r?.[7] ?? null, num(r?.[6]))),
     });
   }
   return points;
@@ -392,9 +407,19 @@ function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date },
 
 type Percentiles = readonly [number | null, number | null, number | null];
 
-/** p50, p95 and p99 of a histogram capped by its longest duration (histPercentile), as the totals keep them. */
-const percentiles = (hist: readonly number[], max: number): Percentiles =>
-  SERIES_TOTALS_PERCENTILES.map((p) => histPercentile(hist, p, max)) as unknown as Percentiles;
+/** p50, p95 and p99 of a sketch capped by its longest duration (sketchPercentiles), as the totals keep them. */
+const percentiles = (sketch: DurationSketch, max: number): Percentiles =>
+  sketchPercentiles(sketch, SERIES_TOTALS_PERCENTILES, max) as unknown as Percentiles;
+
+const TOOL_KEYS = ['mcp_name', 'tool'];
+
+/** The merged sketch of `rows` (a relation with duration_sketch). */
+const totalSketch = (rows: SQL): SQL => mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [] });
+
+/** The merged sketch per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch). */
+const toolSketches = (rows: SQL): SQL =>
+  sql`SELECT tt.mcp_name, tt.tool, m.duration_sketch
+    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']] })}) m JOIN tt USING (rn)`;
 
 const percentileFields = ([p50, p95, p99]: Percentiles) => ({
   duration_p50_ms: p50,

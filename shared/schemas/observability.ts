@@ -636,9 +636,11 @@ const durations = {
   duration_max_ms: ms('Longest duration, milliseconds'),
 };
 const percentileText = (p: string) =>
-  `Nearest-rank ${p} duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value)`;
-const percentile = (p: string) => ms(percentileText(p));
+  `${p} duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md)`;
+const percentileMs = (description: string) => z.number().min(0).meta({ description });
+const percentile = (p: string) => percentileMs(percentileText(p));
 const nullableMs = (description: string) => z.number().int().min(0).nullable().meta({ description });
+const nullablePercentile = (description: string) => z.number().min(0).nullable().meta({ description });
 const topEntry = (keys: Record<string, z.ZodType>, id: string, extra: Record<string, z.ZodType> = {}) =>
   z
     .object({
@@ -702,9 +704,9 @@ export const summaryResponse = envelope(
         tokens_in: count('Sum of the tokens_in of the events'),
         tokens_out: count('Sum of the tokens_out of the events'),
         duration_avg_ms: nullableMs('Mean duration, milliseconds (rounded); null without calls'),
-        duration_p50_ms: nullableMs(`${percentileText('50th percentile')}; null without calls`),
-        duration_p95_ms: nullableMs(`${percentileText('95th percentile')}; null without calls`),
-        duration_p99_ms: nullableMs(`${percentileText('99th percentile')}; null without calls`),
+        duration_p50_ms: nullablePercentile(`${percentileText('50th percentile')}; null without calls`),
+        duration_p95_ms: nullablePercentile(`${percentileText('95th percentile')}; null without calls`),
+        duration_p99_ms: nullablePercentile(`${percentileText('99th percentile')}; null without calls`),
         duration_max_ms: ms('Longest duration, milliseconds; 0 without calls'),
       }),
       top: z
@@ -737,13 +739,13 @@ export const summaryResponse = envelope(
           z.object({
             bucket: ts('Start of the bucket'),
             ...callMeasures,
-            duration_p50_ms: nullableMs(
+            duration_p50_ms: nullablePercentile(
               `${percentileText('50th percentile')} of the bucket; null without calls`,
             ),
-            duration_p95_ms: nullableMs(
+            duration_p95_ms: nullablePercentile(
               `${percentileText('95th percentile')} of the bucket; null without calls`,
             ),
-            duration_p99_ms: nullableMs(
+            duration_p99_ms: nullablePercentile(
               `${percentileText('99th percentile')} of the bucket; null without calls`,
             ),
           }),

@@ -7,10 +7,12 @@
 // events (warm-up, then several runs); the event browser's first and 50th page by cursor for several filter pairs
 // (common, rare, unindexed, serial, free text, skill); the device list with a status filter; ingest through the
 // ingest path (one device, then several devices in parallel); and the summary with those batches not folded yet
-// (the tail each read adds, bounded). Prints PASS / FAIL per target.
+// (the tail each read adds, bounded); and, for each range's summary, the worst relative error of its p50 / p95 / p99
+// (overall, per top tool, per bucket) against percentile_cont over the raw events (test/support/exact-percentiles.ts).
+// Prints PASS / FAIL per target.
 //
 // Targets: summary p95 <= 50 ms at 30 d (also reported at 24 h and 7 d), event pages p95 <= 20 ms at any depth, the
-// summary >= 50x faster than the raw scan.
+// summary >= 50x faster than the raw scan, percentiles within 2 % of percentile_cont.
 //
 // Environment: TEST_DATABASE_URL (PostgreSQL server, else one from npm started for the run; a fresh database is created and dropped), BENCH_DRIVERS
 // (pglite,postgres), BENCH_SCALE (0.1 = a tenth of the events, for a quick run), BENCH_EVENTS / BENCH_PG_EVENTS
@@ -42,6 +44,7 @@ import {
   summaryQuery,
 } from '#shared/schemas/observability.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
+import { percentileErrors, type SummaryPercentiles } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
 
@@ -152,6 +155,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     );
 
     console.log('\nsummary (rollups) vs the same figures from a raw scan of the events:');
+    let worst = { worst: 0, where: 'nothing compared', compared: 0 };
     for (const [label, days, extra] of [
       ['24 h', 1, {}],
       ['7 d', 7, {}],
@@ -168,7 +172,27 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       );
       target(`summary ${label} p95`, fast.p95, 50, 'ms');
       target(`summary ${label} vs raw scan (p50)`, ratio, 50, 'x');
+      // The percentiles against percentile_cont over the raw events: totals, top tools, every bucket.
+      const summary = await observabilitySummary(db, summaryQuery.parse({ ...q, top: 50 }), { now });
+      const error = await percentileErrors(db, summary as unknown as SummaryPercentiles);
+      if (error.worst >= worst.worst) worst = error;
+      console.log(
+        `    percentiles: worst relative error ${(100 * error.worst).toFixed(2)}% of ${error.compared} (${error.where})`,
+      );
     }
+    const [stored] = await queryRows<{ n: string }>(
+      db,
+      sql`SELECT count(*)::text AS n FROM observability_events`,
+    );
+    console.log(
+      `  worst percentile error at ${Number(stored?.n).toLocaleString('en')} events: ${(100 * worst.worst).toFixed(2)}% (${worst.where})`,
+    );
+    targets.push({
+      what: `${driver}: summary percentiles, worst relative error vs percentile_cont`,
+      value: `${(100 * worst.worst).toFixed(2)}%`,
+      target: '<= 2%',
+      pass: worst.worst <= 0.02,
+    });
     const from30 = new Date(now.getTime() - 30 * DAY).toISOString();
     const [dev] = await queryRows<{ id: string }>(
       db,

@@ -1,7 +1,8 @@
-// obs_hist_percentiles (the SQL twin of histPercentile, shared/domain/observability-rollups.ts) on every driver: for
-// random histograms, ascending ranks and caps it gives what histPercentile gives for each rank, including the empty
-// histogram (nulls) and ranks that fall exactly on a bucket's last count; and observability_series_totals' generated
-// percentiles follow their row's histogram when a row is inserted and when an upsert adds to it, as the fold does.
+// The sketch's SQL functions (shared/domain/duration-sketch.ts) on every driver: obs_sketch_percentiles gives what
+// sketchPercentiles gives for random sparse sketches, ranks and caps (to the 0.001 ms both round to: PostgreSQL's
+// power() and JavaScript's ** may differ in the last bits, and a half may round either way), nulls for an empty sketch; obs_sketch_add sums two sketches key by
+// key; and observability_series_totals' generated percentiles follow their row's sketch on insert and on upsert, as
+// the fold writes them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
@@ -10,58 +11,73 @@ import { connectDatabase } from '#shared/db/connect.ts';
 import { SERIES_TOTALS_PERCENTILES } from '#shared/db/histogram.ts';
 import { migrate } from '#shared/db/migrate.ts';
 import { queryJson } from '#shared/db/query.ts';
-import { HIST_BUCKETS, histPercentile, seriesTotalsUpsertSql } from '#shared/domain/observability-rollups.ts';
+import { type DurationSketch, sketchKey, sketchPercentiles } from '#shared/domain/duration-sketch.ts';
+import { seriesTotalsUpsertSql } from '#shared/domain/observability-rollups.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 
 interface Case {
-  hist: (number | null)[];
+  sketch: DurationSketch;
   /** Ascending ranks. */
   ps: number[];
   dmax: number;
 }
 
-/** A histogram as the rollups hold it: mostly empty (NULL) buckets, a few counts, now and then a large one. */
-const histogram = fc.array(
-  fc.oneof(
-    { weight: 6, arbitrary: fc.constant(null) },
-    { weight: 3, arbitrary: fc.integer({ min: 0, max: 5 }) },
-    { weight: 1, arbitrary: fc.integer({ min: 0, max: 2_000_000 }) },
-  ),
-  { minLength: HIST_BUCKETS, maxLength: HIST_BUCKETS },
-);
-const rank = fc.oneof(
-  fc.constantFrom(0.5, 0.95, 0.99, 1),
-  fc.double({ min: 0.000_001, max: 1, noNaN: true }),
-);
+/** A sketch as the rollups hold it: a few keys (0 is 0 ms; a day is key sketchKey(86_400_000)), small or large counts. */
+const sketchArb: fc.Arbitrary<DurationSketch> = fc
+  .uniqueArray(
+    fc.record({
+      k: fc.integer({ min: 0, max: sketchKey(86_400_000) }),
+      c: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 2_000_000 })),
+    }),
+    { selector: (e) => e.k, maxLength: 40 },
+  )
+  .map((pairs) => {
+    const sorted = pairs.sort((a, b) => a.k - b.k);
+    return sorted.length ? [sorted.map((p) => p.k), sorted.map((p) => p.c)] : null;
+  });
 const cases = fc.array(
   fc.record({
-    hist: histogram,
-    ps: fc.array(rank, { minLength: 1, maxLength: 4 }).map((ps) => ps.sort((a, b) => a - b)),
-    dmax: fc.integer({ min: 0, max: 2_000_000 }),
+    sketch: sketchArb,
+    ps: fc
+      .array(fc.oneof(fc.constantFrom(0, 0.5, 0.95, 0.99, 1), fc.double({ min: 0, max: 1, noNaN: true })), {
+        minLength: 1,
+        maxLength: 4,
+      })
+      .map((ps) => ps.sort((a, b) => a - b)),
+    dmax: fc.integer({ min: 0, max: 86_400_000 }),
   }),
-  { minLength: 200, maxLength: 200 },
+  { minLength: 100, maxLength: 100 },
 );
 
-const expected = (c: Case) =>
-  c.ps.map((p) =>
-    histPercentile(
-      c.hist.map((n) => n ?? 0),
-      p,
-      c.dmax,
-    ),
-  );
+const expected = (c: Case) => sketchPercentiles(c.sketch, c.ps, c.dmax);
+/** Equal to the last bits of a double. */
+const close = (got: (number | null)[][], want: (number | null)[][], what: string) => {
+  assert.equal(got.length, want.length);
+  got.forEach((row, i) => {
+    row.forEach((v, j) => {
+      const w = want[i]?.[j] ?? null;
+      assert.ok(
+        v === w || (v !== null && w !== null && Math.abs(v - w) <= 0.0011),
+        `${what} ${i}/${j}: ${v} vs ${w}`,
+      );
+    });
+  });
+};
+/** An SQL integer[][] from a sketch sent as JSON text (the Data API takes no array parameter). */
+const sketchSql = (x: string) =>
+  `CASE WHEN ${x} IS NULL OR json_typeof(${x}) = 'null' THEN NULL ELSE ARRAY[
+    ARRAY(SELECT v::int FROM json_array_elements_text(${x}->0) WITH ORDINALITY AS h(v, i) ORDER BY h.i),
+    ARRAY(SELECT v::int FROM json_array_elements_text(${x}->1) WITH ORDINALITY AS h(v, i) ORDER BY h.i)] END`;
 
 for (const driver of driversUnderTest()) {
-  describe(`obs_hist_percentiles on ${driver}`, () => {
+  describe(`the duration sketch's SQL functions on ${driver}`, () => {
     let provisioned: ProvisionedDatabase;
     let database: Awaited<ReturnType<typeof connectDatabase>>;
-    /** obs_hist_percentiles of each case, in one statement. */
     const inSql = (list: Case[]) =>
       queryJson<(number | null)[][]>(
         database.db,
-        sql`SELECT json_agg(obs_hist_percentiles(
-            ARRAY(SELECT v::int FROM json_array_elements_text(t.x->'hist') WITH ORDINALITY AS h(v, i) ORDER BY h.i),
+        sql`SELECT json_agg(obs_sketch_percentiles(${sql.raw(sketchSql("t.x->'sketch'"))},
             ARRAY(SELECT v::float8 FROM json_array_elements_text(t.x->'ps') WITH ORDINALITY AS r(v, i) ORDER BY r.i),
             (t.x->>'dmax')::int) ORDER BY t.n) AS j
           FROM json_array_elements(${JSON.stringify(list)}::json) WITH ORDINALITY AS t(x, n)`,
@@ -77,50 +93,44 @@ for (const driver of driversUnderTest()) {
       await provisioned?.cleanup();
     });
 
-    test('random histograms, ranks and caps: what histPercentile gives', async () => {
+    test('obs_sketch_percentiles: random sketches, ranks and caps give what sketchPercentiles gives', async () => {
       await fc.assert(
-        fc.asyncProperty(cases, async (list) => {
-          assert.deepEqual(await inSql(list), list.map(expected));
-        }),
+        fc.asyncProperty(cases, async (list) => close(await inSql(list), list.map(expected), 'case')),
         { numRuns: 10 },
+      );
+      const [empty] = await inSql([{ sketch: null, ps: [0.5, 0.95, 0.99], dmax: 10 }]);
+      assert.deepEqual(empty, [null, null, null], 'an empty sketch has no percentile');
+    });
+
+    test('obs_sketch_add: counts summed per key, keys ascending; NULL is the empty sketch', async () => {
+      await fc.assert(
+        fc.asyncProperty(sketchArb, sketchArb, async (a, b) => {
+          const got = await queryJson<number[][] | null>(
+            database.db,
+            sql`SELECT to_json(obs_sketch_add(${sql.raw(sketchSql('x.a'))}, ${sql.raw(sketchSql('x.b'))})) AS j
+              FROM (SELECT ${JSON.stringify(a)}::json AS a, ${JSON.stringify(b)}::json AS b) x`,
+          );
+          const sum = new Map<number, number>();
+          for (const s of [a, b]) {
+            s?.[0].forEach((k, i) => {
+              sum.set(k, (sum.get(k) ?? 0) + Number(s[1][i]));
+            });
+          }
+          const keys = [...sum.keys()].sort((x, y) => x - y);
+          assert.deepEqual(got, keys.length ? [keys, keys.map((k) => sum.get(k))] : null);
+        }),
+        { numRuns: 30 },
       );
     });
 
-    test('empty, every bucket alone, and ranks on the last count of a bucket', async () => {
-      const empty = Array<number | null>(HIST_BUCKETS).fill(null);
-      const list: Case[] = [
-        { hist: empty, ps: [0.5, 0.95, 0.99], dmax: 10 },
-        { hist: empty.map(() => 0), ps: [0.99], dmax: 0 },
-      ];
-      for (let b = 0; b < HIST_BUCKETS; b++) {
-        // Each bucket alone, capped above and below its upper bound.
-        for (const dmax of [0, 1, 2_000_000]) {
-          list.push({ hist: empty.map((_, i) => (i === b ? 3 : null)), ps: [0.5, 0.95, 0.99], dmax });
-        }
-        // 20 counts over two buckets: p95's rank 19 is the first bucket's last count, one more moves it; p99 and
-        // p100 fall in the second bucket, two ranks read in the same step of the walk.
-        for (const first of [19, 18]) {
-          list.push({
-            hist: empty.map((_, i) => (i === b ? first : i === (b + 1) % HIST_BUCKETS ? 20 - first : null)),
-            ps: [0.5, 0.95, 0.99, 1],
-            dmax: 2_000_000,
-          });
-        }
-      }
-      const got = await inSql(list);
-      assert.deepEqual(got, list.map(expected));
-      assert.deepEqual(got[0], [null, null, null], 'an empty histogram has no percentile');
-    });
-
-    test('observability_series_totals: the stored percentiles follow the histogram on insert and on upsert', async () => {
-      // Series rows of one minute, upserted as the fold upserts them (seriesTotalsUpsertSql).
-      const upsert = (calls: number, hist: (number | null)[], dmax: number) =>
+    test('observability_series_totals: the stored percentiles follow the sketch on insert and on upsert', async () => {
+      const upsert = (calls: number, sketch: DurationSketch, dmax: number) =>
         database.db.execute(
           seriesTotalsUpsertSql(
             sql.raw(`(SELECT 'minute'::text AS grain, '2026-01-01T00:00:00Z'::timestamptz AS bucket,
               ${calls}::bigint AS calls, 0::bigint AS denied, 0::bigint AS errors, 0::bigint AS tokens_in,
               0::bigint AS tokens_out, ${dmax}::int AS duration_max,
-              ${hist.map((n, i) => `${n ?? 'NULL'}::int AS h${i + 1}`).join(', ')})`),
+              '{{${sketch?.[0].join(',')}},{${sketch?.[1].join(',')}}}'::integer[] AS duration_sketch)`),
           ),
         );
       const read = () =>
@@ -129,17 +139,21 @@ for (const driver of driversUnderTest()) {
           sql`SELECT to_json(duration_percentiles) AS j FROM observability_series_totals
             WHERE grain = 'minute' AND bucket = '2026-01-01T00:00:00Z'`,
         );
-      const pct = (hist: (number | null)[], dmax: number) =>
-        expected({ hist, ps: [...SERIES_TOTALS_PERCENTILES], dmax });
-      const first = Array.from({ length: HIST_BUCKETS }, (_, i) => (i === 10 ? 90 : i === 40 ? 10 : null));
+      const pct = (sketch: DurationSketch, dmax: number) =>
+        expected({ sketch, ps: [...SERIES_TOTALS_PERCENTILES], dmax });
+      const first: DurationSketch = [
+        [10, 40],
+        [90, 10],
+      ];
       await upsert(100, first, 5_000);
-      assert.deepEqual(await read(), pct(first, 5_000));
-      // The upsert adds counts bucket by bucket; the percentiles are recomputed from the sums.
-      const more = Array.from({ length: HIST_BUCKETS }, (_, i) => (i === 50 ? 400 : null));
-      await upsert(400, more, 60_000);
-      const sum = first.map((n, i) => (n ?? 0) + (more[i] ?? 0) || null);
+      close([await read()], [pct(first, 5_000)], 'insert');
+      const merged: DurationSketch = [
+        [10, 40, 50],
+        [90, 10, 400],
+      ];
+      await upsert(400, [[50], [400]], 60_000);
       const after = await read();
-      assert.deepEqual(after, pct(sum, 60_000));
+      close([after], [pct(merged, 60_000)], 'upsert');
       assert.notDeepEqual(after, pct(first, 5_000), 'the added counts moved the percentiles');
     });
   });

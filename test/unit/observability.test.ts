@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { SKETCH_ALPHA } from '#shared/db/histogram.ts';
+import { sketchKey, sketchPercentiles, sketchValue } from '#shared/domain/duration-sketch.ts';
 import {
   cursorKey,
   decodeCursor,
@@ -12,7 +14,6 @@ import {
   likePattern,
   TS_RE,
 } from '#shared/domain/observability-cursor.ts';
-import { histBucket, histPercentile, histUpper } from '#shared/domain/observability-rollups.ts';
 import { ServiceError } from '#shared/errors.ts';
 import { listEventsQuery, summaryQuery } from '#shared/schemas/observability.ts';
 import { randomSecret } from '#test/support/secrets.ts';
@@ -77,31 +78,37 @@ describe('observability cursors', () => {
   });
 });
 
-describe('duration histogram', () => {
-  test('buckets: <= 1 ms in 1; each bucket b holds (1.25^(b-2), 1.25^(b-1)]; the last is open', () => {
-    assert.equal(histBucket(0), 1);
-    assert.equal(histBucket(1), 1);
-    for (let ms = 2; ms < 2_000_000; ms = Math.ceil(ms * 1.07)) {
-      const b = histBucket(ms);
-      if (b < 64) {
-        assert.ok(ms <= histUpper(b) && ms > histUpper(b - 1), `${ms} in ${b}`);
-      }
+describe('duration sketch', () => {
+  test('keys: 0 ms alone in 0; every duration reported within SKETCH_ALPHA, up to a day and beyond', () => {
+    assert.equal(sketchKey(0), 0);
+    assert.equal(sketchValue(0), 0);
+    assert.equal(sketchKey(1), 1);
+    for (let ms = 1; ms <= 27; ms++)
+      assert.equal(sketchValue(sketchKey(ms)), ms, 'one integer a bucket: exact');
+    for (let ms = 1; ms < 2_147_483_647; ms = Math.ceil(ms * 1.013)) {
+      const reported = sketchValue(sketchKey(ms));
+      assert.ok(Math.abs(reported - ms) / ms <= SKETCH_ALPHA + 1e-12, `${ms} ms reported as ${reported}`);
+      assert.ok(sketchKey(ms + 1) >= sketchKey(ms), 'keys ascend with durations');
     }
-    assert.equal(histBucket(86_400_000), 64);
   });
 
-  test('percentiles: nearest rank, upper bound of its bucket, capped by the maximum, within 25 %', () => {
-    assert.equal(histPercentile(new Array(64).fill(0), 0.5, 0), null);
-    const durations = Array.from({ length: 1000 }, (_, i) => Math.round(1 + (i * i) / 50));
-    const hist = new Array(64).fill(0);
-    for (const d of durations) hist[histBucket(d) - 1]++;
+  test('percentiles: percentile_cont over the reported values, capped by the maximum; null when empty', () => {
+    assert.deepEqual(sketchPercentiles(null, [0.5], 0), [null]);
+    const durations = Array.from({ length: 1001 }, (_, i) => Math.round(1 + (i * i) / 50));
+    const counts = new Map<number, number>();
+    for (const d of durations) counts.set(sketchKey(d), (counts.get(sketchKey(d)) ?? 0) + 1);
+    const keys = [...counts.keys()].sort((a, b) => a - b);
+    const sketch = [keys, keys.map((k) => counts.get(k) as number)] as const;
     const max = Math.max(...durations);
     const sorted = [...durations].sort((a, b) => a - b);
-    for (const p of [0.5, 0.95, 0.99, 1]) {
-      const exact = sorted[Math.ceil(p * sorted.length) - 1] as number;
-      const approx = histPercentile(hist, p, max) as number;
-      assert.ok(approx >= exact && approx <= Math.max(exact * 1.25 + 1, 2), `p${p}: ${approx} vs ${exact}`);
+    for (const p of [0, 0.5, 0.95, 0.99, 0.999, 1]) {
+      const h = p * (sorted.length - 1);
+      const lo = sorted[Math.floor(h)] as number;
+      const exact = lo + (h - Math.floor(h)) * ((sorted[Math.ceil(h)] as number) - lo);
+      const [got] = sketchPercentiles(sketch, [p], max) as [number];
+      assert.ok(Math.abs(got - exact) / exact <= SKETCH_ALPHA, `p${p}: ${got} vs ${exact}`);
     }
-    assert.equal(histPercentile(hist, 1, max), max);
+    assert.deepEqual(sketchPercentiles(sketch, [1], 5), [5]);
+    assert.deepEqual(sketchPercentiles([[0], [3]], [0.5, 0.99], 0), [0, 0]);
   });
 });
