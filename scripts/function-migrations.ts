@@ -129,7 +129,8 @@ export function writeFunctionMigration(
   const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as {
     entries: Array<{ idx: number; version: string; when: number; tag: string; breakpoints: boolean }>;
   };
-  const idx = readMigrations(dir).length;
+  // After the newest file, not the count of files: numbers skipped on the way (two branches renumbered) stay free.
+  const idx = Math.max(-1, ...readMigrations(dir).map((m) => Number.parseInt(m.name, 10))) + 1;
   const tag = `${String(idx).padStart(4, '0')}_${name}`;
   const body = stale.map((fn) => `${header(fn)}\n${renderFunction(fn)}`).join('\n--> statement-breakpoint\n');
   writeFileSync(join(dir, `${tag}.sql`), `${body}\n`);

@@ -45,7 +45,9 @@ test('a changed function gets a new migration and a journal entry; the applied o
     const changed = { ...fn, definition: () => sql`-- edited\n${fn.definition()}` };
     assert.equal(isCurrent(changed, dir), false);
     const written = writeFunctionMigration('ingest_changed', dir, [changed]);
-    assert.equal(written, `${String(files.length).padStart(4, '0')}_ingest_changed.sql`);
+    // Numbered after the newest file (numbers skipped on the way stay free).
+    const next = Number.parseInt(newest, 10) + 1;
+    assert.equal(written, `${String(next).padStart(4, '0')}_ingest_changed.sql`);
     assert.ok(readFileSync(join(dir, written), 'utf8').includes(renderFunction(changed)));
     assert.equal(isCurrent(changed, dir), true);
     assert.equal(isCurrent(fn, dir), false, 'the newest definition is now the changed one');
@@ -53,7 +55,7 @@ test('a changed function gets a new migration and a journal entry; the applied o
       entries: Array<{ idx: number; tag: string }>;
     };
     const entry = journal.entries.at(-1);
-    assert.equal(entry?.idx, files.length);
+    assert.equal(entry?.idx, next);
     assert.equal(entry?.tag, written.replace(/\.sql$/, ''));
     assert.equal(readFileSync(join(dir, newest), 'utf8'), before);
   } finally {
