@@ -3,7 +3,7 @@
 // so that retries never duplicate events.
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import type { RequestBody, ResponseBody } from '#client/api.ts';
-import { canonicalBytes } from '#shared/device/canonical-json.ts';
+import { canonicalBytes } from '#shared/core/canonical-json.ts';
 import { type BackoffSettings, nextWait, retryAfterMs } from './daemon/backoff.ts';
 import type { DeviceIdentity } from './identity.ts';
 import {

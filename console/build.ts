@@ -18,7 +18,7 @@ export const CONSOLE_ASSETS = 'assets';
  */
 export const CONSOLE_CONFIG_FILE = 'config.json';
 
-const CONSOLE_DIR = fileURLToPath(new URL('./', import.meta.url));
+const CONSOLE_DIR = fileURLToPath(new URL('.//', import.meta.url));
 
 /**
  * Scripts and styles only from the console's origin, no inline script or style, API calls only to the console's

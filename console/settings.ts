@@ -1,8 +1,8 @@
 // What the console is told at run time (its config.json beside the assets) and what its Content-Security-Policy lets
 // it call, both from the service config, for both places that serve it: the local server (local-server/console.ts)
 // and the stack (infra/constructs/console-site.ts).
-import type { Config } from '#shared/config/schema.ts';
-import { idpIssuer } from '../shared/auth/idp-tokens.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import { idpIssuer } from '../shared/core/auth/idp-tokens.ts';
 import type { IdpSettings } from './src/oidc.ts';
 
 /** config.json: where the API is (absent: the console's own origin) and the IdP it signs in through (absent: local accounts). */

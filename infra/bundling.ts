@@ -8,7 +8,7 @@ import { projectImports } from './plan.ts';
 import { takesBearerToken } from './route-tables.ts';
 
 /**
- * Drivers Lambda never loads: shared/db/connect.ts imports them with `await import(...)` only for the pglite: and
+ * Drivers Lambda never loads: shared/core/db/connect.ts imports them with `await import(...)` only for the pglite: and
  * postgres:// DSNs, and the functions always run on the Data API. `pg-native` is pg's optional native binding.
  */
 export const LOCAL_DRIVER_MODULES = [
@@ -35,7 +35,7 @@ export const LOCAL_DRIVER_MODULES = [
  * - the event-stream codec → a stub (no operation we call streams): 15.4 KB, meta/openapi over 450 KB without;
  * - bowser, the browser user-agent parser of the SDK's browser user-agent provider → a stub (never runs in Node):
  *   33.1 KB;
- * - Secrets Manager → its client and GetSecretValue only: shared/config/secrets.ts loads the package with
+ * - Secrets Manager → its client and GetSecretValue only: shared/core/config/secrets.ts loads the package with
  *   `import()`, which esbuild cannot tree-shake, so the namespace is narrowed to what it uses: 14.2 KB.
  */
 export const SDK_ALIASES: Readonly<Record<string, string>> = {
@@ -105,7 +105,7 @@ export const LAZY_BUILTINS = [
  *   generates JSON Schema, and it brings the generator itself (infra/bundle/zod-json-schema-processors.ts): 9.3 and
  *   8.2 KB of every function's start, which its start load pays;
  * - drizzle's table of every PostgreSQL column type, for the callback form of `pgTable` columns, which
- *   shared/db/schema.ts does not use: 12.9 KB of start (meta/openapi over 450 KB without);
+ *   shared/core/db/schema.ts does not use: 12.9 KB of start (meta/openapi over 450 KB without);
  * - @smithy/core's pure-JavaScript SHA-256, the fallback for a `node:crypto` without sha256: 3.1 KB (meta/openapi
  *   over 450 KB without);
  * - @smithy/core's region lookup in the EC2 instance metadata service, asked only without AWS_REGION (which Lambda
@@ -130,7 +130,7 @@ export const S3_CUSTOMIZATIONS_STUB: InternalStub = {
 };
 
 /** The module holding the service's one S3 client: the event archive's store (events.archive.target = "s3"). */
-export const S3_CLIENT_MODULE = 'shared/archive/s3-store.ts';
+export const S3_CLIENT_MODULE = 'shared/observability/archive/s3-store.ts';
 
 export const INTERNAL_STUBS: readonly InternalStub[] = [
   {
@@ -173,11 +173,11 @@ export const INTERNAL_STUBS: readonly InternalStub[] = [
 /**
  * For the functions none of whose route rows takes a bearer token (public and device-signed routes): the token
  * authenticators (the local tokens' jose, the OIDC verifier) and the caller's lookup in the users table, which
- * shared/http/middleware/bearer-auth.ts loads with `import()` only for such rows.
+ * shared/core/http/middleware/bearer-auth.ts loads with `import()` only for such rows.
  */
 export const TOKEN_AUTHENTICATOR_STUB: InternalStub = {
-  importer: 'shared/http/middleware/bearer-auth.ts',
-  module: 'shared/domain/caller.ts',
+  importer: 'shared/core/http/middleware/bearer-auth.ts',
+  module: 'shared/core/auth/caller.ts',
   stub: 'infra/bundle/no-token-authenticator.ts',
 };
 
@@ -193,30 +193,30 @@ export interface DeploymentChoices {
 }
 
 /**
- * With auth.provider = "local": the IdP token check (shared/auth/idp-tokens.ts and the OIDC verifier, aws-jwt-verify),
- * which shared/auth/authenticate.ts calls only in idp mode. Local tokens (HS256) stay: they are the tokens of local mode.
+ * With auth.provider = "local": the IdP token check (shared/core/auth/idp-tokens.ts and the OIDC verifier, aws-jwt-verify),
+ * which shared/core/auth/authenticate.ts calls only in idp mode. Local tokens (HS256) stay: they are the tokens of local mode.
  */
 export const IDP_VERIFIER_STUB: InternalStub = {
-  importer: 'shared/auth/authenticate.ts',
-  module: 'shared/auth/idp-tokens.ts',
+  importer: 'shared/core/auth/authenticate.ts',
+  module: 'shared/core/auth/idp-tokens.ts',
   stub: 'infra/bundle/no-idp-tokens.ts',
 };
 
 /** With envsvc.provider = "builtin": the client of an external environment service, which providerFor never builds. */
 export const HTTP_ENVIRONMENTS_STUB: InternalStub = {
-  importer: 'shared/domain/environments/index.ts',
-  module: 'shared/domain/environments/http.ts',
+  importer: 'shared/requests/environments.ts',
+  module: 'shared/requests/environments/http.ts',
   stub: 'infra/bundle/no-http-environments.ts',
 };
 
 /**
  * With envsvc.provider = "http": the builtin provider (views, roles, sessions per driver), which providerFor never
- * builds. Only where environments/index.ts imports it (environments/builtin/provider.ts): the query proxy and the
+ * builds. Only where shared/requests/environments.ts imports it (shared/requests/environments/builtin/provider.ts): the query proxy and the
  * lifecycle import the few parts of environments/builtin/ they use directly, and keep them.
  */
 export const BUILTIN_ENVIRONMENTS_STUB: InternalStub = {
-  importer: 'shared/domain/environments/index.ts',
-  module: 'shared/domain/environments/builtin/provider.ts',
+  importer: 'shared/requests/environments.ts',
+  module: 'shared/requests/environments/builtin/provider.ts',
   stub: 'infra/bundle/no-builtin-environments.ts',
 };
 
@@ -396,7 +396,7 @@ export interface SplitBuild {
  * local drivers left out, the aliases above, and code splitting: every `import()` becomes a chunk of its own that
  * loads when that import first runs. The handler's static imports (its route, middy, its domain code) load with the
  * function; the runtime (config, Secrets Manager, the Data API client) and the authenticators load at the first
- * invocation, where the middlewares (shared/http/middleware/) import them.
+ * invocation, where the middlewares (shared/core/http/middleware/) import them.
  */
 export function esbuildOptions(choices: BundlingChoices, projectRoot: string): SplitBuild {
   const external: string[] = choices.includePostgresDriver

@@ -2,8 +2,8 @@
 // are aliases and share it), one API route per mounted row, one schedule per `schedules` row.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Config } from '#shared/config/schema.ts';
-import type { RouteKind, RouteSpec, ServiceTokenKey } from '#shared/http/route.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import type { RouteKind, RouteSpec, ServiceTokenKey } from '#shared/core/http/route.ts';
 import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
 
 export type FunctionKind = RouteKind | 'scheduled';
@@ -39,7 +39,7 @@ export interface PlannedSchedule {
 }
 
 export interface PlannedFunction {
-  /** Route-table handler, e.g. "admin/users-create". */
+  /** Route-table handler, e.g. "identity/users-create". */
   handler: string;
   /** Absolute path of functions/<handler>.ts. */
   entry: string;
@@ -79,7 +79,7 @@ export function constructIdFor(handler: string): string {
 }
 
 /** The module that calls the external environment service (envsvc.provider = "http"). */
-export const ENVIRONMENT_SERVICE_CLIENT = 'shared/domain/environments/http.ts';
+export const ENVIRONMENT_SERVICE_CLIENT = 'shared/requests/environments/http.ts';
 
 const IMPORT_SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
 

@@ -11,7 +11,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AuthKind, RouteSpec } from '#shared/http/route.ts';
+import type { AuthKind, RouteSpec } from '#shared/core/http/route.ts';
 import { routeList } from '#shared/routes.ts';
 import { contentHash } from './settings.ts';
 
@@ -144,7 +144,7 @@ export function writeRouteTableModule(handler: string, entry: string, dir: strin
   return file;
 }
 
-/** The rows shared/http/middleware/bearer-auth.ts authenticates with a bearer token (shared/auth/authenticate.ts, loaded then). */
+/** The rows shared/core/http/middleware/bearer-auth.ts authenticates with a bearer token (shared/core/auth/authenticate.ts, loaded then). */
 const BEARER_TOKEN_AUTH: ReadonlySet<AuthKind> = new Set<AuthKind>(['user', 'admin', 'device+user']);
 
 /**

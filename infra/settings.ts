@@ -5,9 +5,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse as parseToml, stringify as stringifyToml, type TomlTable } from 'smol-toml';
 import * as z from 'zod';
-import { parseDuration } from '#shared/config/duration.ts';
-import { describeIssues } from '#shared/config/load.ts';
-import { type Config, configSchema } from '#shared/config/schema.ts';
+import { parseDuration } from '#shared/core/config/duration.ts';
+import { describeIssues } from '#shared/core/config/load.ts';
+import { type Config, configSchema } from '#shared/core/config/schema.ts';
 
 export const DEFAULT_DEPLOY_CONFIG = 'config/prod.toml';
 

@@ -9,7 +9,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
-import { OLDEST_EVENT_DAY } from '#shared/domain/event-retention.ts';
+import { OLDEST_EVENT_DAY } from '#shared/observability/retention.ts';
 import { routes } from '#shared/routes.ts';
 import { AlertEvents } from './constructs/alert-events.ts';
 import { ConsoleSite } from './constructs/console-site.ts';
@@ -50,7 +50,7 @@ export const ARCHIVE_READERS = [
  */
 export const ARCHIVE_TIERING_DAYS = { intelligentTiering: 30, glacierInstantRetrieval: 180 } as const;
 
-/** The first day Athena's partition projection offers: ingest refuses any event before it (event-retention.ts). */
+/** The first day Athena's partition projection offers: ingest refuses any event before it (shared/observability/retention.ts). */
 export const ARCHIVE_FIRST_DAY = OLDEST_EVENT_DAY;
 
 export interface ControlPlaneStackProps extends StackProps {

@@ -6,13 +6,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Config } from '#shared/config/schema.ts';
-import { invalidField } from '#shared/errors.ts';
-import { isUtf8Charset, mediaType } from '#shared/http/content-type.ts';
-import { corsHeaders, preflightHeaders } from '#shared/http/cors.ts';
-import type { RouteSpec } from '#shared/http/route.ts';
-import { decodeUtf8, undecodablePercent } from '#shared/http/utf8.ts';
-import type { Logger } from '#shared/logger.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import { invalidField } from '#shared/core/errors.ts';
+import { isUtf8Charset, mediaType } from '#shared/core/http/content-type.ts';
+import { corsHeaders, preflightHeaders } from '#shared/core/http/cors.ts';
+import type { RouteSpec } from '#shared/core/http/route.ts';
+import { decodeUtf8, undecodablePercent } from '#shared/core/http/utf8.ts';
+import type { Logger } from '#shared/core/logger.ts';
 import { consoleResponse, isConsolePath } from './console.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
@@ -262,7 +262,7 @@ export async function startApiGateway(
         const decoded = decodeParams(route.paramNames, m);
         if ('what' in decoded) {
           // A segment that is not percent-encoded UTF-8 (`%FF`, `%ZZ`, `%ED%A0%80`) is refused as a query value
-          // is (shared/http/middleware/request-text.ts), never decoded with U+FFFD in its place.
+          // is (shared/core/http/middleware/request-text.ts), never decoded with U+FFFD in its place.
           const refusal = JSON.stringify(
             invalidField('path', [decoded.name], `is not percent-encoded UTF-8 (${decoded.what})`).toJSON(),
           );

@@ -16,7 +16,7 @@ import {
   PAGE_CACHE_CONTROL,
 } from '#console/build.ts';
 import { consoleConnectSources, consoleSettings } from '#console/settings.ts';
-import type { Config } from '#shared/config/schema.ts';
+import type { Config } from '#shared/core/config/schema.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '#shared/config/load.ts';
+import { ConfigError } from '#shared/core/config/load.ts';
 
 export const JWT_SECRET_FILE = 'jwt-secret';
 

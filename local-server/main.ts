@@ -1,8 +1,13 @@
 // npm start: the whole service on this machine, no AWS, no Docker. Embedded PGlite unless db.dsn says otherwise.
 import { consoleUsesIdp } from '#console/settings.ts';
-import { idpIssuer } from '#shared/auth/idp-tokens.ts';
-import { COMMAND_LINE_OPTIONS, ConfigError, ENVIRONMENT_OVERRIDES, loadConfig } from '#shared/config/load.ts';
-import { rootLogger } from '#shared/logger.ts';
+import { idpIssuer } from '#shared/core/auth/idp-tokens.ts';
+import {
+  COMMAND_LINE_OPTIONS,
+  ConfigError,
+  ENVIRONMENT_OVERRIDES,
+  loadConfig,
+} from '#shared/core/config/load.ts';
+import { rootLogger } from '#shared/core/logger.ts';
 import { consoleDashboardOnPort } from './console.ts';
 import { markRunning } from './data-dir.ts';
 import { startLocalService } from './service.ts';

@@ -1,6 +1,6 @@
 // npm run reset: starts local state again from nothing (the data directory: the embedded database, the first admin,
 // the JWT secret). A database named by db.dsn elsewhere (PostgreSQL) is not touched.
-import { ConfigError, loadConfig } from '#shared/config/load.ts';
+import { ConfigError, loadConfig } from '#shared/core/config/load.ts';
 import { resetDataDir } from './data-dir.ts';
 
 try {

@@ -3,8 +3,8 @@
 // few SECURITY DEFINER functions, no DDL on the tables, no role management. Its password is generated once into the
 // data directory (file db-service-password, owner-only, like the JWT secret) and given to the role by the owner on
 // every start.
-import type { Db } from '#shared/db/database.ts';
-import { allowServiceLogin, serviceRoleName } from '#shared/db/service-role.ts';
+import type { Db } from '#shared/core/db/database.ts';
+import { allowServiceLogin, serviceRoleName } from '#shared/core/db/service-role.ts';
 import { localSecret } from './jwt-secret.ts';
 
 export const SERVICE_PASSWORD_FILE = 'db-service-password';

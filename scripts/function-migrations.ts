@@ -1,13 +1,14 @@
 // SQL functions whose body is written in TypeScript (drizzle SQL fragments shared with other statements) and
 // installed by a migration generated from that text: `npm run db:functions -- <name>` writes the migration when a
-// function's text changed, and test/unit/db/function-migrations.test.ts fails while the newest migration that
-// defines a function differs from its source. Migrations stay append-only (shared/db/migrate.ts): a change is a new
+// function's text changed, and test/unit/core/db/function-migrations.test.ts fails while the newest migration that
+// defines a function differs from its source. Migrations stay append-only (shared/core/db/migrate.ts): a change is a new
 // file with CREATE OR REPLACE, never an edit of an applied one.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { DEFAULT_MIGRATIONS_DIR, readMigrations } from '../shared/db/migrate.ts';
+import { DEFAULT_MIGRATIONS_DIR, readMigrations } from '../shared/core/db/migrate.ts';
+import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/devices/events.ts';
 import {
   SKETCH_ADD_FUNCTION,
   SKETCH_KEY_FUNCTION,
@@ -17,20 +18,19 @@ import {
   sketchKeyFunctionSql,
   sketchPercentilesFunctionSql,
   sketchValueFunctionSql,
-} from '../shared/domain/duration-sketch.ts';
-import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/domain/events.ts';
+} from '../shared/observability/duration-sketch.ts';
 import {
   FLEET_FOLD_FUNCTION,
   FLEET_REBUILD_FUNCTION,
   fleetFoldFunctionSql,
   fleetRebuildFunctionSql,
-} from '../shared/domain/fleet-stats.ts';
+} from '../shared/observability/fleet/stats.ts';
 import {
   FOLD_FUNCTION,
   foldFunctionSql,
   READ_TAIL_FUNCTION,
   readTailFunctionSql,
-} from '../shared/domain/observability-rollups.ts';
+} from '../shared/observability/rollups/rollups.ts';
 
 export interface GeneratedFunction {
   name: string;
@@ -42,47 +42,47 @@ export interface GeneratedFunction {
 export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
   {
     name: INGEST_FUNCTION,
-    source: 'shared/domain/events.ts (ingestFunctionSql)',
+    source: 'shared/devices/events.ts (ingestFunctionSql)',
     definition: ingestFunctionSql,
   },
   {
     name: SKETCH_KEY_FUNCTION,
-    source: 'shared/domain/duration-sketch.ts (sketchKeyFunctionSql)',
+    source: 'shared/observability/duration-sketch.ts (sketchKeyFunctionSql)',
     definition: sketchKeyFunctionSql,
   },
   {
     name: SKETCH_VALUE_FUNCTION,
-    source: 'shared/domain/duration-sketch.ts (sketchValueFunctionSql)',
+    source: 'shared/observability/duration-sketch.ts (sketchValueFunctionSql)',
     definition: sketchValueFunctionSql,
   },
   {
     name: SKETCH_ADD_FUNCTION,
-    source: 'shared/domain/duration-sketch.ts (sketchAddFunctionSql)',
+    source: 'shared/observability/duration-sketch.ts (sketchAddFunctionSql)',
     definition: sketchAddFunctionSql,
   },
   {
     name: SKETCH_PERCENTILES_FUNCTION,
-    source: 'shared/domain/duration-sketch.ts (sketchPercentilesFunctionSql)',
+    source: 'shared/observability/duration-sketch.ts (sketchPercentilesFunctionSql)',
     definition: sketchPercentilesFunctionSql,
   },
   {
     name: FOLD_FUNCTION,
-    source: 'shared/domain/observability-rollups.ts (foldFunctionSql)',
+    source: 'shared/observability/rollups/rollups.ts (foldFunctionSql)',
     definition: foldFunctionSql,
   },
   {
     name: READ_TAIL_FUNCTION,
-    source: 'shared/domain/observability-rollups.ts (readTailFunctionSql)',
+    source: 'shared/observability/rollups/rollups.ts (readTailFunctionSql)',
     definition: readTailFunctionSql,
   },
   {
     name: FLEET_FOLD_FUNCTION,
-    source: 'shared/domain/fleet-stats.ts (fleetFoldFunctionSql)',
+    source: 'shared/observability/fleet/stats.ts (fleetFoldFunctionSql)',
     definition: fleetFoldFunctionSql,
   },
   {
     name: FLEET_REBUILD_FUNCTION,
-    source: 'shared/domain/fleet-stats.ts (fleetRebuildFunctionSql)',
+    source: 'shared/observability/fleet/stats.ts (fleetRebuildFunctionSql)',
     definition: fleetRebuildFunctionSql,
   },
 ];

@@ -4,17 +4,17 @@
 // OpenAPI document is generated from them. Adding an endpoint = one row in its area's table + one file under
 // functions/ + its tests.
 import * as z from 'zod';
-import type { Config } from './config/schema.ts';
-import type { RouteSpec } from './http/route.ts';
-import { alertRoutes } from './route-tables/alerts.ts';
-import { auditRoutes } from './route-tables/audit.ts';
-import { deviceRoutes } from './route-tables/devices.ts';
-import { foundationRoutes } from './route-tables/foundation.ts';
-import { observabilityRoutes } from './route-tables/observability.ts';
-import { policyRoutes } from './route-tables/policy.ts';
-import { requestRoutes } from './route-tables/requests.ts';
+import { alertRoutes } from './alerts/routes.ts';
+import { auditRoutes } from './audit/routes.ts';
+import type { Config } from './core/config/schema.ts';
+import type { RouteSpec } from './core/http/route.ts';
+import { deviceRoutes } from './devices/routes.ts';
+import { foundationRoutes } from './identity/routes.ts';
+import { observabilityRoutes } from './observability/routes.ts';
+import { policyRoutes } from './policy/routes.ts';
+import { requestRoutes } from './requests/routes.ts';
 
-export { cliSigninEnabled } from './route-tables/devices.ts';
+export { cliSigninEnabled } from './devices/routes.ts';
 
 export const routes = {
   ...foundationRoutes,

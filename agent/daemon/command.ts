@@ -1,7 +1,7 @@
 // `agent run`, as the CLI and the service managers start it: the daemon over this machine's scan and spool, logging
 // to <state>/logs/agent.log (and to the terminal when there is one), stopped cleanly by SIGTERM or SIGINT.
 import { join } from 'node:path';
-import { parseDuration } from '#shared/config/duration.ts';
+import { parseDuration } from '#shared/core/config/duration.ts';
 import type { ScanOptions } from '../discovery/scan.ts';
 import type { DeviceIdentity } from '../identity.ts';
 import { startDaemon } from './daemon.ts';

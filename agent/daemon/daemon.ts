@@ -6,7 +6,7 @@
 // stays in the spool, and resends are idempotent (event_id).
 import { createHash } from 'node:crypto';
 import { type FSWatcher, mkdirSync, watch } from 'node:fs';
-import { canonicalBytes } from '#shared/device/canonical-json.ts';
+import { canonicalBytes } from '#shared/core/canonical-json.ts';
 import {
   type Answer,
   DeviceClient,

@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CanonicalizationError, canonicalBytes } from '#shared/device/canonical-json.ts';
+import { CanonicalizationError, canonicalBytes } from '#shared/core/canonical-json.ts';
 
 const KEY_FILE = 'fingerprint.key';
 const KEY_BYTES = 32;

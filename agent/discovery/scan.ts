@@ -168,7 +168,7 @@ export interface InventoryBody {
   agents: AgentReport[];
 }
 
-/** The inventory's bounds (shared/schemas/devices.ts): the report stays inside them rather than being refused. */
+/** The inventory's bounds (shared/devices/schemas.ts): the report stays inside them rather than being refused. */
 export const REPORT_LIMITS = { agents: 200, mcpsPerAgent: 500, name: 200, toolsPerMcp: 1000 } as const;
 
 /**

@@ -1,6 +1,6 @@
 // The hook command: `<node> <agent> hook --client <id> --event <name> [--state <dir>]`, run by the client for each
 // hook event with the payload on stdin. Synchronous from start to end and importing only Node built-ins, this folder
-// and the policy's evaluator (shared/schemas/policy-rules.ts, which imports nothing), so that it adds little more
+// and the policy's evaluator (shared/policy/rules.ts, which imports nothing), so that it adds little more
 // than Node's own start to a tool call. Exits 0 whatever happens, unless the
 // decision itself is a block that the client takes as an exit code.
 import { readSync, writeSync } from 'node:fs';

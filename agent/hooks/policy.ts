@@ -11,7 +11,7 @@ import {
   type NoCacheMode,
   needsSource,
   type PolicyDocument,
-} from '#shared/schemas/policy-rules.ts';
+} from '#shared/policy/rules.ts';
 import type { AgentSettings } from './settings.ts';
 import type { Decision, ObservedCall } from './types.ts';
 

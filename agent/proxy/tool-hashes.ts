@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalize } from '#shared/device/canonical-json.ts';
+import { canonicalize } from '#shared/core/canonical-json.ts';
 import type { ScanResult } from '../discovery/types.ts';
 
 export interface ToolHash {

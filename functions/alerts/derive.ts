@@ -1,9 +1,9 @@
 // Scheduled (alerts.interval; EventBridge in the stack, a timer locally): derives alerts from the inventory reported
 // since the last pass and from the denied-call spike, then delivers the webhooks and EventBridge events that are due.
-import { deriveInventoryAlerts, deriveSpike } from '#shared/domain/alert-derive.ts';
-import { deliverAlerts } from '#shared/domain/alert-webhooks.ts';
-import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
-import { getRuntime } from '#shared/runtime.ts';
+import { deriveInventoryAlerts, deriveSpike } from '#shared/alerts/derive.ts';
+import { deliverAlerts } from '#shared/alerts/webhooks.ts';
+import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { getRuntime } from '#shared/core/runtime.ts';
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);

@@ -1,6 +1,6 @@
-import { listCatalog } from '#shared/domain/catalog.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { listCatalog } from '#shared/catalog/catalog.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.listCatalog, async ({ query }, { db }) =>

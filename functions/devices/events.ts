@@ -1,9 +1,9 @@
-import { recordSpoolCounters } from '#shared/domain/device-spool.ts';
-import { checkBatchSize, ingestEvents } from '#shared/domain/events.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { deviceSignature } from '#shared/http/middleware/device-signature.ts';
-import type { Precheck } from '#shared/http/middleware/validate.ts';
-import { flat } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import type { Precheck } from '#shared/core/http/middleware/validate.ts';
+import { flat } from '#shared/core/http/reply.ts';
+import { deviceSignature } from '#shared/devices/device-signature.ts';
+import { checkBatchSize, ingestEvents } from '#shared/devices/events.ts';
+import { recordSpoolCounters } from '#shared/devices/spool.ts';
 import { routes } from '#shared/routes.ts';
 
 /** 1001 events with a bad one are 413, not 400: the bound is checked before every event is validated. */

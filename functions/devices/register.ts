@@ -1,7 +1,7 @@
-import { registerDevice } from '#shared/domain/devices.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { deviceSignature } from '#shared/http/middleware/device-signature.ts';
-import { flat } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { flat } from '#shared/core/http/reply.ts';
+import { deviceSignature } from '#shared/devices/device-signature.ts';
+import { registerDevice } from '#shared/devices/devices.ts';
 import { cliSigninEnabled, routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(

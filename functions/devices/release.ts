@@ -1,6 +1,6 @@
-import { releaseDevice } from '#shared/domain/device-release.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { releaseDevice } from '#shared/devices/release.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.releaseDevice, async ({ params }, { db, principal, sourceIp }) =>

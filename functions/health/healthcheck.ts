@@ -1,7 +1,7 @@
-import { healthReport } from '#shared/domain/health.ts';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '#shared/errors.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { flat } from '#shared/http/reply.ts';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '#shared/core/errors.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { flat } from '#shared/core/http/reply.ts';
+import { healthReport } from '#shared/health/health.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.healthcheck, async (_input, { config, runtime }) => {

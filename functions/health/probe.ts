@@ -1,7 +1,7 @@
-import { environmentProbeChecks } from '#shared/domain/environments/index.ts';
-import { runHealthProbe } from '#shared/domain/health.ts';
-import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
-import { getRuntime } from '#shared/runtime.ts';
+import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { getRuntime } from '#shared/core/runtime.ts';
+import { runHealthProbe } from '#shared/health/health.ts';
+import { environmentProbeChecks } from '#shared/requests/environments.ts';
 
 /** Scheduled (EventBridge in AWS; a timer in the local server). Throws when unavailable so the target retries. */
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {

@@ -3,8 +3,8 @@
 // carries a copy, infra/bundling.ts RUNTIME_ASSETS; locally it is read from node_modules). Nothing is loaded from
 // elsewhere, and the page's Content-Security-Policy says so.
 import { readFile } from 'node:fs/promises';
-import { httpHandler } from '#shared/http/handler.ts';
-import { text } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { text } from '#shared/core/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
 const SCRIPT = 'redoc.standalone.js';

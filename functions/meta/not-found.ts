@@ -2,7 +2,7 @@
 // an unknown path, or a route that is not mounted (CLI sign-in without a dashboard URL), still gets {error, message}
 // in AWS as it does locally. No runtime, no database: it only describes the request.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { notFound } from '#shared/errors.ts';
+import { notFound } from '#shared/core/errors.ts';
 
 export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => ({
   statusCode: 404,

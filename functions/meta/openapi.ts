@@ -1,6 +1,6 @@
-import { httpHandler } from '#shared/http/handler.ts';
-import { flat } from '#shared/http/reply.ts';
-import { buildOpenApi } from '#shared/openapi.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { flat } from '#shared/core/http/reply.ts';
+import { buildOpenApi } from '#shared/meta/openapi.ts';
 import { routes } from '#shared/routes.ts';
 
 let document: unknown;

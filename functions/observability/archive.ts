@@ -1,13 +1,14 @@
 // Scheduled (every events.archive.interval: EventBridge in the stack, a timer in the local server; only when
-// events.archive.target is not "none"): archives closed hours of events as Parquet (shared/domain/event-archive.ts)
+// events.archive.target is not "none"): archives closed hours of events as Parquet (shared/observability/archive/archive.ts)
 // to the configured store. It folds first, so hours that got late events are found. Throws on a database or store
 // error so that the target retries; the hour being written is then written whole by the next run.
-import { openArchiveStore } from '#shared/archive/open-store.ts';
-import type { Config } from '#shared/config/schema.ts';
-import { archiveClosedHours } from '#shared/domain/event-archive.ts';
-import { foldBacklog } from '#shared/domain/observability-rollups.ts';
-import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
-import { getRuntime } from '#shared/runtime.ts';
+
+import type { Config } from '#shared/core/config/schema.ts';
+import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { getRuntime } from '#shared/core/runtime.ts';
+import { archiveClosedHours } from '#shared/observability/archive/archive.ts';
+import { openArchiveStore } from '#shared/observability/archive/open-store.ts';
+import { foldBacklog } from '#shared/observability/rollups/rollups.ts';
 
 /** How long a run folds before it exports: a few seconds at most, as the export's own hours need the rest of the run
  * (an hour folded later is only rewritten by a later run). */

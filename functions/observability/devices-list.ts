@@ -1,6 +1,6 @@
-import { listDevices } from '#shared/domain/fleet.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { listDevices } from '#shared/observability/fleet/fleet.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.obsListDevices, async ({ query }, { db, config }) =>

@@ -1,6 +1,6 @@
-import { listEvents } from '#shared/domain/observability-events.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { listEvents } from '#shared/observability/events/events.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.obsListEvents, async ({ query }, { db, config }) =>

@@ -1,6 +1,6 @@
-import { fleetChanges } from '#shared/domain/fleet.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { fleetChanges } from '#shared/observability/fleet/fleet.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.obsFleetChanges, async ({ query }, { db, config }) =>

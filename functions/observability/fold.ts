@@ -1,12 +1,13 @@
 // Scheduled (every events.fold_interval: EventBridge in the stack, a timer in the local server): folds the events
-// stored since the last fold into the rollups and series (shared/domain/observability-rollups.ts), then the inventory
-// reported since into the fleet counters (shared/domain/fleet-stats.ts), each in bounded calls, for up to
+// stored since the last fold into the rollups and series (shared/observability/rollups/rollups.ts), then the inventory
+// reported since into the fleet counters (shared/observability/fleet/stats.ts), each in bounded calls, for up to
 // FOLD_BUDGET_MS in all; a larger backlog is left to the next run, so no run nears the function's timeout and the
 // reads, which fold a bounded amount first, never pay for it. Throws on a database error so that the target retries.
-import { foldFleetBacklog } from '#shared/domain/fleet-stats.ts';
-import { FOLD_BUDGET_MS, foldBacklog } from '#shared/domain/observability-rollups.ts';
-import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
-import { getRuntime } from '#shared/runtime.ts';
+
+import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { getRuntime } from '#shared/core/runtime.ts';
+import { foldFleetBacklog } from '#shared/observability/fleet/stats.ts';
+import { FOLD_BUDGET_MS, foldBacklog } from '#shared/observability/rollups/rollups.ts';
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);

@@ -1,6 +1,6 @@
-import { listMcps } from '#shared/domain/fleet.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { listMcps } from '#shared/observability/fleet/fleet.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.obsListMcps, async ({ query }, { db, config }) =>

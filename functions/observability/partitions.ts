@@ -1,14 +1,18 @@
 // Scheduled (every events.maintenance_interval: EventBridge in the stack, a timer in the local server): the event
-// partitions (shared/domain/observability-partitions.ts). It folds pending events into the rollups first, so the
+// partitions (shared/observability/partitions/maintenance.ts). It folds pending events into the rollups first, so the
 // partitions that retention then drops are in them (a day the fold has not finished is kept for a later run);
 // creates the daily partitions ahead and gives stray days of the default partition their own; drops the partitions
 // past events.retention (an audit record each; a day whose partition stays locked, or that holds rows the archive
 // lacks, is kept and logged) and the rollup rows past events.rollup_retention. Throws on a database error so that the
 // target retries.
-import { applyEventRetention, maintainEventPartitions } from '#shared/domain/observability-partitions.ts';
-import { FOLD_BUDGET_MS, foldBacklog } from '#shared/domain/observability-rollups.ts';
-import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
-import { getRuntime } from '#shared/runtime.ts';
+
+import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { getRuntime } from '#shared/core/runtime.ts';
+import {
+  applyEventRetention,
+  maintainEventPartitions,
+} from '#shared/observability/partitions/maintenance.ts';
+import { FOLD_BUDGET_MS, foldBacklog } from '#shared/observability/rollups/rollups.ts';
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);

@@ -1,6 +1,6 @@
-import { getSession } from '#shared/domain/observability-events.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { getSession } from '#shared/observability/events/events.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.obsGetSession, async ({ params, query }, { db, config }) =>

@@ -1,6 +1,6 @@
-import { createRequest, idempotencyKeyOf } from '#shared/domain/requests.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { createRequest, idempotencyKeyOf } from '#shared/requests/requests.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.createRequest, async ({ body }, ctx) => {

@@ -1,10 +1,11 @@
 // Scheduled (every minute locally; EventBridge in the stack): approved/active requests past valid_until become
 // expired and their environments are torn down; failed teardowns are retried, and environments whose request is gone
 // (a teardown lost to a crash) are swept.
-import { providerFor } from '#shared/domain/environments/index.ts';
-import { expireDueRequests } from '#shared/domain/requests-lifecycle.ts';
-import { type InvocationFacts, invocationLogger } from '#shared/logger.ts';
-import { getRuntime } from '#shared/runtime.ts';
+
+import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { getRuntime } from '#shared/core/runtime.ts';
+import { providerFor } from '#shared/requests/environments.ts';
+import { expireDueRequests } from '#shared/requests/lifecycle.ts';
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);

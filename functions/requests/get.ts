@@ -1,6 +1,6 @@
-import { requestVisibleTo, viewOf } from '#shared/domain/requests.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { requestVisibleTo, viewOf } from '#shared/requests/requests.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.getRequest, async ({ params }, { db, config, principal }) =>

@@ -1,6 +1,6 @@
-import { listRequests } from '#shared/domain/requests.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { listRequests } from '#shared/requests/requests.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.listOwnRequests, async ({ query }, { db, config, principal }) =>

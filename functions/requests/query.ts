@@ -1,8 +1,8 @@
-import { querierFor } from '#shared/domain/environments/index.ts';
-import { environmentSettings } from '#shared/domain/environments/types.ts';
-import { runQuery } from '#shared/domain/query-proxy.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { flat } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { flat } from '#shared/core/http/reply.ts';
+import { environmentSettings } from '#shared/requests/environments/types.ts';
+import { querierFor } from '#shared/requests/environments.ts';
+import { runQuery } from '#shared/requests/query/proxy.ts';
 import { routes } from '#shared/routes.ts';
 
 // The spec's body is {data: <proxied result>} (no success member).

@@ -1,8 +1,8 @@
-import { providerFor } from '#shared/domain/environments/index.ts';
-import { revokeRequest, viewOf } from '#shared/domain/requests.ts';
-import { teardownEnvironment } from '#shared/domain/requests-lifecycle.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { providerFor } from '#shared/requests/environments.ts';
+import { teardownEnvironment } from '#shared/requests/lifecycle.ts';
+import { revokeRequest, viewOf } from '#shared/requests/requests.ts';
 import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.revokeRequest, async ({ params, body }, ctx) => {

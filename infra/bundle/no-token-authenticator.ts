@@ -1,4 +1,4 @@
-// Stands in for shared/domain/caller.ts where shared/http/middleware/bearer-auth.ts loads it with `import()` (a plugin
+// Stands in for shared/core/auth/caller.ts where shared/core/http/middleware/bearer-auth.ts loads it with `import()` (a plugin
 // of infra/bundle/split.ts), in the bundles of functions none of whose route rows takes a bearer token (public and
 // device-signed routes, see infra/route-tables.ts): the handler loads the authenticators only for such rows, but
 // code splitting would still ship them (jose, the OIDC verifier and the users lookup). Reaching this is a bundling

@@ -8,7 +8,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { ALERT_DETAIL_TYPE, ALERT_EVENT_SOURCE } from '#shared/domain/alert-events.ts';
+import { ALERT_DETAIL_TYPE, ALERT_EVENT_SOURCE } from '#shared/alerts/events.ts';
 import { FlatConstruct } from './flat-construct.ts';
 
 export interface AlertEventsProps {

@@ -23,7 +23,7 @@ import {
   writeConsoleFiles,
 } from '#console/build.ts';
 import { consoleConnectSources, consoleSettings } from '#console/settings.ts';
-import type { Config } from '#shared/config/schema.ts';
+import type { Config } from '#shared/core/config/schema.ts';
 import { contentHash } from '../settings.ts';
 
 /**

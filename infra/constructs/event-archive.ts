@@ -1,4 +1,4 @@
-// The event archive (events.archive.target = "s3"; shared/domain/event-archive.ts): the bucket its function writes
+// The event archive (events.archive.target = "s3"; shared/observability/archive/archive.ts): the bucket its function writes
 // each closed hour of events to as Parquet, and the Glue database and table through which Athena queries it. The
 // table uses partition projection (dt, hour computed from the query's predicates), so no crawler runs and no
 // partition is ever added.
@@ -7,10 +7,10 @@ import * as glue from 'aws-cdk-lib/aws-glue';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/domain/event-archive-parquet.ts';
+import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/observability/archive/parquet.ts';
 import { FlatConstruct } from './flat-construct.ts';
 
-/** The archive's objects, under events.archive.prefix (shared/domain/event-archive-store.ts, hourDirectory). */
+/** The archive's objects, under events.archive.prefix (shared/observability/archive/store.ts, hourDirectory). */
 export const ARCHIVE_TABLE = 'events';
 
 export interface EventArchiveProps {

@@ -36,7 +36,7 @@ export interface ServiceFunctionsProps {
 }
 
 export class ServiceFunctions extends FlatConstruct {
-  /** The function of each planned handler, by handler ("admin/users-create"). */
+  /** The function of each planned handler, by handler ("identity/users-create"). */
   readonly byHandler = new Map<string, NodejsFunction>();
 
   constructor(scope: Construct, id: string, props: ServiceFunctionsProps) {

@@ -8,14 +8,14 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
+import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '#shared/core/http/cors.ts';
 import type { PlannedFunction } from '../plan.ts';
 import { FlatConstruct } from './flat-construct.ts';
 
 /**
  * The sign-in routes (by route-table id), throttled per route below the API's default (signinRateLimit /
  * signinBurstLimit): the first layer against password guessing, before the service's own lockouts
- * (shared/domain/signin-lockouts.ts).
+ * (shared/identity/lockouts.ts).
  */
 export const SIGNIN_ROUTES: readonly string[] = ['login', 'cliToken'];
 

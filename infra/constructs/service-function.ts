@@ -10,10 +10,10 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { COMMAND_LINE_OPTIONS } from '#shared/config/load.ts';
+import { COMMAND_LINE_OPTIONS } from '#shared/core/config/load.ts';
 import { type DeploymentChoices, lambdaBundling } from '../bundling.ts';
 
-/** Environment variable names the functions read (see shared/config/load.ts and the secrets hook). */
+/** Environment variable names the functions read (see shared/core/config/load.ts and the secrets hook). */
 export const ENV = {
   config: 'SVC_CONFIG',
   dsn: 'SVC_DB_DSN',

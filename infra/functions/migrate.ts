@@ -6,15 +6,15 @@
 // stack's InitialAdminPassword secret: without it nobody could sign in to a fresh deployment.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '#shared/config/schema.ts';
-import { readSecret } from '#shared/config/secrets.ts';
-import { connectDatabase } from '#shared/db/connect.ts';
-import type { Database } from '#shared/db/database.ts';
-import { isDatabaseUnavailable } from '#shared/db/errors.ts';
-import { migrate } from '#shared/db/migrate.ts';
-import { allowServiceLogin, serviceRoleName } from '#shared/db/service-role.ts';
-import { ensureBootstrapAdmin } from '#shared/domain/users.ts';
-import { rootLogger } from '#shared/logger.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import { readSecret } from '#shared/core/config/secrets.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import type { Database } from '#shared/core/db/database.ts';
+import { isDatabaseUnavailable } from '#shared/core/db/errors.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { allowServiceLogin, serviceRoleName } from '#shared/core/db/service-role.ts';
+import { rootLogger } from '#shared/core/logger.ts';
+import { ensureBootstrapAdmin } from '#shared/identity/users.ts';
 
 export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 

@@ -2,25 +2,22 @@
 // made through the domain functions the API's handlers call (createCatalogEntry, createRequest, approveRequest,
 // denyRequest, revokeRequest, and the lifecycle's provisioning, expiry and teardown), so that each request's state was
 // reached by the state machine's own moves and every step has its audit record, as through the API.
-import type { Principal } from '#shared/auth/principal.ts';
-import type { Config } from '#shared/config/schema.ts';
-import type { Db } from '#shared/db/database.ts';
-import { createCatalogEntry } from '#shared/domain/catalog.ts';
-import type { EnvironmentProvider } from '#shared/domain/environments/types.ts';
+
+import { createCatalogEntry } from '#shared/catalog/catalog.ts';
+import { createCatalogBody } from '#shared/catalog/schemas.ts';
+import type { Principal } from '#shared/core/auth/principal.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import type { Db } from '#shared/core/db/database.ts';
+import type { EnvironmentProvider } from '#shared/requests/environments/types.ts';
+import { provisionAfterApproval, SYSTEM_ACTOR, teardownEnvironment } from '#shared/requests/lifecycle.ts';
 import {
   approveRequest,
   createRequest,
   denyRequest,
   moveRequest,
   revokeRequest,
-} from '#shared/domain/requests.ts';
-import {
-  provisionAfterApproval,
-  SYSTEM_ACTOR,
-  teardownEnvironment,
-} from '#shared/domain/requests-lifecycle.ts';
-import { createCatalogBody } from '#shared/schemas/catalog.ts';
-import { createRequestBody } from '#shared/schemas/requests.ts';
+} from '#shared/requests/requests.ts';
+import { createRequestBody } from '#shared/requests/schemas.ts';
 
 const DATASOURCES = [
   'billing',

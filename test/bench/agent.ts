@@ -400,7 +400,7 @@ async function daemonSection() {
   const { service, database } = await (async () => {
     const { provisionDatabase } = await import('#test/support/databases.ts');
     const { startCheckedService, testConfig } = await import('#test/support/service.ts');
-    const { createLogger, setLogLevel } = await import('#shared/logger.ts');
+    const { createLogger, setLogLevel } = await import('#shared/core/logger.ts');
     setLogLevel('warn');
     const db = await provisionDatabase('pglite');
     const config = testConfig({ dashboard_url: 'http://dashboard.test', db: { dsn: db.dsn } });

@@ -1,4 +1,4 @@
-// npm run bench:archive [-- --events N] [-- --store s3] — the event archive (shared/domain/event-archive.ts) on
+// npm run bench:archive [-- --events N] [-- --store s3] — the event archive (shared/observability/archive/archive.ts) on
 // PostgreSQL (a fresh database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run): it seeds N
 // events (default 1,000,000) over one day, in bench:partitions' shape (seed-events.ts), then archives every hour
 // of it in one run and prints:
@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { parquetReadObjects } from 'hyparquet';
-import { DirectoryArchiveStore } from '#shared/archive/dir-store.ts';
-import { S3ArchiveStore } from '#shared/archive/s3-store.ts';
-import { migrate } from '#shared/db/migrate.ts';
-import { queryRows } from '#shared/db/query.ts';
-import { archiveClosedHours, readArchivedHour } from '#shared/domain/event-archive.ts';
-import type { ArchiveStore } from '#shared/domain/event-archive-store.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { archiveClosedHours, readArchivedHour } from '#shared/observability/archive/archive.ts';
+import { DirectoryArchiveStore } from '#shared/observability/archive/dir-store.ts';
+import { S3ArchiveStore } from '#shared/observability/archive/s3-store.ts';
+import type { ArchiveStore } from '#shared/observability/archive/store.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
 import { testConfig } from '#test/support/service.ts';
 import { insertBenchDevice, openBenchDatabase, seedBenchDay } from './seed-events.ts';

@@ -51,7 +51,7 @@ const dropStubs = (stubFile: string) => (split: SplitBuild) => {
 };
 const pieces: Piece[] = [
   ...Object.entries({ ...SDK_ALIASES, ...CONFIG_ALIASES, ...LATE_ALIASES }).map(([pkg, file]) => ({
-    name: `alias ${pkg} → ${file.replace('./', '')}`,
+    name: `alias ${pkg} → ${file.replace('.//', '')}`,
     without: dropAlias([pkg]),
   })),
   ...[...new Set(INTERNAL_STUBS.map((s) => s.stub)), TOKEN_AUTHENTICATOR_STUB.stub].map((stub) => ({

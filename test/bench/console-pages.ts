@@ -13,12 +13,12 @@
 import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { startLocalService } from '#local-server/service.ts';
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate } from '#shared/db/migrate.ts';
-import { queryRows } from '#shared/db/query.ts';
-import { rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
-import { rebuildRollups } from '#shared/domain/observability-rollups.ts';
-import { setLogLevel } from '#shared/logger.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { setLogLevel } from '#shared/core/logger.ts';
+import { rebuildFleetStats } from '#shared/observability/fleet/stats.ts';
+import { rebuildRollups } from '#shared/observability/rollups/rollups.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { TEST_ADMIN, testConfig } from '#test/support/service.ts';
@@ -111,7 +111,7 @@ const database = await connectDatabase(config);
 await migrate(database.db);
 await seedObservability(database.db, events, now);
 await rebuildRollups(database.db);
-// The inventory was bulk loaded: its fleet counters are recounted, as after any bulk load (fleet-stats.ts). Without
+// The inventory was bulk loaded: its fleet counters are recounted, as after any bulk load (shared/observability/fleet/stats.ts). Without
 // it the first Fleet reads fold 2,000 rows each and may answer with no agent at all (an empty state on the page).
 await rebuildFleetStats(database.db);
 const accessStart = performance.now();

@@ -5,19 +5,23 @@
 // in every sort order the API offers, alone and with status=online / offline; the agents and MCPs views; the fleet
 // summary. Goal: p95 <= 20 ms each. BENCH_KEEP=1 keeps the PostgreSQL database (its name is printed).
 import { sql } from 'drizzle-orm';
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate } from '#shared/db/migrate.ts';
-import { queryRows } from '#shared/db/query.ts';
-import { fleetSummary, listAgents, listDevices, listMcps } from '#shared/domain/fleet.ts';
-import { foldFleetStats, rebuildFleetStats, SCHEDULED_FOLD_MAX_ROWS } from '#shared/domain/fleet-stats.ts';
-import { rebuildRollups } from '#shared/domain/observability-rollups.ts';
-import { setLogLevel } from '#shared/logger.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { setLogLevel } from '#shared/core/logger.ts';
+import { fleetSummary, listAgents, listDevices, listMcps } from '#shared/observability/fleet/fleet.ts';
+import {
+  foldFleetStats,
+  rebuildFleetStats,
+  SCHEDULED_FOLD_MAX_ROWS,
+} from '#shared/observability/fleet/stats.ts';
+import { rebuildRollups } from '#shared/observability/rollups/rollups.ts';
 import {
   DEVICE_SORTS,
   listAgentsQuery,
   listDevicesQuery,
   listMcpsQuery,
-} from '#shared/schemas/observability.ts';
+} from '#shared/observability/schemas.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 

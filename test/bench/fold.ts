@@ -1,4 +1,4 @@
-// npm run bench:fold — the rollup fold under a backlog (shared/domain/observability-rollups.ts), on PostgreSQL (a fresh
+// npm run bench:fold — the rollup fold under a backlog (shared/observability/rollups/rollups.ts), on PostgreSQL (a fresh
 // database on TEST_DATABASE_URL, else a PostgreSQL from npm started for the run). A backlog of BENCH_BACKLOG events
 // (default 1,000,000) that the schedule did not fold
 // (the schedule down for a while), stored by ingest-sized transactions (BENCH_TX_EVENTS, default 5,000) at the rate
@@ -10,19 +10,19 @@
 //     while a second connection reads the summary over and over: the reads' p50 / p95 / max against the baseline
 //     (ratios in this run), the fold's events/s, and how many calls and runs of the schedule it takes.
 import { sql } from 'drizzle-orm';
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate } from '#shared/db/migrate.ts';
-import { queryRows } from '#shared/db/query.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { setLogLevel } from '#shared/core/logger.ts';
 import {
   FOLD_BUDGET_MS,
   foldBacklog,
   foldRollups,
   READ_TAIL_MAX_EVENTS,
   SCHEDULED_FOLD_MAX_EVENTS,
-} from '#shared/domain/observability-rollups.ts';
-import { observabilitySummary } from '#shared/domain/observability-summary.ts';
-import { setLogLevel } from '#shared/logger.ts';
-import { summaryQuery } from '#shared/schemas/observability.ts';
+} from '#shared/observability/rollups/rollups.ts';
+import { summaryQuery } from '#shared/observability/schemas.ts';
+import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 
 await useBenchDatabase();

@@ -1,4 +1,4 @@
-// npm run bench:fuzz — the fuzz of test/integration/fuzz.test.ts at volume: requests derived from the OpenAPI
+// npm run bench:fuzz — the fuzz of test/integration/core/fuzz.test.ts at volume: requests derived from the OpenAPI
 // document (test/support/fuzz-requests.ts, the same generators), the operations taken in turn, each case judged as in
 // the test (no 5xx, every 4xx exactly {error, message}, the contract, a refused request stores nothing). Prints cases
 // per second, the count per operation and per answer status, and every failure (the first 3 per operation and

@@ -1,16 +1,16 @@
 // npm run bench:http — requests/s of GET /v1/healthcheck, GET /v1/me and an authenticated admin list through the
 // local server (API Gateway emulator + middy stack + PGlite), each as a ratio to a bare node:http server answering the
 // same JSON in the same run. The load runs in a child process so it does not share the server's event loop.
-// Then the cost of reading the caller from the users table on every request (shared/domain/caller.ts): the bearer
+// Then the cost of reading the caller from the users table on every request (shared/core/auth/caller.ts): the bearer
 // check with it (identifyCaller) against the token's verification alone (authenticate), per call, on PGlite and on
 // PostgreSQL, in the same run.
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { authenticate } from '#shared/auth/authenticate.ts';
-import { identifyCaller } from '#shared/domain/caller.ts';
-import { setLogLevel } from '#shared/logger.ts';
+import { authenticate } from '#shared/core/auth/authenticate.ts';
+import { identifyCaller } from '#shared/core/auth/caller.ts';
+import { setLogLevel } from '#shared/core/logger.ts';
 import { useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
 import { type LoadResult, load } from './load.ts';

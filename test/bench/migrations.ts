@@ -1,6 +1,6 @@
 // npm run bench:migrations — time to open an empty PGlite and apply every migration, median of 5 runs.
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate, readMigrations } from '#shared/db/migrate.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate, readMigrations } from '#shared/core/db/migrate.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const runs: Array<{ open: number; migrate: number }> = [];

@@ -1,8 +1,8 @@
 // The bench:observability data set (2,000 devices, events over 30 days), for the benchmarks that need it:
 // bench:observability (the API's figures) and bench:console -- --pages (the console's, in Chromium).
 import { sql } from 'drizzle-orm';
-import type { Db } from '#shared/db/database.ts';
-import { queryRows } from '#shared/db/query.ts';
+import type { Db } from '#shared/core/db/database.ts';
+import { queryRows } from '#shared/core/db/query.ts';
 
 export const DEVICES = 2000;
 const DAY = 86_400_000;

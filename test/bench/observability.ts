@@ -23,26 +23,26 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { rng, simulatedEvents, simulatedInventory } from '#agent/simulate.ts';
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate } from '#shared/db/migrate.ts';
-import { queryRows } from '#shared/db/query.ts';
-import { ingestEvents } from '#shared/domain/events.ts';
-import { listDevices } from '#shared/domain/fleet.ts';
-import { listEvents } from '#shared/domain/observability-events.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { ingestEvents } from '#shared/devices/events.ts';
+import { observabilityEvent } from '#shared/devices/schemas.ts';
+import { listEvents } from '#shared/observability/events/events.ts';
+import { listDevices } from '#shared/observability/fleet/fleet.ts';
 import {
   foldBacklog,
   READ_TAIL_MAX_EVENTS,
   rebuildRollups,
   unfoldedSql,
-} from '#shared/domain/observability-rollups.ts';
-import { observabilitySummary } from '#shared/domain/observability-summary.ts';
-import { observabilityEvent } from '#shared/schemas/devices.ts';
+} from '#shared/observability/rollups/rollups.ts';
 import {
   type ListEventsQuery,
   listDevicesQuery,
   listEventsQuery,
   summaryQuery,
-} from '#shared/schemas/observability.ts';
+} from '#shared/observability/schemas.ts';
+import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { percentileErrors, type SummaryPercentiles } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';

@@ -8,8 +8,8 @@
 //  2. DROP TABLE of day 2's partition (what retention does): time and table size after.
 // Table size = heap + indexes + TOAST of every partition.
 import { sql } from 'drizzle-orm';
-import { migrate } from '#shared/db/migrate.ts';
-import { queryRows } from '#shared/db/query.ts';
+import { migrate } from '#shared/core/db/migrate.ts';
+import { queryRows } from '#shared/core/db/query.ts';
 import { insertBenchDevice, openBenchDatabase, seedBenchDay } from './seed-events.ts';
 
 const ROWS_PER_DAY = Number(process.env.BENCH_ROWS_PER_DAY ?? 200_000);

@@ -14,16 +14,16 @@
 // BENCH_DRIVER=pglite (default) | postgres | data-api (the last two on TEST_DATABASE_URL, else on a
 // PostgreSQL from npm started for the run); BENCH_ITERATIONS=300.
 import { sql } from 'drizzle-orm';
-import type { Principal } from '#shared/auth/principal.ts';
-import { roleSessionFor } from '#shared/domain/environments/builtin/drivers.ts';
-import { createBuiltinProvider } from '#shared/domain/environments/builtin/provider.ts';
-import { cappedStatement } from '#shared/domain/environments/builtin/results.ts';
-import { environmentNames } from '#shared/domain/environments/builtin/view-sql.ts';
-import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
-import { queryRow, recordUsage, runQuery, viewsOf } from '#shared/domain/query-proxy.ts';
-import { checkStatement, loadSqlParser } from '#shared/domain/query-proxy-guard.ts';
-import { findRequest } from '#shared/domain/requests.ts';
-import { setLogLevel } from '#shared/logger.ts';
+import type { Principal } from '#shared/core/auth/principal.ts';
+import { setLogLevel } from '#shared/core/logger.ts';
+import { roleSessionFor } from '#shared/requests/environments/builtin/drivers.ts';
+import { createBuiltinProvider } from '#shared/requests/environments/builtin/provider.ts';
+import { cappedStatement } from '#shared/requests/environments/builtin/results.ts';
+import { environmentNames } from '#shared/requests/environments/builtin/view-sql.ts';
+import { seedDemoDatasource } from '#shared/requests/environments/demo.ts';
+import { checkStatement, loadSqlParser } from '#shared/requests/query/guard.ts';
+import { queryRow, recordUsage, runQuery, viewsOf } from '#shared/requests/query/proxy.ts';
+import { findRequest } from '#shared/requests/requests.ts';
 import { type DriverKind, useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
 

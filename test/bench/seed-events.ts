@@ -4,9 +4,9 @@
 // errored, a prompt on one in four, metadata on each. Inserted by one statement (no ingest_xid: the fold skips
 // them).
 import { sql } from 'drizzle-orm';
-import { connectDatabase } from '#shared/db/connect.ts';
-import type { Database, Db } from '#shared/db/database.ts';
-import { setLogLevel } from '#shared/logger.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import type { Database, Db } from '#shared/core/db/database.ts';
+import { setLogLevel } from '#shared/core/logger.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 
 /**

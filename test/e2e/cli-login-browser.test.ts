@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
-import { queryRows } from '#shared/db/query.ts';
+import { queryRows } from '#shared/core/db/query.ts';
 import { launchChromium } from '#test/support/browser.ts';
 import { assertAgentLoginRefused, runAgentCli, startAgentLogin } from '#test/support/child.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import type { DeviceIdentity } from '#agent/identity.ts';
-import { deriveInventoryAlerts } from '#shared/domain/alert-derive.ts';
+import { deriveInventoryAlerts } from '#shared/alerts/derive.ts';
 import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { freePort } from '#test/support/free-port.ts';

@@ -20,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '#console/build.ts';
-import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
-import { rebuildFleetStats } from '#shared/domain/fleet-stats.ts';
+import { rebuildFleetStats } from '#shared/observability/fleet/stats.ts';
+import { seedDemoDatasource } from '#shared/requests/environments/demo.ts';
 import {
   assertAccessibleConsole,
   assertCliSigninShown,

@@ -1,6 +1,6 @@
 // The admin console as deployed: its files on one origin (CloudFront in AWS; here test/support/console-site.ts, the
 // build the stack stages, its config.json naming the API, the response headers policy's headers) and the API on
-// another (API Gateway; here the local service, whose CORS is shared/http/cors.ts, the stack's corsPreflight), with
+// another (API Gateway; here the local service, whose CORS is shared/core/http/cors.ts, the stack's corsPreflight), with
 // cors.allowed_origins naming the console's origin as the stack does. In a real headless Chromium: sign in, the fleet
 // and the tool calls show the API's data, every API call went to api_url after a preflight that asked for
 // Authorization, a script of the console's origin reads x-request-id of an error, and the browser refused nothing.

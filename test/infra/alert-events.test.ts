@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ALERT_DETAIL_TYPE, ALERT_EVENT_SOURCE } from '#shared/domain/alert-events.ts';
+import { ALERT_DETAIL_TYPE, ALERT_EVENT_SOURCE } from '#shared/alerts/events.ts';
 import { ALERTS_HANDLER } from '../../infra/stack.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 

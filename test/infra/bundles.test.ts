@@ -24,16 +24,16 @@ import type { CfnElement } from 'aws-cdk-lib';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { sql } from 'drizzle-orm';
 import { parquetReadObjects } from 'hyparquet';
-import { S3ArchiveStore } from '#shared/archive/s3-store.ts';
-import { issueLocalToken } from '#shared/auth/local-tokens.ts';
-import { loadConfig } from '#shared/config/load.ts';
-import type { Config } from '#shared/config/schema.ts';
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate, readMigrations } from '#shared/db/migrate.ts';
-import { readArchivedHour } from '#shared/domain/event-archive.ts';
-import { createUser } from '#shared/domain/users.ts';
-import type { RouteSpec } from '#shared/http/route.ts';
-import { buildOpenApi } from '#shared/openapi.ts';
+import { issueLocalToken } from '#shared/core/auth/local-tokens.ts';
+import { loadConfig } from '#shared/core/config/load.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate, readMigrations } from '#shared/core/db/migrate.ts';
+import type { RouteSpec } from '#shared/core/http/route.ts';
+import { createUser } from '#shared/identity/users.ts';
+import { buildOpenApi } from '#shared/meta/openapi.ts';
+import { readArchivedHour } from '#shared/observability/archive/archive.ts';
+import { S3ArchiveStore } from '#shared/observability/archive/s3-store.ts';
 import { fallback, routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
 import { assertContract } from '#test/support/contract.ts';
@@ -68,7 +68,7 @@ const FAKE_ARN_OF: Record<string, string> = {
   SVC_ENVSVC_TOKEN_ARN: FAKE_ARN.envsvc,
   SVC_ADMIN_PASSWORD_ARN: FAKE_ARN.admin,
   SVC_AUDIT_INGEST_TOKEN_ARN: FAKE_ARN.auditIngest,
-  // Left out: the service role's login is the owner's step after migrating (test/integration/request-roles.test.ts).
+  // Left out: the service role's login is the owner's step after migrating (test/integration/requests/roles.test.ts).
   SVC_DB_SERVICE_SECRET_ARN: '',
   // Not an ARN: the console's URL (CloudFront's domain), the dashboard when config/prod.toml names none.
   SVC_DASHBOARD_URL: 'https://d111111abcdef8.cloudfront.net/console',
@@ -366,9 +366,9 @@ async function runAll(scenario: Scenario) {
   assert.equal(health.body.status, 'ok');
 
   let token: string | undefined;
-  if (bundles.has('auth/login')) {
+  if (bundles.has('identity/login')) {
     const login = jsonBody(
-      await invoke(bundleOf('auth/login'), httpEvent(routes.login, { body: ADMIN }), dsn),
+      await invoke(bundleOf('identity/login'), httpEvent(routes.login, { body: ADMIN }), dsn),
       'login',
     );
     assert.equal(login.status, 200, JSON.stringify(login.body));
@@ -379,7 +379,7 @@ async function runAll(scenario: Scenario) {
   const results: string[] = [];
   const sourceFailures: string[] = [];
   const others = bundleRoutes().filter(
-    ({ planned }) => planned.handler !== 'health/healthcheck' && planned.handler !== 'auth/login',
+    ({ planned }) => planned.handler !== 'health/healthcheck' && planned.handler !== 'identity/login',
   );
   await inParallel(others, CONCURRENCY, async ({ id, route, planned }) => {
     const needsToken = route.auth === 'user' || route.auth === 'admin' || route.auth === 'device+user';
@@ -533,7 +533,7 @@ describe('bundles as synthesized', () => {
       assert.ok(!code.includes('draft-2020-12'), `${planned.handler} bundles zod's JSON Schema generator`);
       if (planned.handler !== 'migrate') {
         // The token authenticators only in functions with a row that takes a bearer token: the local tokens' (jose,
-        // shared/auth/local-tokens.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
+        // shared/core/auth/local-tokens.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
         const bearer = takesBearerToken(planned.entry, PROJECT_ROOT);
         assert.equal(
           code.includes('The token was issued in the future.'),
@@ -703,7 +703,7 @@ describe('bundles as synthesized', () => {
         /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLETEST\/\d{8}\/us-east-1\/secretsmanager\//,
       );
       const login = jsonBody(
-        await invoke(bundleOf('auth/login'), httpEvent(routes.login, { body: { email, password } }), dsn),
+        await invoke(bundleOf('identity/login'), httpEvent(routes.login, { body: { email, password } }), dsn),
         'login',
       );
       assert.equal(login.status, 200, JSON.stringify(login.body));
@@ -713,7 +713,7 @@ describe('bundles as synthesized', () => {
   });
 
   test('the JWT secret comes from Secrets Manager by its ARN, fetched once per container', async () => {
-    const bundle = bundleOf('auth/me');
+    const bundle = bundleOf('identity/me');
     assert.ok(bundle.environment[ENV.jwtSecretArn], 'the function is given the secret ARN, not its value');
     const fromSecretsManager = randomSecret();
     const fake = await fakeSecretsManager({ [FAKE_ARN.jwt]: fromSecretsManager });

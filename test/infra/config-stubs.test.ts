@@ -10,12 +10,12 @@ import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { CfnElement } from 'aws-cdk-lib';
-import { issueLocalToken } from '#shared/auth/local-tokens.ts';
-import { type Config, configSchema } from '#shared/config/schema.ts';
-import { connectDatabase } from '#shared/db/connect.ts';
-import type { Database } from '#shared/db/database.ts';
-import { createUser } from '#shared/domain/users.ts';
-import type { RouteSpec } from '#shared/http/route.ts';
+import { issueLocalToken } from '#shared/core/auth/local-tokens.ts';
+import { type Config, configSchema } from '#shared/core/config/schema.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import type { Database } from '#shared/core/db/database.ts';
+import type { RouteSpec } from '#shared/core/http/route.ts';
+import { createUser } from '#shared/identity/users.ts';
 import { routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
 import { randomSecret } from '#test/support/secrets.ts';
@@ -77,10 +77,10 @@ test('configStubsFor leaves out the providers the config does not pick, and noth
 
 describe('a stand-in reached anyway says which config the bundle was built for', () => {
   type Bundled = {
-    authenticate: typeof import('#shared/auth/authenticate.ts').authenticate;
-    setLogSink: typeof import('#shared/logger.ts').setLogSink;
-    providerFor: typeof import('#shared/domain/environments/index.ts').providerFor;
-    querierFor: typeof import('#shared/domain/environments/index.ts').querierFor;
+    authenticate: typeof import('#shared/core/auth/authenticate.ts').authenticate;
+    setLogSink: typeof import('#shared/core/logger.ts').setLogSink;
+    providerFor: typeof import('#shared/requests/environments.ts').providerFor;
+    querierFor: typeof import('#shared/requests/environments.ts').querierFor;
   };
   /** The authenticator and the provider factories, bundled as a function of `deployment` bundles them. */
   async function bundledFor(name: string, deployment: DeploymentChoices): Promise<Bundled> {
@@ -89,9 +89,9 @@ describe('a stand-in reached anyway says which config the bundle was built for',
     writeFileSync(
       entry,
       [
-        `export { authenticate } from ${from('shared/auth/authenticate.ts')};`,
-        `export { setLogSink } from ${from('shared/logger.ts')};`,
-        `export { providerFor, querierFor } from ${from('shared/domain/environments/index.ts')};`,
+        `export { authenticate } from ${from('shared/core/auth/authenticate.ts')};`,
+        `export { setLogSink } from ${from('shared/core/logger.ts')};`,
+        `export { providerFor, querierFor } from ${from('shared/requests/environments.ts')};`,
         '',
       ].join('\n'),
     );

@@ -173,7 +173,7 @@ test('ServiceHttpApi and addApiRoutes alone: one route per row, $default to the 
   for (const origins of [[], ['https://dash.example.com']]) {
     const stack = bareStack();
     const plan = [
-      planned('auth/login', { routes: [{ id: 'login', method: 'POST', path: '/v1/auth/login' }] }),
+      planned('identity/login', { routes: [{ id: 'login', method: 'POST', path: '/v1/auth/login' }] }),
       planned('health/healthcheck', {
         routes: [
           { id: 'healthcheck', method: 'GET', path: '/v1/healthcheck' },

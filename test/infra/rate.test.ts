@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseDuration } from '#shared/config/duration.ts';
+import { parseDuration } from '#shared/core/config/duration.ts';
 import { RateError, rateExpression } from '../../infra/rate.ts';
 
 const ms = (text: string) => parseDuration(text)!;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
-import { loadConfig } from '#shared/config/load.ts';
+import { loadConfig } from '#shared/core/config/load.ts';
 import { randomSecret } from '#test/support/secrets.ts';
 import { AWS_DEFAULTS, DeploymentConfigError, loadDeployment } from '../../infra/settings.ts';
 import { PROJECT_ROOT } from './synth.ts';

@@ -11,9 +11,9 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
-import type { Config } from '#shared/config/schema.ts';
-import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/domain/event-archive-parquet.ts';
-import { oldestAcceptedEventTime } from '#shared/domain/event-retention.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import { ARCHIVE_COLUMNS, GLUE_TYPES } from '#shared/observability/archive/parquet.ts';
+import { oldestAcceptedEventTime } from '#shared/observability/retention.ts';
 import { fallback, routeList, type ScheduleId, scheduleRuns, schedules } from '#shared/routes.ts';
 import { randomSecret } from '#test/support/secrets.ts';
 import { ARCHIVE_TABLE } from '../../infra/constructs/event-archive.ts';
@@ -291,7 +291,7 @@ test("the log shipper's token: a generated secret that only the audit ingest fun
   const takers = routeList
     .filter(([, r]) => r.serviceToken === 'audit.ingest_token')
     .map(([, r]) => r.handler);
-  assert.deepEqual(takers, ['admin/audit-logs-ingest']);
+  assert.deepEqual(takers, ['audit/ingest']);
   assert.deepEqual(readers, takers);
   assert.deepEqual(withArn, takers);
   assert.doesNotMatch(
@@ -465,7 +465,7 @@ test('envsvc.provider = "http": a token secret, read only by the functions whose
         },
       ],
     });
-    if ('shared/domain/environments/http.ts' in result.metafile.inputs) callers.add(planned.handler);
+    if ('shared/requests/environments/http.ts' in result.metafile.inputs) callers.add(planned.handler);
   }
   assert.ok(callers.size > 0, 'some function calls the environment service');
 
@@ -785,7 +785,7 @@ test('the event archive: a private, encrypted, TLS-only bucket with lifecycle, w
   // The event list, the filters and the session view are told the bucket's name (their archive_location), nothing more.
   assert.deepEqual([...ARCHIVE_READERS].sort(), [
     'observability/events-list',
-    'observability/observability-filters',
+    'observability/filters',
     'observability/sessions-get',
   ]);
   for (const planned of prod.stack.plan.filter((p) => p.handler !== ARCHIVE_HANDLER)) {

@@ -11,7 +11,7 @@ import { extname, join, normalize } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { consoleSettings } from '#console/settings.ts';
 import { chooseEncoding } from '#local-server/console.ts';
-import type { Config } from '#shared/config/schema.ts';
+import type { Config } from '#shared/core/config/schema.ts';
 import {
   CONSOLE_SETTINGS_KEY,
   consoleCacheControl,

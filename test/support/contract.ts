@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { GatewayResponse } from '#local-server/api-gateway.ts';
-import { buildOpenApi } from '#shared/openapi.ts';
+import { buildOpenApi } from '#shared/meta/openapi.ts';
 
 interface Operation {
   operationId: string;

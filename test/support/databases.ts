@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { connectDatabase } from '#shared/db/connect.ts';
-import { migrate, readMigrations } from '#shared/db/migrate.ts';
+import { connectDatabase } from '#shared/core/db/connect.ts';
+import { migrate, readMigrations } from '#shared/core/db/migrate.ts';
 import type { DataApiServer } from './data-api-server.ts';
 
 export type DriverKind = 'pglite' | 'postgres' | 'data-api';

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { createHash, randomUUID, sign, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { createDeviceIdentity, type DeviceIdentity, privateKeyOf } from '#agent/identity.ts';
-import { canonicalize } from '#shared/device/canonical-json.ts';
+import { canonicalize } from '#shared/core/canonical-json.ts';
 
 export type Encoding = 'std' | 'unpadded' | 'url';
 

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalService } from '#local-server/service.ts';
-import { createLogger } from '#shared/logger.ts';
+import { createLogger } from '#shared/core/logger.ts';
 import { startMain } from './child.ts';
 import { type DriverKind, provisionDatabase } from './databases.ts';
 import { startCheckedService, TEST_ADMIN, TEST_JWT_SECRET, testConfig } from './service.ts';

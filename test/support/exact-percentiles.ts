@@ -1,10 +1,10 @@
 // The summary's duration percentiles held to percentile_cont over the raw events of the same database: the worst
 // relative error over the totals, every top tool and every series bucket. The property test
-// (test/integration/observability-sketch.test.ts) and bench:observability both read it.
+// (test/integration/observability/sketch.test.ts) and bench:observability both read it.
 import { sql } from 'drizzle-orm';
-import type { Db } from '#shared/db/database.ts';
-import { queryRows } from '#shared/db/query.ts';
-import { tsParam } from '#shared/db/sql-values.ts';
+import type { Db } from '#shared/core/db/database.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { tsParam } from '#shared/core/db/sql-values.ts';
 
 interface Percentiles {
   duration_p50_ms: number | null;

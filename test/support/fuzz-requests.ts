@@ -1,4 +1,4 @@
-// Requests derived from the OpenAPI document, for the fuzz (test/integration/fuzz.test.ts, a bounded run in npm test)
+// Requests derived from the OpenAPI document, for the fuzz (test/integration/core/fuzz.test.ts, a bounded run in npm test)
 // and its benchmark (test/bench/fuzz.ts, npm run bench:fuzz). For every operation, a request that is valid by the
 // document's schemas (components/schemas resolved), carrying real credentials (an admin's token on admin routes, a
 // user's on user routes, a signature over the very bytes sent on device routes) and mixing in ids and values that
@@ -11,13 +11,13 @@ import { Agent, request as httpRequest } from 'node:http';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { DeviceIdentity } from '#agent/identity.ts';
-import { queryRows } from '#shared/db/query.ts';
-import { canonicalize } from '#shared/device/canonical-json.ts';
-import { seedDemoDatasource } from '#shared/domain/environments/demo.ts';
-import { isUtf8Charset, mediaType } from '#shared/http/content-type.ts';
-import { firstInvalidUtf8 } from '#shared/http/utf8.ts';
-import { fieldName } from '#shared/http/validation.ts';
-import { buildOpenApi } from '#shared/openapi.ts';
+import { canonicalize } from '#shared/core/canonical-json.ts';
+import { queryRows } from '#shared/core/db/query.ts';
+import { isUtf8Charset, mediaType } from '#shared/core/http/content-type.ts';
+import { firstInvalidUtf8 } from '#shared/core/http/utf8.ts';
+import { fieldName } from '#shared/core/http/validation.ts';
+import { buildOpenApi } from '#shared/meta/openapi.ts';
+import { seedDemoDatasource } from '#shared/requests/environments/demo.ts';
 import { enrolledDevice, hardware, invocationEvent, rawSign } from './device-requests.ts';
 import { demoOrdersRequest } from './request-fixtures.ts';
 import type { TestService } from './service.ts';
@@ -1099,7 +1099,7 @@ function sendWire(baseUrl: string, wire: WireRequest): Promise<Answer> {
   });
 }
 
-/** The main tables (shared/db/schema.ts): what a refused request must leave as it was. */
+/** The main tables (shared/core/db/schema.ts): what a refused request must leave as it was. */
 const COUNTED_TABLES = [
   'users',
   'devices',
@@ -1131,7 +1131,7 @@ async function rowCounts(world: FuzzWorld): Promise<Counts> {
  * - the query proxy records each query it refuses or that fails as a usage event of the request (the usage events
  *   list refused queries too: README, "Five minutes with it");
  * - a failed sign-in that starts a lock writes its audit record, `signin.locked`, one per key it locks
- *   (shared/domain/signin-lockouts.ts).
+ *   (shared/identity/lockouts.ts).
  */
 function allowedWrites(c: FuzzCase, status: number, error: string | undefined): Partial<Counts> {
   if (c.op.operationId === 'queryRequest' && status === 400 && /^(sql_|query_|result_)/.test(error ?? ''))

@@ -2,8 +2,8 @@
 // (aws-jwt-verify's cacheJwks, installed for the config's issuer and audience), and tokens signed with it.
 import { JwtVerifier } from 'aws-jwt-verify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { idpIssuer, installIdpVerifier } from '#shared/auth/idp-tokens.ts';
-import type { Config } from '#shared/config/schema.ts';
+import { idpIssuer, installIdpVerifier } from '#shared/core/auth/idp-tokens.ts';
+import type { Config } from '#shared/core/config/schema.ts';
 
 export interface OfflineIdp {
   /** A token of the provider for `subject` with `claims`; another audience or key to make one the service refuses. */

@@ -102,7 +102,7 @@ export async function startOidcProvider(options: {
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
-    // The service reads the JWKS at `${issuer}.well-known/jwks.json` (shared/auth/idp-tokens.ts).
+    // The service reads the JWKS at `${issuer}.well-known/jwks.json` (shared/core/auth/idp-tokens.ts).
     routes: { jwks: '/.well-known/jwks.json' },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], roles: ['roles'] },
     // Scope claims in the ID token too (the token the console sends when its audience is the client ID).

@@ -2,8 +2,8 @@
 // paths use), for the property, concurrency and fold tests.
 import assert from 'node:assert/strict';
 import { type SQL, sql } from 'drizzle-orm';
-import type { Db } from '#shared/db/database.ts';
-import { queryJson } from '#shared/db/query.ts';
+import type { Db } from '#shared/core/db/database.ts';
+import { queryJson } from '#shared/core/db/query.ts';
 import {
   CALL_GRAINS,
   foldRollups,
@@ -13,7 +13,7 @@ import {
   SERIES_TOTALS_COLUMNS,
   seriesSelectSql,
   seriesTotalsSelectSql,
-} from '#shared/domain/observability-rollups.ts';
+} from '#shared/observability/rollups/rollups.ts';
 
 /**
  * Rows of `table` (its `columns`, default all) and of `recomputed` that are not in the other (EXCEPT ALL both ways),
@@ -48,7 +48,7 @@ export async function assertRollupsEqualRecomputation(db: Db): Promise<void> {
     sql`SELECT * FROM (${seriesSelectSql(sql`observability_events`)}) AS x(${sql.raw(SERIES_COLUMNS)})`,
   );
   assert.equal(series.n, 0, `observability_series = recomputation: ${JSON.stringify(series.rows)}`);
-  // The stored columns; the generated percentiles are held to histPercentile by observability-percentile.test.ts.
+  // The stored columns; the generated percentiles are held to histPercentile by test/integration/observability/percentile.test.ts.
   const totals = await difference(
     db,
     'observability_series_totals',

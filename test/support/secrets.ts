@@ -1,5 +1,5 @@
 // Secrets for tests, made per run: no secret that signs or authenticates anything is written in the repository
-// (shared/config/committed-secrets.ts refuses those that once were).
+// (shared/core/config/committed-secrets.ts refuses those that once were).
 import { randomBytes } from 'node:crypto';
 
 /** 256 random bits, base64url: a JWT secret or a service token of its own for one test run. */

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { type LocalService, type StartOptions, startLocalService } from '#local-server/service.ts';
-import { loadConfig } from '#shared/config/load.ts';
-import type { Config } from '#shared/config/schema.ts';
-import { createLogger, setLogLevel } from '#shared/logger.ts';
+import { loadConfig } from '#shared/core/config/load.ts';
+import type { Config } from '#shared/core/config/schema.ts';
+import { createLogger, setLogLevel } from '#shared/core/logger.ts';
 import { randomSecret } from '#test/support/secrets.ts';
 import { ContractRecorder } from './contract.ts';
 import { type DriverKind, type ProvisionedDatabase, provisionDatabase } from './databases.ts';

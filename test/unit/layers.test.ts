@@ -1,5 +1,5 @@
 // Imports point one way (README, "Layout"): functions → http → domain → auth/device/schemas → db → config → errors.
-// The domain speaks no HTTP: it throws the service's errors (shared/errors.ts), and one table at the edge turns them
+// The domain speaks no HTTP: it throws the service's errors (shared/core/errors.ts), and one table at the edge turns them
 // into statuses. This test reads every import of shared/ (static and `import()`) and fails on an edge that points
 // the wrong way, naming the file.
 import assert from 'node:assert/strict';

@@ -5,10 +5,14 @@ import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, sign, verify, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, test } from 'node:test';
-import { canonicalize } from '#shared/device/canonical-json.ts';
-import { clearCertificateCache, DeviceAuthError, fingerprintOf } from '#shared/device/certificate.ts';
-import { verifySignedDeviceRequest } from '#shared/device/verify-request.ts';
-import { eventsBody, inventoryBody, registerBody } from '#shared/schemas/devices.ts';
+import { canonicalize } from '#shared/core/canonical-json.ts';
+import { eventsBody, inventoryBody, registerBody } from '#shared/devices/schemas.ts';
+import {
+  clearCertificateCache,
+  DeviceAuthError,
+  fingerprintOf,
+} from '#shared/devices/signing/certificate.ts';
+import { verifySignedDeviceRequest } from '#shared/devices/signing/verify-request.ts';
 
 const DOC = new URL('../../../docs/device-protocol.md', import.meta.url);
 const text = readFileSync(DOC, 'utf8');

@@ -1,4 +1,4 @@
-// The policy's evaluation as the hook runs it (shared/schemas/policy-rules.ts): globs, first match in order, the
+// The policy's evaluation as the hook runs it (shared/policy/rules.ts): globs, first match in order, the
 // default, audit mode, and that the dry run's ILIKE pattern of a glob means what the glob means (checked against
 // PostgreSQL's own ILIKE on PGlite, not against our own reading of it).
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import {
   globRegExp,
   type PolicyDocument,
   ruleMatches,
-} from '#shared/schemas/policy-rules.ts';
+} from '#shared/policy/rules.ts';
 
 const policy: PolicyDocument = {
   rules: [

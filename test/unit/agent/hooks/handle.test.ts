@@ -10,7 +10,7 @@ import { handleHook } from '#agent/hooks/handle.ts';
 import { DOUBLE_UNDERSCORE, SINGLE_UNDERSCORE, splitToolName } from '#agent/hooks/tool-name.ts';
 import type { Decision } from '#agent/hooks/types.ts';
 import { Spool } from '#agent/spool/spool.ts';
-import { observabilityEvent } from '#shared/schemas/devices.ts';
+import { observabilityEvent } from '#shared/devices/schemas.ts';
 import { fixture, spooledEvents } from '#test/support/hook-runner.ts';
 
 const stateDir = () => mkdtempSync(join(tmpdir(), 'hook-state-'));

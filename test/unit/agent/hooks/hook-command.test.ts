@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errorLogPath } from '#agent/hooks/error-log.ts';
 import { installHooks } from '#agent/hooks/install.ts';
 import { saveKnownServers } from '#agent/hooks/known-servers.ts';
-import { observabilityEvent } from '#shared/schemas/devices.ts';
+import { observabilityEvent } from '#shared/devices/schemas.ts';
 import {
   buildHookBundle,
   fixture,

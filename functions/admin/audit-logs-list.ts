@@ -1,8 +1,0 @@
-import { listAuditLogs } from '#shared/domain/audit.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
-import { routes } from '#shared/routes.ts';
-
-export const handler = httpHandler(routes.listAuditLogs, async ({ query }, { db }) =>
-  ok(await listAuditLogs(db, query)),
-);

@@ -1,8 +1,0 @@
-import { listRequests } from '#shared/domain/requests.ts';
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
-import { routes } from '#shared/routes.ts';
-
-export const handler = httpHandler(routes.listAdminRequests, async ({ query }, { db, config }) =>
-  ok(await listRequests(db, config, query)),
-);

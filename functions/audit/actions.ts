@@ -1,0 +1,8 @@
+import { auditActions } from '#shared/audit/audit.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.listAuditActions, async (_request, { db }) =>
+  ok(await auditActions(db)),
+);

@@ -1,0 +1,9 @@
+import { ingestLogshipperRecords } from '#shared/audit/ingest.ts';
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { created } from '#shared/core/http/reply.ts';
+import { actorOf } from '#shared/requests/requests.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.ingestAuditLogs, async ({ body }, { db, principal, sourceIp }) =>
+  created(await ingestLogshipperRecords(db, body, actorOf(principal, sourceIp))),
+);

@@ -1,8 +1,0 @@
-import { httpHandler } from '#shared/http/handler.ts';
-import { ok } from '#shared/http/reply.ts';
-import { routes } from '#shared/routes.ts';
-
-export const handler = httpHandler(routes.me, async (_input, { principal }) => {
-  const p = principal;
-  return ok({ subject: p.subject, email: p.email, name: p.name, roles: p.roles, token_use: p.tokenUse });
-});

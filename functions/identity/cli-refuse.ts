@@ -1,0 +1,8 @@
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { refuseCliSignin } from '#shared/identity/cli-sign-in.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.cliRefuse, async ({ body }, { db, principal, sourceIp }) =>
+  ok(await refuseCliSignin(db, body.request, principal, sourceIp)),
+);

@@ -1,0 +1,8 @@
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { readCliSignin } from '#shared/identity/cli-sign-in.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.getCliRequest, async ({ params }, { db }) =>
+  ok(await readCliSignin(db, params.id)),
+);

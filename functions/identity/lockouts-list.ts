@@ -1,0 +1,8 @@
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { listSigninLockouts } from '#shared/identity/lockouts.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.listSigninLockouts, async ({ query }, { db }) =>
+  ok(await listSigninLockouts(db, query)),
+);

@@ -1,0 +1,8 @@
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.me, async (_input, { principal }) => {
+  const p = principal;
+  return ok({ subject: p.subject, email: p.email, name: p.name, roles: p.roles, token_use: p.tokenUse });
+});

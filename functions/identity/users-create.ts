@@ -1,0 +1,8 @@
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { created } from '#shared/core/http/reply.ts';
+import { createUser } from '#shared/identity/users.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.createUser, async ({ body }, { db, principal, sourceIp }) =>
+  created(await createUser(db, body, { id: principal.subject, email: principal.email, ipAddress: sourceIp })),
+);

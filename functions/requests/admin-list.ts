@@ -1,0 +1,8 @@
+import { httpHandler } from '#shared/core/http/handler.ts';
+import { ok } from '#shared/core/http/reply.ts';
+import { listRequests } from '#shared/requests/requests.ts';
+import { routes } from '#shared/routes.ts';
+
+export const handler = httpHandler(routes.listAdminRequests, async ({ query }, { db, config }) =>
+  ok(await listRequests(db, config, query)),
+);

@@ -1,0 +1,119 @@
+// Who is calling, as the users table says now. A token proves who signed in; what that person may do is read from
+// the database on every request, so a user deleted, disabled or demoted loses access at once, not when their token
+// ends. One indexed read by key per request (users' primary key or its idp_subject index), made before the route's
+// own statement: the role decides whether that statement runs at all (docs/operations.md, "Who may call").
+//
+// - A local token (a sign-in or a CLI sign-in) names the user by id; a CLI sign-in approved by a person of the
+//   identity provider names them by their IdP subject.
+// - An IdP token names its person by subject. The first token of a subject makes its row, with the roles the
+//   documented mapping gives (docs/identity-provider.md): the values of auth.idp_roles_claim that are `admin` or `user`.
+//   From then on the row's roles hold, whatever later tokens claim.
+// - The log shipper's service token and auth.idp_bypass (local development) read nothing.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { auditInsertSql } from '../../audit/audit.ts';
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/database.ts';
+import { queryRows } from '../db/query.ts';
+import { jsonParam, textParam, uuidParam } from '../db/sql-values.ts';
+import { unauthenticated } from '../errors.ts';
+import { authenticate, type ServiceTokenKey, servicePrincipal } from './authenticate.ts';
+import { rolesFrom } from './local-tokens.ts';
+import type { Principal } from './principal.ts';
+
+export interface CallerRequest {
+  config: Config;
+  db: Db;
+  headers: Record<string, string | undefined>;
+  sourceIp: string;
+}
+
+interface UserRecord {
+  id: string;
+  idp_subject: string | null;
+  email: string;
+  name: string;
+  roles: string;
+  disabled: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const USER_COLUMNS = sql`id::text AS id, idp_subject, email, name, roles::text AS roles,
+  (disabled_at IS NOT NULL) AS disabled`;
+
+const userGone = () =>
+  unauthenticated('The user this token names no longer exists; sign in again.', 'invalid_token');
+
+/** The caller as its row says, keeping what the token was for. */
+function principalOf(row: UserRecord, tokenUse: Principal['tokenUse']): Principal {
+  if (String(row.disabled) === 'true') {
+    throw unauthenticated('This account is disabled; an admin can enable it again.', 'account_disabled');
+  }
+  return {
+    subject: row.idp_subject ?? row.id,
+    email: row.email,
+    name: row.name,
+    // roles::text is the jsonb array's JSON text on every driver.
+    roles: rolesFrom(JSON.parse(String(row.roles))),
+    tokenUse,
+  };
+}
+
+/** The row a subject names: an IdP subject, or (local tokens only) a local user's id. */
+async function findUser(db: Db, subject: string, localIds: boolean): Promise<UserRecord | undefined> {
+  const local =
+    localIds && UUID.test(subject) ? sql` OR (id = ${uuidParam(subject)} AND idp_subject IS NULL)` : sql``;
+  const [row] = await queryRows<UserRecord>(
+    db,
+    sql`SELECT ${USER_COLUMNS} FROM users WHERE idp_subject = ${textParam(subject)}${local} LIMIT 1`,
+  );
+  return row;
+}
+
+/** The first token of an IdP subject: its row, with the mapped roles, audited `user.provisioned` in the same statement. */
+async function provisionIdpUser(db: Db, person: Principal, sourceIp: string): Promise<UserRecord> {
+  const id = randomUUID();
+  const inserted = sql`EXISTS (SELECT 1 FROM ins)`;
+  const audit = auditInsertSql(
+    {
+      actionType: 'user.provisioned',
+      actor: { id: person.subject, email: person.email, ipAddress: sourceIp },
+      resourceType: 'user',
+      resourceId: id,
+      metadata: { idp_subject: person.subject, email: person.email, roles: person.roles },
+    },
+    inserted,
+  );
+  const rows = await queryRows<UserRecord>(
+    db,
+    sql`WITH ins AS (INSERT INTO users (id, email, name, roles, idp_subject)
+          VALUES (${uuidParam(id)}, ${person.email}, ${person.name}, ${jsonParam(person.roles)}, ${textParam(person.subject)})
+          ON CONFLICT (idp_subject) DO NOTHING RETURNING ${USER_COLUMNS}),
+        audit AS (${audit} RETURNING 1)
+        SELECT * FROM ins`,
+  );
+  // Another request made it first: that row holds.
+  return rows[0] ?? ((await findUser(db, person.subject, false)) as UserRecord);
+}
+
+/**
+ * The caller of a route that takes a bearer token: the route's service token when it names one and the request
+ * carries it; else the token's person as the users table has them now (401 invalid_token when the user is gone, 401
+ * account_disabled when disabled; the roles are the row's).
+ */
+export async function identifyCaller(
+  request: CallerRequest,
+  serviceToken?: ServiceTokenKey,
+): Promise<Principal> {
+  const { config, db, headers } = request;
+  const service = serviceToken ? servicePrincipal(config, serviceToken, headers) : undefined;
+  if (service) return service;
+  const { principal, via } = await authenticate(config, headers);
+  if (via === 'bypass') return principal;
+  const row =
+    (await findUser(db, principal.subject, via === 'local')) ??
+    (via === 'idp' ? await provisionIdpUser(db, principal, request.sourceIp) : undefined);
+  if (!row) throw userGone();
+  return principalOf(row, principal.tokenUse);
+}
