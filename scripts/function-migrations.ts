@@ -97,6 +97,10 @@ export function renderFunction(fn: GeneratedFunction): string {
 const header = (fn: GeneratedFunction) =>
   `-- ${fn.name}: generated from ${fn.source} by \`npm run db:functions\`; do not edit.`;
 
+// Applied migrations are never edited, so an older one names the source where it was then: any source will do.
+const headerLine = (fn: GeneratedFunction) =>
+  new RegExp(`^-- ${fn.name}: generated from .* by \`npm run db:functions\`; do not edit\\.\\n`);
+
 /** The newest migration that defines `fn` and that definition (its statement without the header line). */
 export function newestDefinition(fn: GeneratedFunction, dir = DEFAULT_MIGRATIONS_DIR) {
   const marker = `FUNCTION ${fn.name}(`;
@@ -104,7 +108,7 @@ export function newestDefinition(fn: GeneratedFunction, dir = DEFAULT_MIGRATIONS
     .flatMap((m) =>
       m.statements
         .filter((s) => s.includes(marker))
-        .map((s) => ({ name: m.name, definition: s.replace(`${header(fn)}\n`, '') })),
+        .map((s) => ({ name: m.name, definition: s.replace(headerLine(fn), '') })),
     )
     .at(-1);
 }
