@@ -157,6 +157,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/cli/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page
+         * @description Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}). Anyone may start one, so one source address (an IPv6 address by its /64) may have at most auth.cli_authorize_max_per_source sign-ins open (each lives 10 minutes); past it the answer is 429 too_many_requests with Retry-After (until its oldest one ends), and nothing is stored.
+         */
+        get: operations["cliAuthorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/cli/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sign-in as the person deciding on it reads it: the client, its loopback address, when it was asked, its status
+         * @description The id is the `request` of the dashboard login URL. 404 not_found once it is unknown or past its 10 minutes.
+         */
+        get: operations["getCliRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/cli/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser
+         * @description redirect_to is the loopback redirect with code and state. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.
+         */
+        post: operations["cliApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/cli/refuse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The signed-in person refuses a pending sign-in; returns the loopback redirect with error=access_denied
+         * @description redirect_to is the loopback redirect with error=access_denied and state (RFC 6749 section 4.1.2.1), so the agent stops waiting. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.
+         */
+        post: operations["cliRefuse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/cli/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token
+         * @description Failed exchanges (400 invalid_grant) are counted per source address: past auth.signin_max_failures_per_source within auth.signin_failure_window the address is locked for auth.signin_lockout, doubling with each further failure, and every exchange from it is 429 too_many_attempts with Retry-After.
+         */
+        post: operations["cliToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/audit-logs": {
         parameters: {
             query?: never;
@@ -181,15 +281,18 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/admin/audit-logs/actions": {
+    "/v1/admin/audit-logs/verify": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** The action types in the audit log, each with its number of records */
-        get: operations["listAuditActions"];
+        /**
+         * Walk the audit hash chain; reports whether it is intact, the first broken record, and the head to anchor externally
+         * @description Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.
+         */
+        get: operations["verifyAuditLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -306,106 +409,6 @@ export interface paths {
          * @description Errors besides the device checks: 400 validation_failed (an invalid event, named by its field), 400 event_too_old (an event older than the retention window: the message names body.events[i].event_time of the first such event and says where the window starts, `which starts at <instant>`; drop every event before it and send the rest, never retry them), 413 batch_too_large (more than events.max_batch events, or over 1 MiB). See docs/device-protocol.md, Times and Errors.
          */
         post: operations["ingestEvents"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/cli/authorize": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page
-         * @description Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}). Anyone may start one, so one source address (an IPv6 address by its /64) may have at most auth.cli_authorize_max_per_source sign-ins open (each lives 10 minutes); past it the answer is 429 too_many_requests with Retry-After (until its oldest one ends), and nothing is stored.
-         */
-        get: operations["cliAuthorize"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/cli/requests/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A sign-in as the person deciding on it reads it: the client, its loopback address, when it was asked, its status
-         * @description The id is the `request` of the dashboard login URL. 404 not_found once it is unknown or past its 10 minutes.
-         */
-        get: operations["getCliRequest"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/cli/approve": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser
-         * @description redirect_to is the loopback redirect with code and state. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.
-         */
-        post: operations["cliApprove"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/cli/refuse": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The signed-in person refuses a pending sign-in; returns the loopback redirect with error=access_denied
-         * @description redirect_to is the loopback redirect with error=access_denied and state (RFC 6749 section 4.1.2.1), so the agent stops waiting. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.
-         */
-        post: operations["cliRefuse"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/cli/token": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token
-         * @description Failed exchanges (400 invalid_grant) are counted per source address: past auth.signin_max_failures_per_source within auth.signin_failure_window the address is locked for auth.signin_lockout, doubling with each further failure, and every exchange from it is 429 too_many_attempts with Retry-After.
-         */
-        post: operations["cliToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1055,26 +1058,6 @@ export interface paths {
         patch: operations["updateCatalogEntry"];
         trace?: never;
     };
-    "/v1/admin/audit-logs/verify": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Walk the audit hash chain; reports whether it is intact, the first broken record, and the head to anchor externally
-         * @description Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.
-         */
-        get: operations["verifyAuditLogs"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/admin/policy": {
         parameters: {
             query?: never;
@@ -1241,77 +1224,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/admin/alerts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Fleet alerts, newest first: one per change (kind and subject) with the number of devices it covers */
-        get: operations["listAlerts"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/admin/alerts/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Webhook deliveries of alerts by status; by default the dead letters (failed alerts.delivery.max_attempts times) */
-        get: operations["listAlertDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/admin/alerts/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One alert with the devices it covers */
-        get: operations["getAlert"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/admin/alerts/{id}/acknowledge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Acknowledge an open alert, with an optional note (audited alert.acknowledged with who)
-         * @description An alert already acknowledged is 409 alert_acknowledged. Devices that report the same change later still join it.
-         */
-        post: operations["acknowledgeAlert"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1412,6 +1324,29 @@ export interface components {
              */
             expires_at: string;
         };
+        CliSignin: {
+            /** Format: uuid */
+            id: string;
+            /** @description What the agent calls itself (not verified: there is no registration) */
+            client_id: string;
+            /** @description Where the browser goes back to the agent */
+            redirect_uri: string;
+            /** @description host:port of redirect_uri, the agent's loopback listener (e.g. 127.0.0.1:53682) */
+            loopback_address: string;
+            /**
+             * @description pending: waiting for a decision; approved: the code was handed out; refused: a person refused it; used: the agent has exchanged its code
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "refused" | "used";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Address of the browser that opened authorize (the agent opens it on its own computer); null when not recorded */
+            source_ip: string | null;
+            /** @description User-Agent of that browser (at most 256 characters); null when it sent none */
+            user_agent: string | null;
+        };
         AuditLog: {
             id: string;
             action_type: string;
@@ -1425,8 +1360,6 @@ export interface components {
             level: string;
             resource_id: string;
             resource_type: string;
-            /** @description The resource's name where it still exists: a device's serial number, a user's email, a request's title, a catalog entry's data source; null for other resources and for ones since deleted */
-            resource_name: string | null;
             stage: string;
             /** @enum {string} */
             source: "api" | "env-svc" | "logshipper";
@@ -1475,11 +1408,6 @@ export interface components {
             name: string;
             version?: string | null;
         };
-        McpToolHash: {
-            name: string;
-            /** @description SHA-256 of the RFC 8785 canonical JSON of the tool's {name, description, inputSchema} (docs/policy.md) */
-            hash: string;
-        };
         EventsAccepted: {
             /** @constant */
             success: true;
@@ -1496,29 +1424,6 @@ export interface components {
             /** @description Spool records found torn by a crash mid-write (each one event lost), since the spool was created */
             torn: number;
             refused?: number | null;
-        };
-        CliSignin: {
-            /** Format: uuid */
-            id: string;
-            /** @description What the agent calls itself (not verified: there is no registration) */
-            client_id: string;
-            /** @description Where the browser goes back to the agent */
-            redirect_uri: string;
-            /** @description host:port of redirect_uri, the agent's loopback listener (e.g. 127.0.0.1:53682) */
-            loopback_address: string;
-            /**
-             * @description pending: waiting for a decision; approved: the code was handed out; refused: a person refused it; used: the agent has exchanged its code
-             * @enum {string}
-             */
-            status: "pending" | "approved" | "refused" | "used";
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            expires_at: string;
-            /** @description Address of the browser that opened authorize (the agent opens it on its own computer); null when not recorded */
-            source_ip: string | null;
-            /** @description User-Agent of that browser (at most 256 characters); null when it sent none */
-            user_agent: string | null;
         };
         FleetDevice: {
             /** Format: uuid */
@@ -2073,11 +1978,11 @@ export interface components {
                 tokens_out: number;
                 /** @description Mean duration, milliseconds (rounded); null without calls */
                 duration_avg_ms: number | null;
-                /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
+                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
                 duration_p50_ms: number | null;
-                /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
+                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
                 duration_p95_ms: number | null;
-                /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
+                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
                 duration_p99_ms: number | null;
                 /** @description Longest duration, milliseconds; 0 without calls */
                 duration_max_ms: number;
@@ -2111,11 +2016,11 @@ export interface components {
                 tokens_in: number;
                 /** @description Sum of the tokens_out of the events */
                 tokens_out: number;
-                /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
+                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
                 duration_p50_ms: number | null;
-                /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
+                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
                 duration_p95_ms: number | null;
-                /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
+                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
                 duration_p99_ms: number | null;
             }[];
         };
@@ -2138,11 +2043,11 @@ export interface components {
             duration_avg_ms: number;
             /** @description Longest duration, milliseconds */
             duration_max_ms: number;
-            /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
+            /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
             duration_p50_ms: number;
-            /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
+            /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
             duration_p95_ms: number;
-            /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
+            /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
             duration_p99_ms: number;
         };
         SummaryTopMcp: {
@@ -2813,56 +2718,6 @@ export interface components {
             /** Format: date-time */
             fetchedAt: string;
         };
-        Alert: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * @description new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved
-             * @enum {string}
-             */
-            kind: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
-            /** @description What changed: alerts are one per (kind, subject) */
-            subject: string;
-            /** @enum {string} */
-            status: "open" | "acknowledged";
-            /** @description Per kind: see docs/policy.md, "Alerts" */
-            details: {
-                [key: string]: unknown;
-            };
-            /** @description Devices the alert covers */
-            device_count: number;
-            /** Format: date-time */
-            first_seen_at: string;
-            /**
-             * Format: date-time
-             * @description When a pass last found it (a device still reporting it)
-             */
-            last_seen_at: string;
-            acknowledged_at: string | null;
-            /** @description The email of the admin who acknowledged it */
-            acknowledged_by: string | null;
-            acknowledge_note: string | null;
-        };
-        AlertDelivery: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            alert_id: string;
-            /** @description The name of the webhook (alerts.webhooks) */
-            destination: string;
-            /** @description alert.opened */
-            event: string;
-            /** @enum {string} */
-            status: "pending" | "delivered" | "dead";
-            attempts: number;
-            /** Format: date-time */
-            next_attempt_at: string;
-            /** @description The last failure: an HTTP status or a network error */
-            last_error: string | null;
-            /** Format: date-time */
-            created_at: string;
-            finished_at: string | null;
-        };
     };
     responses: never;
     parameters: never;
@@ -3504,869 +3359,6 @@ export interface operations {
             };
         };
     };
-    listAuditLogs: {
-        parameters: {
-            query?: {
-                action_type?: string;
-                actor_email?: string;
-                resource_type?: string;
-                resource_id?: string;
-                source?: "api" | "env-svc" | "logshipper";
-                routine?: "show" | "hide";
-                sort?: "timestamp" | "-timestamp" | "created_at" | "-created_at";
-                limit?: number;
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            logs: components["schemas"]["AuditLog"][];
-                            total: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    ingestAuditLogs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    records: {
-                        action_type: string;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 with a zone (Z or ±hh:mm), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: kept as the instant in UTC, to the millisecond (the offset and digits past the millisecond are not kept), and covered by the record’s hash as kept
-                         */
-                        timestamp: string;
-                        actor_email?: string | null;
-                        actor_id?: string | null;
-                        app_name?: string | null;
-                        container_id?: string | null;
-                        environment_id?: string | null;
-                        environment_name?: string | null;
-                        ip_address?: string | null;
-                        level?: ("info" | "warn" | "error") | null;
-                        resource_id?: string | null;
-                        resource_type?: string | null;
-                        stage?: string | null;
-                        metadata?: {
-                            [key: string]: unknown;
-                        } | null;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            accepted: number;
-                            ids: string[];
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Content Too Large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listAuditActions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            /** @description Every action type in the audit log with its number of records, by name */
-                            actions: {
-                                action_type: string;
-                                records: number;
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    registerDevice: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    serialNumber: string;
-                    brand: string;
-                    model: string;
-                    certificate: string;
-                    ownerEmail?: string | null;
-                    clientTimestamp: string;
-                    signature: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeviceRegistration"];
-                };
-            };
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeviceRegistration"];
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Content Too Large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    releaseDevice: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: components["schemas"]["DeviceRelease"];
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    releaseDeviceAlias: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: components["schemas"]["DeviceRelease"];
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    reportInventory: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    certificate: string;
-                    clientTimestamp: string;
-                    agentVersion?: string | null;
-                    agents: {
-                        agentType: string;
-                        displayName?: string | null;
-                        version?: string | null;
-                        capture?: ("hooks" | "none") | null;
-                        mcps?: {
-                            name: string;
-                            enabled: boolean;
-                            /** @enum {string} */
-                            transport: "stdio" | "http" | "sse";
-                            scope?: string | null;
-                            source?: components["schemas"]["McpSource"] | null;
-                            fingerprint?: string | null;
-                            tools?: components["schemas"]["McpToolHash"][] | null;
-                        }[] | null;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InventoryAccepted"];
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Content Too Large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    reportInventoryAlias: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    certificate: string;
-                    clientTimestamp: string;
-                    agentVersion?: string | null;
-                    agents: {
-                        agentType: string;
-                        displayName?: string | null;
-                        version?: string | null;
-                        capture?: ("hooks" | "none") | null;
-                        mcps?: {
-                            name: string;
-                            enabled: boolean;
-                            /** @enum {string} */
-                            transport: "stdio" | "http" | "sse";
-                            scope?: string | null;
-                            source?: components["schemas"]["McpSource"] | null;
-                            fingerprint?: string | null;
-                            tools?: components["schemas"]["McpToolHash"][] | null;
-                        }[] | null;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InventoryAccepted"];
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Content Too Large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    ingestEvents: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    certificate: string;
-                    clientTimestamp: string;
-                    events: {
-                        event_id?: string | null;
-                        event_time: string;
-                        agent_type: string;
-                        mcp_name: string;
-                        tool: string;
-                        /** @enum {string} */
-                        event_type: "invocation" | "result" | "error";
-                        /** @enum {string} */
-                        result: "allowed" | "denied" | "error";
-                        deny_code?: string | null;
-                        deny_reason?: string | null;
-                        error_message?: string | null;
-                        rule_applied?: string | null;
-                        model?: string | null;
-                        session_id?: string | null;
-                        group?: string | null;
-                        actor_email?: string | null;
-                        tokens_in?: number | null;
-                        tokens_out?: number | null;
-                        duration_ms?: number | null;
-                        skills?: string[] | null;
-                        prompt?: string | null;
-                        metadata?: {
-                            [key: string]: unknown;
-                        } | null;
-                    }[];
-                    spool?: components["schemas"]["SpoolCounters"] | null;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EventsAccepted"];
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Content Too Large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     cliAuthorize: {
         parameters: {
             query: {
@@ -4774,6 +3766,900 @@ export interface operations {
                 headers: {
                     /** @description Seconds after which a retry may succeed */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditLogs: {
+        parameters: {
+            query?: {
+                action_type?: string;
+                actor_email?: string;
+                resource_type?: string;
+                resource_id?: string;
+                source?: "api" | "env-svc" | "logshipper";
+                sort?: "timestamp" | "-timestamp" | "created_at" | "-created_at";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            logs: components["schemas"]["AuditLog"][];
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ingestAuditLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: {
+                        action_type: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 with a zone (Z or ±hh:mm), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: kept as the instant in UTC, to the millisecond (the offset and digits past the millisecond are not kept), and covered by the record’s hash as kept
+                         */
+                        timestamp: string;
+                        actor_email?: string | null;
+                        actor_id?: string | null;
+                        app_name?: string | null;
+                        container_id?: string | null;
+                        environment_id?: string | null;
+                        environment_name?: string | null;
+                        ip_address?: string | null;
+                        level?: ("info" | "warn" | "error") | null;
+                        resource_id?: string | null;
+                        resource_type?: string | null;
+                        stage?: string | null;
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            accepted: number;
+                            ids: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifyAuditLogs: {
+        parameters: {
+            query?: {
+                at_seq?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            intact: boolean;
+                            checked: number;
+                            /** @description The first record that does not verify; null when the chain is intact */
+                            broken_at: {
+                                /** @description The id of the first record that does not verify */
+                                id: string;
+                                /** @description Its position in the chain (1 is the first record) */
+                                seq: number;
+                                /** Format: date-time */
+                                timestamp: string;
+                                /**
+                                 * @description content: its fields, as stored, no longer give its hash (it was changed); link: its prev_hash is not the hash of the record before it (a record was removed or put in before it)
+                                 * @enum {string}
+                                 */
+                                reason: "content" | "link";
+                            } | null;
+                            head: {
+                                seq: number;
+                                hash: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            } | null;
+                            at?: {
+                                seq: number;
+                                hash: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serialNumber: string;
+                    brand: string;
+                    model: string;
+                    certificate: string;
+                    ownerEmail?: string | null;
+                    clientTimestamp: string;
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRegistration"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRegistration"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeviceRelease"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseDeviceAlias: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeviceRelease"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reportInventory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    certificate: string;
+                    clientTimestamp: string;
+                    agentVersion?: string | null;
+                    agents: {
+                        agentType: string;
+                        displayName?: string | null;
+                        version?: string | null;
+                        capture?: ("hooks" | "none") | null;
+                        mcps?: {
+                            name: string;
+                            enabled: boolean;
+                            /** @enum {string} */
+                            transport: "stdio" | "http" | "sse";
+                            scope?: string | null;
+                            source?: components["schemas"]["McpSource"] | null;
+                            fingerprint?: string | null;
+                        }[] | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryAccepted"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reportInventoryAlias: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    certificate: string;
+                    clientTimestamp: string;
+                    agentVersion?: string | null;
+                    agents: {
+                        agentType: string;
+                        displayName?: string | null;
+                        version?: string | null;
+                        capture?: ("hooks" | "none") | null;
+                        mcps?: {
+                            name: string;
+                            enabled: boolean;
+                            /** @enum {string} */
+                            transport: "stdio" | "http" | "sse";
+                            scope?: string | null;
+                            source?: components["schemas"]["McpSource"] | null;
+                            fingerprint?: string | null;
+                        }[] | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryAccepted"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ingestEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    certificate: string;
+                    clientTimestamp: string;
+                    events: {
+                        event_id?: string | null;
+                        event_time: string;
+                        agent_type: string;
+                        mcp_name: string;
+                        tool: string;
+                        /** @enum {string} */
+                        event_type: "invocation" | "result" | "error";
+                        /** @enum {string} */
+                        result: "allowed" | "denied" | "error";
+                        deny_code?: string | null;
+                        deny_reason?: string | null;
+                        error_message?: string | null;
+                        rule_applied?: string | null;
+                        model?: string | null;
+                        session_id?: string | null;
+                        group?: string | null;
+                        actor_email?: string | null;
+                        tokens_in?: number | null;
+                        tokens_out?: number | null;
+                        duration_ms?: number | null;
+                        skills?: string[] | null;
+                        prompt?: string | null;
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                    }[];
+                    spool?: components["schemas"]["SpoolCounters"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsAccepted"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8077,108 +7963,6 @@ export interface operations {
             };
         };
     };
-    verifyAuditLogs: {
-        parameters: {
-            query?: {
-                at_seq?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            intact: boolean;
-                            checked: number;
-                            /** @description The first record that does not verify; null when the chain is intact */
-                            broken_at: {
-                                /** @description The id of the first record that does not verify */
-                                id: string;
-                                /** @description Its position in the chain (1 is the first record) */
-                                seq: number;
-                                /** Format: date-time */
-                                timestamp: string;
-                                /**
-                                 * @description content: its fields, as stored, no longer give its hash (it was changed); link: its prev_hash is not the hash of the record before it (a record was removed or put in before it)
-                                 * @enum {string}
-                                 */
-                                reason: "content" | "link";
-                            } | null;
-                            head: {
-                                seq: number;
-                                hash: string;
-                                /** Format: date-time */
-                                created_at: string;
-                            } | null;
-                            at?: {
-                                seq: number;
-                                hash: string;
-                                /** Format: date-time */
-                                created_at: string;
-                            } | null;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     getPolicy: {
         parameters: {
             query?: never;
@@ -9055,398 +8839,6 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listAlerts: {
-        parameters: {
-            query?: {
-                kind?: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
-                status?: "open" | "acknowledged";
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            alerts: components["schemas"]["Alert"][];
-                            /** @description Pass as `cursor`, with the same filters, for the next page; null on the last page */
-                            next_cursor: string | null;
-                            /** @description The page size asked for */
-                            limit: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listAlertDeliveries: {
-        parameters: {
-            query?: {
-                status?: "pending" | "delivered" | "dead";
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            deliveries: components["schemas"]["AlertDelivery"][];
-                            /** @description Pass as `cursor`, with the same filters, for the next page; null on the last page */
-                            next_cursor: string | null;
-                            /** @description The page size asked for */
-                            limit: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getAlert: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            /** Format: uuid */
-                            id: string;
-                            /**
-                             * @description new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved
-                             * @enum {string}
-                             */
-                            kind: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
-                            /** @description What changed: alerts are one per (kind, subject) */
-                            subject: string;
-                            /** @enum {string} */
-                            status: "open" | "acknowledged";
-                            /** @description Per kind: see docs/policy.md, "Alerts" */
-                            details: {
-                                [key: string]: unknown;
-                            };
-                            /** @description Devices the alert covers */
-                            device_count: number;
-                            /** Format: date-time */
-                            first_seen_at: string;
-                            /**
-                             * Format: date-time
-                             * @description When a pass last found it (a device still reporting it)
-                             */
-                            last_seen_at: string;
-                            acknowledged_at: string | null;
-                            /** @description The email of the admin who acknowledged it */
-                            acknowledged_by: string | null;
-                            acknowledge_note: string | null;
-                            /** @description The first 500 devices, in the order the alert counted them */
-                            devices: {
-                                /** Format: uuid */
-                                device_id: string;
-                                serial_number: string;
-                                owner_email: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When the alert first counted this device
-                                 */
-                                first_seen_at: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    /** @description Seconds after which a retry may succeed */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    acknowledgeAlert: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    note?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: components["schemas"]["Alert"];
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };

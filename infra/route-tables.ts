@@ -1,5 +1,5 @@
 // The route table as one function's bundle sees it. shared/routes.ts merges the area tables of
-// shared/route-tables/*.ts into the one table every consumer reads; a handler file imports that table and uses its
+// shared/<feature>/routes.ts into the one table every consumer reads; a handler file imports that table and uses its
 // own row. In a bundle that would build every row's zod schemas at cold start (each area's schemas module runs
 // when imported), so the stack points `#shared/routes.ts` of each function at a small generated module that
 // exports a table of the function's own rows, nothing else (an esbuild alias, see infra/bundling.ts). An area module
@@ -8,7 +8,7 @@
 // re-exports the whole area table instead. The rows are the very objects of shared/routes.ts (checked by identity
 // here); a handler whose rows are not all in one area table, or that imports from the table a name its area module
 // does not export, gets the whole table.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AuthKind, RouteSpec } from '#shared/core/http/route.ts';
@@ -16,7 +16,7 @@ import { routeList } from '#shared/routes.ts';
 import { contentHash } from './settings.ts';
 
 interface AreaTable {
-  /** Absolute path of the shared/route-tables module. */
+  /** Absolute path of the shared/<feature>/routes.ts module. */
   file: string;
   exportName: string;
   rows: ReadonlySet<RouteSpec>;
@@ -32,15 +32,16 @@ const isRouteSpec = (value: unknown): value is RouteSpec =>
   typeof (value as RouteSpec).handler === 'string' &&
   typeof (value as RouteSpec).path === 'string';
 
-/** Every exported table of shared/route-tables/*.ts whose rows are rows of shared/routes.ts. */
+/** Every exported table of shared/<feature>/routes.ts whose rows are rows of shared/routes.ts. */
 async function loadAreaTables(projectRoot: string): Promise<AreaTable[]> {
-  const dir = join(projectRoot, 'shared', 'route-tables');
+  const shared = join(projectRoot, 'shared');
   const tableRows = new Set(routeList.map(([, route]) => route as RouteSpec));
   const tables: AreaTable[] = [];
-  for (const name of readdirSync(dir)
-    .filter((file) => file.endsWith('.ts'))
+  for (const feature of readdirSync(shared, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(shared, entry.name, 'routes.ts')))
+    .map((entry) => entry.name)
     .sort()) {
-    const file = join(dir, name);
+    const file = join(shared, feature, 'routes.ts');
     const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     const rowExports = new Map<RouteSpec, string>();
     for (const [exportName, value] of Object.entries(module)) {

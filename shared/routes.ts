@@ -1,27 +1,33 @@
-// The route table: the one source of truth for every HTTP endpoint. Its rows live in area tables
-// (shared/route-tables/*.ts) and are merged here, in this order; everything reads the merged table. The local server
-// mounts these rows, the CDK stack makes one Lambda per distinct handler and one API Gateway route per row, and the
-// OpenAPI document is generated from them. Adding an endpoint = one row in its area's table + one file under
-// functions/ + its tests.
+// The route table: the one source of truth for every HTTP endpoint. Each feature keeps its rows in
+// shared/<feature>/routes.ts; they are merged here, in this order, and everything reads the merged table. The local
+// server mounts these rows, the CDK stack makes one Lambda per distinct handler and one API Gateway route per row, and
+// the OpenAPI document is generated from them. Adding an endpoint = one row in its feature's routes.ts + one file
+// under functions/<feature>/ + its tests (CONTRIBUTING.md, "Adding an endpoint").
 import * as z from 'zod';
 import { alertRoutes } from './alerts/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { catalogRoutes } from './catalog/routes.ts';
 import type { Config } from './core/config/schema.ts';
 import type { RouteSpec } from './core/http/route.ts';
 import { deviceRoutes } from './devices/routes.ts';
-import { foundationRoutes } from './identity/routes.ts';
+import { healthRoutes } from './health/routes.ts';
+import { identityRoutes } from './identity/routes.ts';
+import { metaRoutes } from './meta/routes.ts';
 import { observabilityRoutes } from './observability/routes.ts';
 import { policyRoutes } from './policy/routes.ts';
 import { requestRoutes } from './requests/routes.ts';
 
-export { cliSigninEnabled } from './devices/routes.ts';
+export { cliSigninEnabled } from './identity/routes.ts';
 
 export const routes = {
-  ...foundationRoutes,
+  ...healthRoutes,
+  ...metaRoutes,
+  ...identityRoutes,
   ...auditRoutes,
   ...deviceRoutes,
   ...observabilityRoutes,
   ...requestRoutes,
+  ...catalogRoutes,
   ...policyRoutes,
   ...alertRoutes,
 } satisfies Record<string, RouteSpec>;

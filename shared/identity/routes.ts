@@ -1,14 +1,19 @@
-// Rows of the route table for the foundation endpoints (health, OpenAPI, local sign-in, users); merged into
-// shared/routes.ts. An area table of its own, so that a function's bundle builds only its area's schemas
-// (infra/route-tables.ts).
+// Rows of the route table for identity: local sign-in, the caller, users, sign-in lockouts and the
+// browser-brokered CLI sign-in; merged into shared/routes.ts.
 // Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
 // and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
 // (body limits are numbers, not products; `envelope(...)` is marked pure too).
-import * as z from 'zod';
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
-import { envelope, errorBody, openApiDocument, uuidParam } from '../core/schemas/common.ts';
-import { healthView } from '../health/schemas.ts';
+import { envelope, uuidParam } from '../core/schemas/common.ts';
+import { cliSigninEnabled } from './cli-sign-in-enabled.ts';
+import {
+  cliAuthorizeQuery,
+  cliDecisionBody,
+  cliDecisionView,
+  cliSigninResponse,
+  cliTokenBody,
+} from './cli-sign-in-schemas.ts';
 import {
   listSigninLockoutsQuery,
   signinLockoutListResponse,
@@ -20,56 +25,10 @@ import {
   loginBody,
   loginResponse,
   meView,
+  tokenView,
   userListResponse,
   userView,
 } from './schemas.ts';
-
-export const healthcheck = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/healthcheck',
-  handler: 'health/healthcheck',
-  auth: 'public',
-  tags: ['health'],
-  summary: 'Service status and system information; 503 when the database is unreachable',
-  response: healthView,
-  // Unavailable: the health report itself (status "unavailable"), or {error, message} when the service cannot
-  // even build it.
-  errorBodies: { 503: /* @__PURE__ */ z.union([healthView, errorBody]) },
-});
-
-export const openapi = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/openapi.json',
-  handler: 'meta/openapi',
-  auth: 'public',
-  database: false,
-  tags: ['meta'],
-  summary: 'This OpenAPI 3.1 document',
-  response: openApiDocument,
-});
-
-export const apiReference = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/docs',
-  handler: 'meta/api-reference',
-  auth: 'public',
-  database: false,
-  tags: ['meta'],
-  summary:
-    'The API reference: this document rendered for people (Redoc), with a strict Content-Security-Policy',
-  responseType: 'text/html',
-});
-
-export const apiReferenceScript = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/docs/redoc.standalone.js',
-  handler: 'meta/api-reference',
-  auth: 'public',
-  database: false,
-  tags: ['meta'],
-  summary: 'The script of the API reference page (Redoc)',
-  responseType: 'text/javascript',
-});
 
 export const login = /* @__PURE__ */ defineRoute({
   method: 'POST',
@@ -148,15 +107,100 @@ export const clearSigninLockout = /* @__PURE__ */ defineRoute({
   response: signinLockoutResponse,
 });
 
-export const foundationRoutes = {
-  healthcheck,
-  openapi,
-  apiReference,
-  apiReferenceScript,
+export { cliSigninEnabled };
+
+export const cliAuthorize = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/auth/cli/authorize',
+  handler: 'identity/cli-authorize',
+  auth: 'public',
+  tags: ['auth'],
+  summary: 'Start the browser-brokered agent sign-in (RFC 8252 + PKCE S256): 302 to the dashboard login page',
+  description:
+    'Records who asks (client_id, the loopback redirect_uri) and the address and User-Agent of the browser that opens this URL, for the person who approves or refuses the sign-in (GET /v1/auth/cli/requests/{id}). Anyone may start one, so one source address (an IPv6 address by its /64) may have at most auth.cli_authorize_max_per_source sign-ins open (each lives 10 minutes); past it the answer is 429 too_many_requests with Retry-After (until its oldest one ends), and nothing is stored.',
+  query: cliAuthorizeQuery,
+  successStatuses: [302],
+  // 429 too_many_requests (with Retry-After): the source address has auth.cli_authorize_max_per_source sign-ins open.
+  errors: [429],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const getCliRequest = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/auth/cli/requests/{id}',
+  handler: 'identity/cli-request',
+  auth: 'user',
+  tags: ['auth'],
+  summary:
+    'A sign-in as the person deciding on it reads it: the client, its loopback address, when it was asked, its status',
+  description:
+    'The id is the `request` of the dashboard login URL. 404 not_found once it is unknown or past its 10 minutes.',
+  params: uuidParam,
+  response: cliSigninResponse,
+  mountedWhen: cliSigninEnabled,
+});
+
+export const cliApprove = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/auth/cli/approve',
+  handler: 'identity/cli-approve',
+  auth: 'user',
+  kind: 'write',
+  tags: ['auth'],
+  summary:
+    'The dashboard approves a pending sign-in for the signed-in person; returns where to send the browser',
+  description:
+    'redirect_to is the loopback redirect with code and state. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.',
+  body: cliDecisionBody,
+  response: /* @__PURE__ */ envelope(cliDecisionView),
+  errors: [404, 409],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const cliRefuse = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/auth/cli/refuse',
+  handler: 'identity/cli-refuse',
+  auth: 'user',
+  kind: 'write',
+  tags: ['auth'],
+  summary:
+    'The signed-in person refuses a pending sign-in; returns the loopback redirect with error=access_denied',
+  description:
+    'redirect_to is the loopback redirect with error=access_denied and state (RFC 6749 section 4.1.2.1), so the agent stops waiting. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.',
+  body: cliDecisionBody,
+  response: /* @__PURE__ */ envelope(cliDecisionView),
+  errors: [404, 409],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const cliToken = /* @__PURE__ */ defineRoute({
+  method: 'POST',
+  path: '/v1/auth/cli/token',
+  handler: 'identity/cli-token',
+  auth: 'public',
+  kind: 'write',
+  tags: ['auth'],
+  summary: 'Exchange the one-time code (60 s) and the PKCE verifier for a device-enrollment token',
+  description:
+    'Failed exchanges (400 invalid_grant) are counted per source address: past auth.signin_max_failures_per_source within auth.signin_failure_window the address is locked for auth.signin_lockout, doubling with each further failure, and every exchange from it is 429 too_many_attempts with Retry-After.',
+  body: cliTokenBody,
+  response: tokenView,
+  // 429 too_many_attempts (with Retry-After) while the source address is locked after failed exchanges.
+  errors: [429],
+  mountedWhen: cliSigninEnabled,
+});
+
+export const identityRoutes = {
   login,
   me,
   createUser,
   listUsers,
   listSigninLockouts,
   clearSigninLockout,
+  cliAuthorize,
+  getCliRequest,
+  cliApprove,
+  cliRefuse,
+  cliToken,
 } satisfies Record<string, RouteSpec>;

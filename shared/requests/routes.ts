@@ -1,26 +1,13 @@
-// Rows of the route table for data-access requests, catalog and audit extras; merged into shared/routes.ts.
+// Rows of the route table for data-access requests (the requester's and the admins'); merged into shared/routes.ts.
 // Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
 // and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
 // (body limits are numbers, not products; `envelope(...)` is marked pure too).
-
-import {
-  catalogEntryView,
-  catalogListResponse,
-  createCatalogBody,
-  listCatalogQuery,
-  updateCatalogBody,
-} from '../catalog/schemas.ts';
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
-import { envelope } from '../core/schemas/common.ts';
 import {
   approveBody,
-  auditVerifyQuery,
-  auditVerifyResponse,
   createRequestBody,
   denyBody,
-  ingestAuditBody,
-  ingestAuditResponse,
   listAdminRequestsQuery,
   listOwnRequestsQuery,
   listUsageEventsQuery,
@@ -204,92 +191,6 @@ export const retryProvisioning = /* @__PURE__ */ defineRoute({
   errors: [404, 409, 502],
 });
 
-export const listCatalog = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/catalog',
-  handler: 'catalog/list',
-  auth: 'user',
-  tags: ['catalog'],
-  summary: 'Catalog entries (datasources and their targets), paginated',
-  query: listCatalogQuery,
-  response: catalogListResponse,
-});
-
-export const getCatalogEntry = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/catalog/{id}',
-  handler: 'catalog/get',
-  auth: 'user',
-  tags: ['catalog'],
-  summary: 'One catalog entry',
-  params: requestIdParam,
-  response: /* @__PURE__ */ envelope(catalogEntryView),
-  errors: [404],
-});
-
-export const createCatalogEntry = /* @__PURE__ */ defineRoute({
-  method: 'POST',
-  path: '/v1/admin/catalog',
-  handler: 'catalog/create',
-  auth: 'admin',
-  kind: 'write',
-  tags: ['catalog', 'admin'],
-  summary: 'Create a catalog entry (audited)',
-  body: createCatalogBody,
-  response: /* @__PURE__ */ envelope(catalogEntryView),
-  successStatuses: [201],
-  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
-});
-
-export const updateCatalogEntry = /* @__PURE__ */ defineRoute({
-  method: 'PATCH',
-  path: '/v1/admin/catalog/{id}',
-  handler: 'catalog/update',
-  auth: 'admin',
-  kind: 'write',
-  tags: ['catalog', 'admin'],
-  summary: 'Update metadata, schema or target mapping of a catalog entry; returns the entry unwrapped',
-  params: requestIdParam,
-  body: updateCatalogBody,
-  response: catalogEntryView,
-  specErrors: [400, 401, 403, 404, 500],
-  statusOf: { too_large: 400 },
-  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
-});
-
-export const verifyAuditLogs = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/v1/admin/audit-logs/verify',
-  handler: 'audit/verify',
-  auth: 'admin',
-  tags: ['audit'],
-  summary:
-    'Walk the audit hash chain; reports whether it is intact, the first broken record, and the head to anchor externally',
-  description:
-    "Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.",
-  query: auditVerifyQuery,
-  response: auditVerifyResponse,
-});
-
-export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
-  method: 'POST',
-  path: '/v1/admin/audit-logs',
-  handler: 'audit/ingest',
-  auth: 'admin',
-  serviceToken: 'audit.ingest_token',
-  kind: 'ingest',
-  tags: ['audit'],
-  summary:
-    'Ingest a batch (1..1000) of log-shipper audit records (source logshipper), chained in batch order',
-  description:
-    "The bearer token is an admin's, or the log shipper's own service token (`audit.ingest_token`; in AWS the stack generates it in Secrets Manager, output AuditIngestTokenSecretArn). That token is accepted by this route only, so the shipper needs no admin account. Every record keeps who sent it in `metadata.ingested_by` (an admin's email, or `service-token:audit.ingest_token`), inside its hash.",
-  body: ingestAuditBody,
-  response: ingestAuditResponse,
-  successStatuses: [201],
-  errors: [413],
-  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'batch_too_large' },
-});
-
 export const requestRoutes = {
   createRequest,
   listOwnRequests,
@@ -302,10 +203,4 @@ export const requestRoutes = {
   approveRequest,
   denyRequest,
   retryProvisioning,
-  listCatalog,
-  getCatalogEntry,
-  createCatalogEntry,
-  updateCatalogEntry,
-  verifyAuditLogs,
-  ingestAuditLogs,
 } satisfies Record<string, RouteSpec>;
