@@ -19,18 +19,8 @@ export const SIGNATURE_HEADER = 'x-device-signature';
  */
 export type Enrollment = 'none' | 'in-write';
 
-/** What a verified signed device request proves. */
-export interface VerifiedDeviceRequest {
-  fingerprint: string;
-  keyType: 'p256' | 'ed25519';
-  certificatePem: string;
-  notBefore: Date;
-  notAfter: Date;
-  /** SHA-256 of the signature bytes: the replay key. */
-  signatureHash: string;
-  /** Until when the replay record must be kept (the end of the freshness window). */
-  replayUntil: Date;
-}
+// The device a route's context carries is the core's (every device route's context has one).
+export type { VerifiedDeviceRequest } from '../core/http/context.ts';
 
 export const unknownDevice = () =>
   unauthenticated(

@@ -6,13 +6,25 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context as LambdaContext,
 } from 'aws-lambda';
-import type { VerifiedDeviceRequest } from '../../devices/enrollment.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AuthKind } from './route.ts';
+
+/** What a verified signed device request proves. */
+export interface VerifiedDeviceRequest {
+  fingerprint: string;
+  keyType: 'p256' | 'ed25519';
+  certificatePem: string;
+  notBefore: Date;
+  notAfter: Date;
+  /** SHA-256 of the signature bytes: the replay key. */
+  signatureHash: string;
+  /** Until when the replay record must be kept (the end of the freshness window). */
+  replayUntil: Date;
+}
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
