@@ -149,7 +149,7 @@ export const filtersQuery = z
 export type FiltersQuery = z.output<typeof filtersQuery>;
 
 // ---- responses (documented shapes) ----
-// What the domain functions return (shared/observability/fleet/fleet.ts, shared/domain/observability.ts), field by field: every
+// What the domain functions return (shared/observability/fleet/, events/ and summary/), field by field: every
 // object is closed, except an event's free-form `metadata`. Counts and sums are integers (bigint sums are read as
 // JSON numbers); rates are fractions rounded to 4 decimals; every time is an RFC 3339 UTC date-time.
 
