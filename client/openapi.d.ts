@@ -281,6 +281,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/audit-logs/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The action types in the audit log, each with its number of records */
+        get: operations["listAuditActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/audit-logs/verify": {
         parameters: {
             query?: never;
@@ -1224,6 +1241,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fleet alerts, newest first: one per change (kind and subject) with the number of devices it covers */
+        get: operations["listAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/alerts/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Webhook deliveries of alerts by status; by default the dead letters (failed alerts.delivery.max_attempts times) */
+        get: operations["listAlertDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/alerts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One alert with the devices it covers */
+        get: operations["getAlert"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/alerts/{id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge an open alert, with an optional note (audited alert.acknowledged with who)
+         * @description An alert already acknowledged is 409 alert_acknowledged. Devices that report the same change later still join it.
+         */
+        post: operations["acknowledgeAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1360,6 +1448,8 @@ export interface components {
             level: string;
             resource_id: string;
             resource_type: string;
+            /** @description The resource's name where it still exists: a device's serial number, a user's email, a request's title, a catalog entry's data source; null for other resources and for ones since deleted */
+            resource_name: string | null;
             stage: string;
             /** @enum {string} */
             source: "api" | "env-svc" | "logshipper";
@@ -1407,6 +1497,11 @@ export interface components {
             /** @description npm / PyPI package, OCI image (without tag), the command's base name, or for remote the URL origin scheme://host[:port] */
             name: string;
             version?: string | null;
+        };
+        McpToolHash: {
+            name: string;
+            /** @description SHA-256 of the RFC 8785 canonical JSON of the tool's {name, description, inputSchema} (docs/policy.md) */
+            hash: string;
         };
         EventsAccepted: {
             /** @constant */
@@ -1978,11 +2073,11 @@ export interface components {
                 tokens_out: number;
                 /** @description Mean duration, milliseconds (rounded); null without calls */
                 duration_avg_ms: number | null;
-                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
+                /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
                 duration_p50_ms: number | null;
-                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
+                /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
                 duration_p95_ms: number | null;
-                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value); null without calls */
+                /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md); null without calls */
                 duration_p99_ms: number | null;
                 /** @description Longest duration, milliseconds; 0 without calls */
                 duration_max_ms: number;
@@ -2016,11 +2111,11 @@ export interface components {
                 tokens_in: number;
                 /** @description Sum of the tokens_out of the events */
                 tokens_out: number;
-                /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
                 duration_p50_ms: number | null;
-                /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
                 duration_p95_ms: number | null;
-                /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) of the bucket; null without calls */
+                /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) of the bucket; null without calls */
                 duration_p99_ms: number | null;
             }[];
         };
@@ -2043,11 +2138,11 @@ export interface components {
             duration_avg_ms: number;
             /** @description Longest duration, milliseconds */
             duration_max_ms: number;
-            /** @description Nearest-rank 50th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
+            /** @description 50th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
             duration_p50_ms: number;
-            /** @description Nearest-rank 95th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
+            /** @description 95th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
             duration_p95_ms: number;
-            /** @description Nearest-rank 99th percentile duration, milliseconds, from the 64-bucket histogram: the bucket's upper bound capped by the maximum (at most 25 % above the exact value) */
+            /** @description 99th percentile duration, milliseconds (not rounded), from the duration sketch: within 2 % of percentile_cont over the events (docs/observability.md) */
             duration_p99_ms: number;
         };
         SummaryTopMcp: {
@@ -2717,6 +2812,56 @@ export interface components {
             policy: components["schemas"]["PolicyDocument"];
             /** Format: date-time */
             fetchedAt: string;
+        };
+        Alert: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved
+             * @enum {string}
+             */
+            kind: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
+            /** @description What changed: alerts are one per (kind, subject) */
+            subject: string;
+            /** @enum {string} */
+            status: "open" | "acknowledged";
+            /** @description Per kind: see docs/policy.md, "Alerts" */
+            details: {
+                [key: string]: unknown;
+            };
+            /** @description Devices the alert covers */
+            device_count: number;
+            /** Format: date-time */
+            first_seen_at: string;
+            /**
+             * Format: date-time
+             * @description When a pass last found it (a device still reporting it)
+             */
+            last_seen_at: string;
+            acknowledged_at: string | null;
+            /** @description The email of the admin who acknowledged it */
+            acknowledged_by: string | null;
+            acknowledge_note: string | null;
+        };
+        AlertDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            alert_id: string;
+            /** @description The name of the webhook (alerts.webhooks) */
+            destination: string;
+            /** @description alert.opened */
+            event: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "dead";
+            attempts: number;
+            /** Format: date-time */
+            next_attempt_at: string;
+            /** @description The last failure: an HTTP status or a network error */
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            finished_at: string | null;
         };
     };
     responses: never;
@@ -3802,6 +3947,7 @@ export interface operations {
                 resource_type?: string;
                 resource_id?: string;
                 source?: "api" | "env-svc" | "logshipper";
+                routine?: "show" | "hide";
                 sort?: "timestamp" | "-timestamp" | "created_at" | "-created_at";
                 limit?: number;
                 offset?: number;
@@ -3969,6 +4115,74 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            /** @description Every action type in the audit log with its number of records, by name */
+                            actions: {
+                                action_type: string;
+                                records: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4405,6 +4619,7 @@ export interface operations {
                             scope?: string | null;
                             source?: components["schemas"]["McpSource"] | null;
                             fingerprint?: string | null;
+                            tools?: components["schemas"]["McpToolHash"][] | null;
                         }[] | null;
                     }[];
                 };
@@ -4504,6 +4719,7 @@ export interface operations {
                             scope?: string | null;
                             source?: components["schemas"]["McpSource"] | null;
                             fingerprint?: string | null;
+                            tools?: components["schemas"]["McpToolHash"][] | null;
                         }[] | null;
                     }[];
                 };
@@ -8839,6 +9055,398 @@ export interface operations {
             };
             /** @description Content Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAlerts: {
+        parameters: {
+            query?: {
+                kind?: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
+                status?: "open" | "acknowledged";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            alerts: components["schemas"]["Alert"][];
+                            /** @description Pass as `cursor`, with the same filters, for the next page; null on the last page */
+                            next_cursor: string | null;
+                            /** @description The page size asked for */
+                            limit: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAlertDeliveries: {
+        parameters: {
+            query?: {
+                status?: "pending" | "delivered" | "dead";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            deliveries: components["schemas"]["AlertDelivery"][];
+                            /** @description Pass as `cursor`, with the same filters, for the next page; null on the last page */
+                            next_cursor: string | null;
+                            /** @description The page size asked for */
+                            limit: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * @description new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved
+                             * @enum {string}
+                             */
+                            kind: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
+                            /** @description What changed: alerts are one per (kind, subject) */
+                            subject: string;
+                            /** @enum {string} */
+                            status: "open" | "acknowledged";
+                            /** @description Per kind: see docs/policy.md, "Alerts" */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Devices the alert covers */
+                            device_count: number;
+                            /** Format: date-time */
+                            first_seen_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When a pass last found it (a device still reporting it)
+                             */
+                            last_seen_at: string;
+                            acknowledged_at: string | null;
+                            /** @description The email of the admin who acknowledged it */
+                            acknowledged_by: string | null;
+                            acknowledge_note: string | null;
+                            /** @description The first 500 devices, in the order the alert counted them */
+                            devices: {
+                                /** Format: uuid */
+                                device_id: string;
+                                serial_number: string;
+                                owner_email: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the alert first counted this device
+                                 */
+                                first_seen_at: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acknowledgeAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    note?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
