@@ -244,6 +244,61 @@ export async function deriveInventoryAlerts(
 }
 
 /**
+ * Tool definitions (the rug pull): for one server identity and version, one tool reported with more than one
+ * definition hash, whether it changed on a device or differs between devices. A new version with a new definition is
+ * an upgrade (version_changed), not this. One alert per (identity, version, tool), with every device that reported
+ * the tool under it; its details list each hash with its devices.
+ */
+export async function deriveToolAlerts(
+  db: Db,
+  config: Pick<Config, 'alerts'>,
+  now = new Date(),
+): Promise<number> {
+  const identity = sql`CASE WHEN t.source_type IS NOT NULL AND t.source_name IS NOT NULL
+    THEN t.source_type || ':' || t.source_name ELSE 'name:' || t.mcp_name END`;
+  const found = await queryRows<{
+    identity: string;
+    version: string;
+    tool: string;
+    hashes: Array<{ hash: string; devices: number }> | string;
+    device_ids: string[] | string;
+  }>(
+    db,
+    sql`WITH t AS (
+        SELECT ${identity} AS identity, coalesce(t.source_version, '') AS version, t.tool_name AS tool,
+          t.definition_hash AS hash, t.device_id
+        FROM inventory_mcp_tools t),
+      changed AS (
+        SELECT identity, version, tool FROM t GROUP BY 1, 2, 3 HAVING count(DISTINCT hash) > 1)
+      SELECT c.identity, c.version, c.tool,
+        (SELECT jsonb_agg(jsonb_build_object('hash', h.hash, 'devices', h.n) ORDER BY h.n DESC, h.hash)
+          FROM (SELECT hash, count(DISTINCT device_id)::int AS n FROM t
+            WHERE (t.identity, t.version, t.tool) = (c.identity, c.version, c.tool) GROUP BY hash) h) AS hashes,
+        (SELECT jsonb_agg(DISTINCT t.device_id::text) FROM t
+          WHERE (t.identity, t.version, t.tool) = (c.identity, c.version, c.tool)) AS device_ids
+      FROM changed c ORDER BY 1, 2, 3 LIMIT 1000`,
+  );
+  if (found.length === 0) return 0;
+  const hits: AlertHit[] = [];
+  const pairs: Array<{ kind: string; subject: string; device_id: string }> = [];
+  for (const f of found) {
+    // jsonb arrives parsed from node-postgres and PGlite, as text from the Data API.
+    const hashes: Array<{ hash: string; devices: number }> =
+      typeof f.hashes === 'string' ? JSON.parse(f.hashes) : f.hashes;
+    const devices: string[] = typeof f.device_ids === 'string' ? JSON.parse(f.device_ids) : f.device_ids;
+    const subject = `${f.identity}@${f.version || 'unpinned'}: ${f.tool}`;
+    hits.push({
+      kind: 'tool_definition_changed',
+      subject,
+      details: { identity: f.identity, version: f.version || null, tool: f.tool, hashes },
+    });
+    for (const device_id of devices) pairs.push({ kind: 'tool_definition_changed', subject, device_id });
+  }
+  await db.transaction((tx) => raiseAlerts(tx, config, hits, deviceRows(pairs), now));
+  return hits.length;
+}
+
+/**
  * The spike check: denied calls in the last whole minutes of alerts.spike.window, from the folded minute series,
  * against the average per window over the baseline before it. A spike opens a denied_spike alert named after the
  * window where it started; while it goes on (the previous check was a spike too), the same alert is updated.

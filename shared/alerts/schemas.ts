@@ -37,7 +37,7 @@ export const alertView = z
     id: z.uuid(),
     kind: z.enum(ALERT_KINDS).meta({
       description:
-        'new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved',
+        'new_server, version_changed, source_changed, denied_server, denied_spike, tool_definition_changed (docs/policy.md)',
     }),
     subject: z.string().meta({ description: 'What changed: alerts are one per (kind, subject)' }),
     status: z.enum(ALERT_STATUSES),

@@ -674,8 +674,7 @@ export const policyFetches = pgTable(
 
 /**
  * Fleet alerts (shared/alerts/alerts.ts, docs/policy.md "Alerts"): one row per (kind, subject), however many devices
- * it covers, so a change rolled out to 500 laptops is one alert. tool_definition_changed is reserved for the tool
- * definition hashes of the inventory: no derivation raises it yet.
+ * it covers, so a change rolled out to 500 laptops is one alert.
  */
 export const ALERT_KINDS = [
   'new_server',

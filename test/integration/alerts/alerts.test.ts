@@ -178,10 +178,45 @@ for (const driver of driversUnderTest()) {
       assert.equal(alert.device_count, 1);
     });
 
+    test('a tool whose definition differs for one server version (the rug pull) is one alert; an upgrade with a new definition is not', async () => {
+      const hash = (c: string) => c.repeat(64);
+      const fs = (version: string, tools: Array<{ name: string; hash: string }>) => ({
+        name: 'files',
+        source: { type: 'npm', name: '@modelcontextprotocol/server-filesystem', version },
+        tools,
+      });
+      const [a, b, c] = devices as [DeviceIdentity, DeviceIdentity, DeviceIdentity];
+      await report(a, [fs('2.0.0', [{ name: 'read_file', hash: hash('a') }])]);
+      await report(b, [fs('2.0.0', [{ name: 'read_file', hash: hash('a') }])]);
+      // An upgrade: another version, another definition. Not a rug pull.
+      await report(c, [fs('2.1.0', [{ name: 'read_file', hash: hash('c') }])]);
+      await pass();
+      assert.deepEqual(await list('?kind=tool_definition_changed'), []);
+      // The same version's tool changes on one device.
+      await report(b, [fs('2.0.0', [{ name: 'read_file', hash: hash('b') }])]);
+      await pass();
+      const alert = await one('tool_definition_changed');
+      assert.equal(alert.subject, 'npm:@modelcontextprotocol/server-filesystem@2.0.0: read_file');
+      assert.equal(alert.device_count, 2, 'the devices that reported the tool under that version');
+      assert.deepEqual(alert.details, {
+        identity: 'npm:@modelcontextprotocol/server-filesystem',
+        version: '2.0.0',
+        tool: 'read_file',
+        hashes: [
+          { hash: hash('a'), devices: 2 },
+          { hash: hash('b'), devices: 1 },
+        ],
+      });
+      // Found again by the next pass: still one alert.
+      await pass();
+      assert.equal((await list('?kind=tool_definition_changed')).length, 1);
+    });
+
     test('list filters and pages with a cursor; bad filters are 400 naming the field', async () => {
       const all = await list();
-      // new_server ×3 (npm github, its OCI fork, pastebin), version, source, denied server, spike.
-      assert.equal(all.length, 7);
+      // new_server ×4 (npm github, its OCI fork, pastebin, the filesystem server), version, source, denied server,
+      // spike, tool definition.
+      assert.equal(all.length, 9);
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
