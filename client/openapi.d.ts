@@ -2817,7 +2817,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /**
-             * @description new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved
+             * @description new_server, version_changed, source_changed, denied_server, denied_spike, tool_definition_changed (docs/policy.md)
              * @enum {string}
              */
             kind: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";
@@ -8922,6 +8922,7 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 stale?: "true" | "false";
+                device_id?: string;
             };
             header?: never;
             path?: never;
@@ -9280,7 +9281,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /**
-                             * @description new_server, version_changed, source_changed, denied_server, denied_spike; tool_definition_changed is reserved
+                             * @description new_server, version_changed, source_changed, denied_server, denied_spike, tool_definition_changed (docs/policy.md)
                              * @enum {string}
                              */
                             kind: "new_server" | "version_changed" | "source_changed" | "denied_server" | "denied_spike" | "tool_definition_changed";

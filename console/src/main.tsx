@@ -9,6 +9,7 @@ import { CliLoginPage } from './pages/cli-login.tsx';
 import { DevicePage } from './pages/device.tsx';
 import { FleetPage } from './pages/fleet.tsx';
 import { IdpCallbackPage } from './pages/idp-callback.tsx';
+import { PolicyPage } from './pages/policy.tsx';
 import { RequestsPage } from './pages/requests.tsx';
 import { SignInForm } from './pages/sign-in.tsx';
 import { SummaryPage } from './pages/summary.tsx';
@@ -22,6 +23,7 @@ const PAGES = [
   { path: '/summary', title: 'Summary' },
   { path: '/requests', title: 'Requests' },
   { path: '/catalog', title: 'Catalog' },
+  { path: '/policy', title: 'Policy' },
   { path: '/alerts', title: 'Alerts' },
   { path: '/audit-log', title: 'Audit log' },
 ] as const;
@@ -120,6 +122,7 @@ function App() {
         {path === '/summary' && <SummaryPage session={session} query={query} />}
         {path === '/requests' && <RequestsPage session={session} query={query} />}
         {path === '/catalog' && <CatalogPage session={session} query={query} />}
+        {path === '/policy' && <PolicyPage session={session} />}
         {path === '/alerts' && <AlertsPage session={session} query={query} />}
         {path === '/audit-log' && <AuditLogPage session={session} query={query} />}
         {!page && (

@@ -9,7 +9,7 @@ import type { Db } from '../core/db/database.ts';
 import { sqlState } from '../core/db/errors.ts';
 import { queryJson, queryRows } from '../core/db/query.ts';
 import { policyVersions } from '../core/db/schema.ts';
-import { intParam, jsonParam, textParam, tsParam } from '../core/db/sql-values.ts';
+import { intParam, jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { signatureInsert } from '../devices/devices.ts';
 import {
@@ -353,12 +353,11 @@ export async function dryRunPolicy(db: Db, body: DryRunBody, now = new Date()): 
 /** GET /v1/admin/policy/devices: every device with the version it last fetched (null: never), newest fetch first. */
 export async function listPolicyDevices(db: Db, query: ListPolicyDevicesQuery) {
   const current = await currentPolicy(db);
-  const stale =
-    query.stale === 'true'
-      ? sql`WHERE f.version IS DISTINCT FROM ${intParam(current.version)}`
-      : query.stale === 'false'
-        ? sql`WHERE f.version = ${intParam(current.version)}`
-        : sql``;
+  const conditions: SQL[] = [];
+  if (query.stale === 'true') conditions.push(sql`f.version IS DISTINCT FROM ${intParam(current.version)}`);
+  if (query.stale === 'false') conditions.push(sql`f.version = ${intParam(current.version)}`);
+  if (query.device_id) conditions.push(sql`d.id = ${uuidParam(query.device_id)}`);
+  const stale = conditions.length ? sql`WHERE ${sql.join(conditions, sql` AND `)}` : sql``;
   const rows = await queryRows<{
     device_id: string;
     serial_number: string;

@@ -239,6 +239,7 @@ export const listPolicyDevicesQuery = z.object({
     .enum(['true', 'false'])
     .optional()
     .meta({ description: 'true: only devices that do not hold the current version' }),
+  device_id: z.uuid().optional().meta({ description: 'Only this device (its page in the console)' }),
 });
 export type ListPolicyDevicesQuery = z.output<typeof listPolicyDevicesQuery>;
 export const policyDeviceListResponse = envelope(

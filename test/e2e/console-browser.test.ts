@@ -1328,6 +1328,7 @@ test('every page on a phone (390 px) and a desktop (1440 px): no page wider than
     ['catalog', '/console/catalog', 'h1'],
     ['audit-log', '/console/audit-log', '#audit-logs tbody tr'],
     ['alerts', '/console/alerts', 'h1'],
+    ['policy', '/console/policy', '#policy-version'],
   ] as const;
   for (const width of [390, 1440]) {
     const phone = width < 768;
@@ -1384,6 +1385,97 @@ test('every page on a phone (390 px) and a desktop (1440 px): no page wider than
     }
     await page.context().close();
   }
+  assert.deepEqual(browserProblems, []);
+});
+
+test("the policy editor: a rule added in the table, checked (valid, the diff, the dry run's counts as the API gives them), saved as a new version; the device page names the version it fetched", {
+  timeout: 120_000,
+}, async () => {
+  type Policy = { rules: Record<string, unknown>[]; default: { effect: string }; no_cache: string };
+  const before = await api<{ version: number; policy: Policy }>('/v1/admin/policy');
+  const page = await newPage();
+  await signIn(page, `${svc.url}/console/policy`);
+  await page.waitForSelector('#policy-version');
+  assert.equal(await page.textContent('#policy-version'), String(before.version));
+  assert.equal(await page.isDisabled('#save-policy'), true, 'nothing checked yet');
+
+  // A rule added at the end of the table.
+  await page.click('#add-rule');
+  const row = page.locator('#policy-rules tbody tr').last();
+  await row.locator('.rule-id').fill('no-delete');
+  await row.locator('.rule-effect').selectOption('deny');
+  await row.locator('.rule-mode').selectOption('enforce');
+  await row.locator('.rule-match').fill('tool=delete_*');
+  await row.locator('.rule-reason').fill('Deleting is not allowed here.');
+  await page.click('#check-policy');
+  await page.waitForSelector('#check-dry-run');
+  assert.equal(await page.textContent('#check-valid'), 'Valid.');
+  assert.deepEqual(await page.locator('#check-diff li').allTextContents(), ['no-delete: added']);
+  const draft = {
+    ...before.policy,
+    rules: [
+      ...before.policy.rules,
+      {
+        id: 'no-delete',
+        effect: 'deny',
+        mode: 'enforce',
+        match: { tool: 'delete_*' },
+        reason: 'Deleting is not allowed here.',
+      },
+    ],
+  };
+  const dry = await svc.call('POST', '/v1/admin/policy/dry-run', { token, body: { policy: draft, days: 7 } });
+  assert.equal(dry.status, 200, dry.text);
+  const counts = dry.body.data as { rules: { id: string; matched: number }[]; default: { matched: number } };
+  const shown = await page
+    .locator('#check-dry-run tbody tr')
+    .evaluateAll((rows) =>
+      rows.map((r) => [r.children[0]?.textContent ?? '', r.children[3]?.textContent ?? '']),
+    );
+  assert.deepEqual(shown, [
+    ...counts.rules.map((r) => [r.id, shownCount(r.matched)]),
+    ['(no rule)', shownCount(counts.default.matched)],
+  ]);
+  // A later edit makes the check stale: saving waits for another.
+  await page.fill('#policy-reason', 'No deleting through MCP');
+  assert.equal(await page.isDisabled('#save-policy'), false);
+  await row.locator('.rule-reason').fill('Deleting is not allowed.');
+  assert.equal(await page.isDisabled('#save-policy'), true, 'the check was of an earlier draft');
+  await page.click('#check-policy');
+  await page.locator('#check-title', { hasText: /^Check$/ }).waitFor();
+  await page.click('#save-policy');
+  await page.locator('#policy-version', { hasText: String(before.version + 1) }).waitFor();
+  const after = await api<{ version: number; reason: string; policy: Policy }>('/v1/admin/policy');
+  assert.equal(after.version, before.version + 1);
+  assert.equal(after.reason, 'No deleting through MCP');
+  assert.deepEqual(after.policy.rules.at(-1), {
+    id: 'no-delete',
+    effect: 'deny',
+    mode: 'enforce',
+    match: { tool: 'delete_*' },
+    reason: 'Deleting is not allowed.',
+  });
+  await assertAccessible(page, '11-policy-saved');
+
+  // A device's page says which version it last fetched, as the API does.
+  const device = (await api<{ devices: { id: string }[] }>('/v1/admin/devices?limit=1')).devices[0] as {
+    id: string;
+  };
+  const fetched = await api<{ current_version: number; devices: { version: number | null }[] }>(
+    `/v1/admin/policy/devices?device_id=${device.id}`,
+  );
+  await page.goto(`${svc.url}/console/devices/${device.id}`);
+  await page.waitForSelector('#device-facts');
+  const version = fetched.devices[0]?.version ?? null;
+  await page
+    .locator('#device-policy', {
+      hasText:
+        version === null
+          ? `never fetched (version ${fetched.current_version} is in force)`
+          : `version ${version}`,
+    })
+    .waitFor();
+  await page.context().close();
   assert.deepEqual(browserProblems, []);
 });
 

@@ -1,5 +1,5 @@
-// One device: what it is and who owns it, its agents and MCP servers (with source and version), its latest tool
-// calls, and its owner history (the audit log's device.* records for it: registered, key rotated, re-enrolled,
+// One device: what it is and who owns it, the policy version it last fetched, its agents and MCP servers (with
+// source and version), its latest tool calls, and its owner history (the audit log's device.* records for it: registered, key rotated, re-enrolled,
 // released).
 import { mcpSourceText } from '../../../client/mcp-source.ts';
 import { PageLink } from '../link.tsx';
@@ -24,6 +24,7 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
       params: { query: { resource_id: id, sort: 'created_at', limit: 100 } },
     }),
   );
+  const policy = usePolicyFetch(session, id);
   const link = (to: string, text: string) => <PageLink to={to}>{text}</PageLink>;
   return (
     <Show loaded={device} what="the device">
@@ -54,6 +55,10 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
               <dd>{formatTime(d.created_at)}</dd>
               <dt>Agent version</dt>
               <dd>{d.agent_version ?? '—'}</dd>
+              <dt>Policy</dt>
+              <dd id="device-policy">
+                <PolicyFetched loaded={policy} />
+              </dd>
               <dt>Undelivered events</dt>
               <dd>
                 {data.spool
@@ -181,5 +186,25 @@ export function DevicePage({ session, id }: { session: Session; id: string }) {
         );
       }}
     </Show>
+  );
+}
+
+const usePolicyFetch = (session: Session, id: string) =>
+  useLoad(`device-policy:${id}`, () =>
+    api(session).GET('/v1/admin/policy/devices', { params: { query: { device_id: id, limit: 1 } } }),
+  );
+
+/** The policy version the device last fetched, and when; whether it is the one in force. */
+function PolicyFetched({ loaded }: { loaded: ReturnType<typeof usePolicyFetch> }) {
+  if (loaded.state !== 'ready') return <>…</>;
+  const { current_version, devices } = loaded.data.data;
+  const fetched = devices[0];
+  if (!fetched || fetched.version === null) return <>never fetched (version {current_version} is in force)</>;
+  return (
+    <>
+      version {fetched.version}
+      {fetched.current ? ' (in force)' : `, not the one in force (${current_version})`}, fetched{' '}
+      <RelativeTime iso={fetched.fetched_at} />
+    </>
   );
 }

@@ -199,6 +199,15 @@ for (const driver of driversUnderTest()) {
       assert.equal(rows[0]?.version, 1, 'the device that fetched, newest fetch first');
       assert.equal(rows[0]?.current, true);
       assert.equal(rows[1]?.version, null, 'the other one never fetched');
+      // One device, as its page in the console asks.
+      const one = await list(`?device_id=${rows[1]?.device_id}`);
+      assert.deepEqual(
+        [one.total, (one.devices as Json[]).map((d) => [d.device_id, d.version])],
+        [1, [[rows[1]?.device_id, null]]],
+      );
+      const bad = await svc.call('GET', '/v1/admin/policy/devices?device_id=nope', { token: admin });
+      assert.deepEqual([bad.status, bad.body.error], [400, 'validation_failed']);
+      assert.match(String(bad.body.message), /device_id/);
 
       const changed = await svc.call('PUT', '/v1/admin/policy', {
         token: admin,
