@@ -1,5 +1,6 @@
 // A stored tool call as an OCSF API Activity event (class 6003) with the ai_operation and security_control
 // profiles. What it emits is written down, with the schema files it follows, in ocsf-1.8.0-api-activity.schema.json.
+import { isIP } from 'node:net';
 import { type ExportSource, errorTypeOf, PRODUCT, ruleOf, timesOf } from './source.ts';
 
 export const OCSF_VERSION = '1.8.0';
@@ -129,6 +130,7 @@ export function toOcsfApiActivity(source: ExportSource): OcsfApiActivity {
     out.message_context.uid = event.session_id;
     out.metadata.correlation_uid = event.session_id;
   }
-  if (event.source_ip !== null) out.src_endpoint.ip = event.source_ip;
+  // ip_t is an address: anything else the request context recorded stays out rather than failing the event.
+  if (event.source_ip !== null && isIP(event.source_ip) !== 0) out.src_endpoint.ip = event.source_ip;
   return out;
 }

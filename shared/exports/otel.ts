@@ -142,6 +142,7 @@ export function toOtelSpans(source: ExportSource): OtlpSpan[] {
   };
   if (event.result !== 'denied') return [call];
   const guardrail = [
+    str('gen_ai.operation.name', 'apply_guardrail'),
     str('gen_ai.security.decision.type', 'deny'),
     str('gen_ai.security.target.type', 'tool_call'),
   ];

@@ -140,6 +140,17 @@ describe('exports: OCSF API Activity', () => {
     });
   });
 
+  test('a source address that is not an IP address is left out; an IPv6 one is kept', () => {
+    assert.deepEqual(mapped({ event: { ...bareEvent, source_ip: 'unknown' } }).src_endpoint, {
+      uid: DEVICE_ID,
+      name: 'C02XK0AAJGH5',
+    });
+    assert.equal(
+      mapped({ event: { ...bareEvent, source_ip: '2001:db8::1' } }).src_endpoint.ip,
+      '2001:db8::1',
+    );
+  });
+
   test('a rule without a version is the policy uid and name alone', () => {
     const event = mapped({ event: { ...deniedEvent, rule_applied: 'no-prod-writes' } });
     assert.deepEqual(event.policy, { uid: 'no-prod-writes', name: 'no-prod-writes' });

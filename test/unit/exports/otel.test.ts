@@ -99,6 +99,7 @@ describe('exports: OpenTelemetry spans', () => {
         startTimeUnixNano: T0,
         endTimeUnixNano: T0,
         attributes: [
+          s('gen_ai.operation.name', 'apply_guardrail'),
           s('gen_ai.security.decision.type', 'deny'),
           s('gen_ai.security.target.type', 'tool_call'),
           s('gen_ai.security.policy.id', 'no-prod-writes@7'),
