@@ -122,7 +122,9 @@ test('through the proxy, the SDK client lists and calls the everything server; e
       undefined,
       { onprogress: (p) => progress.push(p.progress) },
     );
-    assert.deepEqual(progress, [1, 2]);
+    // Progress passes through, in order. The SDK stops listening for it at the call's answer, which can overtake the
+    // last step's notification in the server's own output when the machine is loaded: at least the first arrives.
+    assert.ok(progress.length >= 1 && progress.every((p, i) => p === i + 1), `progress: ${progress}`);
     assert.match(JSON.stringify(long.content), /Long running operation completed/);
     const echoed = await client.callTool({ name: 'echo', arguments: { message: 'héllo' } });
     assert.match(JSON.stringify(echoed.content), /héllo/);
