@@ -6,7 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type AuditActor, recordAudit } from '../audit/audit.ts';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { fromJson, queryRows } from '../core/db/query.ts';
 import { jsonParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import {
@@ -88,8 +88,6 @@ const alertJson = sql`json_build_object('id', t.id::text, 'kind', t.kind, 'subje
   'acknowledged_at', ${iso(sql`t.acknowledged_at`)}, 'acknowledged_by', t.acknowledged_by,
   'acknowledge_note', t.acknowledge_note)`;
 
-const parse = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
-
 /**
  * One page of a list newest first, keyset-paginated on (`at`, id) of table alias `t`: `json` is each row's object
  * (with its `id`), `where` the filters; the cursor is bound to the list's name and filters.
@@ -119,7 +117,7 @@ async function keysetPage<T extends { id: string }>(
     sql`SELECT ${json}::text AS o, ${isoUs(key)} AS k FROM ${from} t
       WHERE ${sql.join([sql`true`, ...where], sql` AND `)} ORDER BY ${key} DESC, t.id DESC LIMIT ${query.limit + 1}`,
   );
-  const items = rows.slice(0, query.limit).map((r) => ({ view: parse<T>(r.o), k: r.k }));
+  const items = rows.slice(0, query.limit).map((r) => ({ view: fromJson<T>(r.o), k: r.k }));
   const last = items.at(-1);
   return {
     items: items.map((i) => i.view),
@@ -154,7 +152,7 @@ async function alertById(db: Db, id: string, lock = false): Promise<AlertView> {
     sql`SELECT ${alertJson}::text AS o FROM alerts t WHERE t.id = ${uuidParam(id)}${lock ? sql` FOR UPDATE` : sql``}`,
   );
   if (!row) throw notFound(`No alert ${id}.`);
-  return parse<AlertView>(row.o);
+  return fromJson<AlertView>(row.o);
 }
 
 /** GET /v1/admin/alerts/{id}: the alert and the first devices it counted. */

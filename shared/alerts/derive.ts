@@ -11,7 +11,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { fromJson, queryRows } from '../core/db/query.ts';
 import { jsonParam, tsParam } from '../core/db/sql-values.ts';
 import { currentPolicy } from '../policy/policy.ts';
 import { type PolicyDocument, ruleMatches } from '../policy/rules.ts';
@@ -260,8 +260,8 @@ export async function deriveToolAlerts(
     identity: string;
     version: string;
     tool: string;
-    hashes: Array<{ hash: string; devices: number }> | string;
-    device_ids: string[] | string;
+    hashes: unknown;
+    device_ids: unknown;
   }>(
     db,
     sql`WITH t AS (
@@ -282,10 +282,8 @@ export async function deriveToolAlerts(
   const hits: AlertHit[] = [];
   const pairs: Array<{ kind: string; subject: string; device_id: string }> = [];
   for (const f of found) {
-    // jsonb arrives parsed from node-postgres and PGlite, as text from the Data API.
-    const hashes: Array<{ hash: string; devices: number }> =
-      typeof f.hashes === 'string' ? JSON.parse(f.hashes) : f.hashes;
-    const devices: string[] = typeof f.device_ids === 'string' ? JSON.parse(f.device_ids) : f.device_ids;
+    const hashes = fromJson<Array<{ hash: string; devices: number }>>(f.hashes);
+    const devices = fromJson<string[]>(f.device_ids);
     const subject = `${f.identity}@${f.version || 'unpinned'}: ${f.tool}`;
     hits.push({
       kind: 'tool_definition_changed',

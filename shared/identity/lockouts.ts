@@ -24,7 +24,7 @@ import { and, count, desc, eq, isNull, lt, or, type SQL, sql } from 'drizzle-orm
 import { type AuditActor, auditInsertFromRowsSql, recordAudit } from '../audit/audit.ts';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { fromJson, queryRows } from '../core/db/query.ts';
 import { signinLockouts, users } from '../core/db/schema.ts';
 import { notFound, rateLimited } from '../core/errors.ts';
 import type { ListSigninLockoutsQuery, SigninScope } from './lockout-schemas.ts';
@@ -169,8 +169,6 @@ function keyStatesSql(keys: readonly SigninKey[]): SQL {
     WHERE (l.expires_at > now() OR l.locked_until > now()) AND (l.scope, l.key) IN (${keyList(keys)}))`;
 }
 
-const parseJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
-
 /** The user with this email (if any) and the state of the sign-in's keys, in one read. */
 export async function readSigninState(
   db: Db,
@@ -182,14 +180,14 @@ export async function readSigninState(
     .from(sql`(SELECT 1) AS one`)
     .leftJoin(users, localUserByEmail(email))
     .limit(1);
-  return { user: row?.user ?? undefined, keys: parseJson<KeyState[]>(row?.keys ?? []) };
+  return { user: row?.user ?? undefined, keys: fromJson<KeyState[]>(row?.keys ?? []) };
 }
 
 /** The state of `keys`, alone (the CLI token exchange, which looks up no user). */
 export async function readKeyStates(db: Db, keys: readonly SigninKey[]): Promise<KeyState[]> {
   if (keys.length === 0) return [];
   const [row] = await queryRows<{ j: unknown }>(db, sql`SELECT ${keyStatesSql(keys)} AS j`);
-  return parseJson<KeyState[]>(row?.j ?? []);
+  return fromJson<KeyState[]>(row?.j ?? []);
 }
 
 const LOCKED_MESSAGES: Record<SigninScope, (seconds: number) => string> = {

@@ -12,11 +12,14 @@ export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
 }
 
 /**
- * Runs `query` (which must select exactly one column named `j` holding json) and returns its parsed value. The Data
- * API returns json as a string; pg and PGlite parse it. This is the one place that evens that out.
+ * A json or jsonb value as a driver returns it, parsed: the Data API returns json as a string; pg and PGlite parse
+ * it. This is the one place that evens that out.
  */
+export const fromJson = <T>(value: unknown): T =>
+  (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
+/** Runs `query` (which must select exactly one column named `j` holding json) and returns its parsed value. */
 export async function queryJson<T>(db: Db, query: SQL): Promise<T> {
   const [row] = await queryRows<{ j: unknown }>(db, query);
-  const value = row?.j;
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+  return fromJson<T>(row?.j);
 }
