@@ -160,7 +160,6 @@ function Editor({ session, current, onSaved }: { session: Session; current: Curr
           </thead>
           <tbody>
             {draft.rules.map((rule, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: a row is its place in the order
               <tr key={i}>
                 <td class="num">{i + 1}</td>
                 <td>
