@@ -306,8 +306,9 @@ export function FleetPage({ session, query }: { session: Session; query: URLSear
                   <TableScroll>
                     <table id="devices">
                       <caption>
-                        {data.devices.length} devices{cursor || data.next_cursor ? ' on this page' : ''};
-                        online means seen within {Math.round(data.online_threshold_seconds / 60)} minutes
+                        {data.devices.length} devices{cursor || data.next_cursor ? ' on this page' : ''}
+                        {'; '}online means seen within {Math.round(data.online_threshold_seconds / 60)}{' '}
+                        minutes
                       </caption>
                       <thead>
                         <tr>
