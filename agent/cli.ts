@@ -342,17 +342,7 @@ async function main() {
       const perDevice = Math.ceil(positiveInt(values.events, '--events') / devices);
       const baseUrl = await serviceUrl();
       const token = await userToken();
-      const [
-        { createDeviceIdentity },
-        { DeviceClient },
-        { rng, simulatedEvents, simulatedInventory },
-        { AGENT_VERSION },
-      ] = await Promise.all([
-        import('./identity.ts'),
-        import('./client.ts'),
-        import('./simulate.ts'),
-        import('./version.ts'),
-      ]);
+      const { simulateDevice } = await import('./simulate.ts');
       const to = new Date();
       const from = new Date(to.getTime() - 24 * 3_600_000);
       let stored = 0;
@@ -362,28 +352,18 @@ async function main() {
       await Promise.all(
         Array.from({ length: Math.min(4, devices) }, async () => {
           for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-            const identity = await createDeviceIdentity(i % 3 === 2 ? 'ed25519' : 'p256', {
-              commonName: `sim-${i}`,
-            });
-            const client = new DeviceClient({ baseUrl, identity });
-            await client.register(token, {
-              serialNumber: `SIM-${String(values.seed)}-${String(i).padStart(5, '0')}`,
-              brand: pick(['Apple', 'Lenovo', 'Dell', 'Framework'], i),
-              model: pick(['MacBook Pro 14', 'ThinkPad X1 Carbon', 'XPS 13', 'Laptop 13'], i),
-            });
-            // One generator per device: the workers interleave by timing, so a shared one would deal different
-            // traffic to each device from run to run.
-            const r = rng(Number(values.seed) * 100_003 + i);
-            const inventory = simulatedInventory(r);
-            await client.reportInventory(inventory, AGENT_VERSION);
-            const events = simulatedEvents(r, inventory, perDevice, {
-              actorEmail: `user${i}@example.com`,
+            const device = {
+              baseUrl,
+              token,
+              seed: Number(values.seed),
+              index: i,
+              events: perDevice,
               from,
               to,
-            });
+            };
             // Not `stored += await …`: that reads `stored` before the await and loses the other workers' counts.
-            const sent = await client.sendEvents(events);
-            stored += sent.accepted;
+            const sent = await simulateDevice(device);
+            stored += sent;
           }
         }),
       );
@@ -451,8 +431,6 @@ async function main() {
       process.exitCode = command ? 2 : 0;
   }
 }
-
-const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length] as T;
 
 /** The service's refusals a person can act on, said in their terms; anything else as the service said it. */
 function explain(err: Error & { status?: number; code?: string; detail?: string }): string {

@@ -1,7 +1,9 @@
 // Realistic MCP tool-call traffic for a simulated fleet: several agent types, MCP servers and tools, allowed /
 // denied / error results, tokens and durations, sessions and groups. Deterministic for a given seed.
 import { randomUUID } from 'node:crypto';
-import type { AgentReport, McpReport, ToolCallEvent } from './client.ts';
+import { type AgentReport, DeviceClient, type McpReport, type ToolCallEvent } from './client.ts';
+import { createDeviceIdentity } from './identity.ts';
+import { AGENT_VERSION } from './version.ts';
 
 /** An agent of the simulated inventory: every one lists its MCP servers. */
 export type SimulatedAgent = AgentReport & { mcps: McpReport[] };
@@ -179,4 +181,39 @@ export function simulatedEvents(
     });
   }
   return events;
+}
+
+/**
+ * Simulated device number `index` of fleet `seed`: enrolls with a user's token, reports its inventory, then sends
+ * `events` calls between `from` and `to`. Returns how many the service stored. All but its key is a function of the
+ * seed and the index (agent simulate; the console's screenshot test, on a fixed clock).
+ */
+export async function simulateDevice(options: {
+  baseUrl: string;
+  token: string;
+  seed: number;
+  index: number;
+  events: number;
+  from: Date;
+  to: Date;
+}): Promise<number> {
+  const { index: i, seed } = options;
+  const identity = await createDeviceIdentity(i % 3 === 2 ? 'ed25519' : 'p256', { commonName: `sim-${i}` });
+  const client = new DeviceClient({ baseUrl: options.baseUrl, identity });
+  await client.register(options.token, {
+    serialNumber: `SIM-${seed}-${String(i).padStart(5, '0')}`,
+    brand: ['Apple', 'Lenovo', 'Dell', 'Framework'][i % 4] as string,
+    model: ['MacBook Pro 14', 'ThinkPad X1 Carbon', 'XPS 13', 'Laptop 13'][i % 4] as string,
+  });
+  // One generator per device: parallel devices interleave by timing, so a shared one would deal different traffic
+  // to each device from run to run.
+  const r = rng(seed * 100_003 + i);
+  const inventory = simulatedInventory(r);
+  await client.reportInventory(inventory, AGENT_VERSION);
+  const events = simulatedEvents(r, inventory, options.events, {
+    actorEmail: `user${i}@example.com`,
+    from: options.from,
+    to: options.to,
+  });
+  return (await client.sendEvents(events)).accepted;
 }

@@ -100,7 +100,8 @@ async function firstData(page: Page, url: string, selector: string): Promise<{ a
 setLogLevel('warn');
 await useBenchDatabase();
 const pg = await createPostgresDatabase();
-const config = testConfig({ db: { dsn: pg.url, statement_timeout: '900s' } });
+// The seed's bulk statements run long; alerts must then wait longer than a statement may run (the config says why).
+const config = testConfig({ db: { dsn: pg.url, statement_timeout: '900s' }, alerts: { settle: '901s' } });
 const now = new Date();
 console.log(
   `\nbench:console --pages: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days; ` +

@@ -2,8 +2,9 @@
 // libraries it links against, built for Amazon Linux 2023) inside its tarball, so no system browser, apt or download
 // is needed. playwright-core drives it.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import sparticuz, { inflate } from '@sparticuz/chromium';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -24,16 +25,27 @@ export async function launchChromium(): Promise<Browser> {
   const executablePath = await sparticuz.executablePath();
   const libraries = join(await inflate(join(archiveDir(), 'al2023.tar.br')), 'lib');
   const libraryPath = [libraries, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  // Only the fonts the package ships, never the machine's: the same text renders the same on every machine, which
+  // the screenshot baselines need.
+  const fonts = await inflate(join(archiveDir(), 'fonts.tar.br'));
+  const fontconfig = mkdtempSync(join(tmpdir(), 'chromium-fonts-'));
+  writeFileSync(
+    join(fontconfig, 'fonts.conf'),
+    `<?xml version="1.0"?>\n<fontconfig><dir>${fonts}</dir>` +
+      `<cachedir>${join(fontconfig, 'cache')}</cachedir></fontconfig>\n`,
+  );
   // A person's browser has a language; under a POSIX locale (LANG unset or C) this one reports `en-US@posix`, which
   // Intl.NumberFormat refuses, and uPlot formats with navigator.language when the console loads.
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath,
     headless: true,
-    env: { ...process.env, LD_LIBRARY_PATH: libraryPath, LANG: 'en_US.UTF-8' },
+    env: { ...process.env, LD_LIBRARY_PATH: libraryPath, LANG: 'en_US.UTF-8', FONTCONFIG_PATH: fontconfig },
     args: [
       '--no-sandbox',
       '--no-zygote',
       '--disable-gpu',
+      // Glyph outlines as designed, not snapped to this machine's pixel grid.
+      '--font-render-hinting=none',
       '--use-angle=swiftshader',
       '--no-first-run',
       // This machine's network is closed: no background connections at start.
@@ -42,15 +54,18 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+  browser.on('disconnected', () => rmSync(fontconfig, { recursive: true, force: true }));
+  return browser;
 }
 
 let axeSource: string | undefined;
 
 /**
  * axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern): no serious or
- * critical violation; then the page is photographed to `screenshot` (kept as an artifact, not compared).
+ * critical violation; then, given `screenshot`, the page is photographed there (kept as an artifact, not compared:
+ * test/support/screenshots.ts compares).
  */
-export async function assertAccessibleConsole(page: Page, screenshot: string): Promise<void> {
+export async function assertAccessibleConsole(page: Page, screenshot?: string): Promise<void> {
   axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   await page.evaluate(axeSource);
   const violations = await page.evaluate<
@@ -60,8 +75,8 @@ export async function assertAccessibleConsole(page: Page, screenshot: string): P
       id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
   );
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(serious, [], `${screenshot}: axe found serious or critical violations`);
-  await page.screenshot({ path: screenshot, fullPage: true });
+  assert.deepEqual(serious, [], `${screenshot ?? page.url()}: axe found serious or critical violations`);
+  if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
 }
 
 /**

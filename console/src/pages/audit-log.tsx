@@ -64,7 +64,14 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
             v.intact ? (
               <p class="state ok" id="chain-result">
                 Intact: {formatNumber(v.checked)} records checked, each hash chained to the one before.
-                {v.head ? ` Head: record ${v.head.seq}, hash ${v.head.hash.slice(0, 16)}…` : ''}
+                {v.head ? (
+                  <>
+                    {` Head: record ${v.head.seq}, hash `}
+                    <span id="chain-head-hash">{v.head.hash.slice(0, 16)}</span>…
+                  </>
+                ) : (
+                  ''
+                )}
               </p>
             ) : (
               <p class="state error" role="alert" id="chain-result">
