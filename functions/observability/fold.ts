@@ -1,8 +1,8 @@
 // Scheduled (every events.fold_interval: EventBridge in the stack, a timer in the local server): folds the events
 // stored since the last fold into the rollups and series (shared/observability/rollups/rollups.ts), then the inventory
 // reported since into the fleet counters (shared/observability/fleet/stats.ts), each in bounded calls, for up to
-// FOLD_BUDGET_MS in all; a larger backlog is left to the next run, so no run nears the function's timeout and the
-// reads, which fold a bounded amount first, never pay for it. Throws on a database error so that the target retries.
+// FOLD_BUDGET_MS in all; a larger backlog is left to the next run, so no run nears the function's timeout. Reads never
+// fold: each adds a bounded tail of what is not folded yet. Throws on a database error so that the target retries.
 
 import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
 import { getRuntime } from '#shared/core/runtime.ts';

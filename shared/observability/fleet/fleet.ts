@@ -1,8 +1,8 @@
 // Fleet views for admins: devices (list, detail), agents and MCP servers across the fleet (with configured
 // vs called), the fleet summary and the inventory change feed. The agents, MCPs and summary views read the fleet
-// counters (shared/observability/fleet/stats.ts) rather than the inventory rows, which number about ten per device; call counts come from
-// the event rollups with the events not folded into them yet (callCountsSql). The fleet counters are folded first
-// (foldCounters).
+// counters (stats.ts) rather than the inventory rows, which number about ten per device, with the rows not folded
+// into them yet (fleetTailCtes); call counts come from the event rollups with the events not folded into them yet
+// (callCountsSql). Each view is one statement and writes nothing.
 // Every list is keyset-paginated (shared/observability/cursor.ts) and bounded to 100 rows and PAGE_BYTES; each JSON
 // document is built by one statement (queryDoc), so values read the same on every driver.
 import { type SQL, sql } from 'drizzle-orm';
@@ -27,12 +27,7 @@ import {
 import { rangeOf } from '../ranges.ts';
 import { callCountsSql } from '../rollups/rollups.ts';
 import type { FleetChangesQuery, ListAgentsQuery, ListDevicesQuery, ListMcpsQuery } from '../schemas.ts';
-import { deviceCountsSql, fleetFoldCall, reportedSql } from './stats.ts';
-
-/** Before a read of the fleet counters: folds what is waiting into them (shared/observability/fleet/stats.ts), bounded and never waiting. */
-async function foldCounters(db: Db): Promise<void> {
-  await db.execute(sql`SELECT f.folded FROM ${fleetFoldCall()} f`);
-}
+import { agentStatsSql, deviceCountsSql, fleetTailCtes, mcpStatsSql, reportedSql } from './stats.ts';
 
 const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
 
@@ -244,20 +239,19 @@ export async function listAgents(
     const [name] = decodeCursor(cursorKey(config), query.cursor, 'agents', fh, [ANY_RE]);
     where.push(sql`a.agent_type > ${name}`);
   }
-  await foldCounters(db);
-  // From the fleet counters (shared/observability/fleet/stats.ts): the agent type's MCP rows are its ('', type, '') key, its distinct
-  // MCPs its (name, type, '') keys, its transports its ('', type, transport) keys.
+  // From the fleet counters (stats.ts): the agent type's MCP rows are its ('', type, '') key, its distinct MCPs its
+  // (name, type, '') keys, its transports its ('', type, transport) keys.
   const rows = await queryDoc<Bounded<{ agent_type: string }>>(
     db,
-    sql`WITH calls AS (${callsCte('agent_type', w.from, w.to)}),
-      ag AS (SELECT a.agent_type, a.devices, a.first_seen_at, a.last_seen_at FROM fleet_agent_stats a
+    sql`WITH ${fleetTailCtes()}, calls AS (${callsCte('agent_type', w.from, w.to)}),
+      ag AS (SELECT a.agent_type, a.devices, a.first_seen_at, a.last_seen_at FROM ${agentStatsSql()} a
         WHERE ${and(where)} ORDER BY a.agent_type LIMIT ${query.limit + 1}),
       mc AS (SELECT s.agent_type,
           sum(s.enabled_installs) FILTER (WHERE s.name = '' AND s.transport = '')::int AS enabled,
           sum(s.installs - s.enabled_installs) FILTER (WHERE s.name = '' AND s.transport = '')::int AS disabled,
           (count(*) FILTER (WHERE s.name <> '' AND s.transport = ''))::int AS distinct_mcps,
           json_agg(s.transport ORDER BY s.transport) FILTER (WHERE s.name = '' AND s.transport <> '') AS transports
-        FROM fleet_mcp_stats s WHERE s.agent_type IN (SELECT agent_type FROM ag) AND s.devices > 0
+        FROM ${mcpStatsSql()} s WHERE s.agent_type IN (SELECT agent_type FROM ag) AND s.devices > 0
         GROUP BY s.agent_type)
     SELECT ${boundedArray(
       sql`SELECT json_build_object('agent_type', ag.agent_type, 'devices', ag.devices,
@@ -339,7 +333,6 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
     where.push(sql`m.name > ${name}`);
   }
   if (query.updated_since) where.push(sql`m.last_seen_at >= ${query.updated_since}::timestamptz`);
-  await foldCounters(db);
   const doc = await queryDoc<{
     mcps: Bounded<{ name: string }>;
     shadow: Bounded<unknown>;
@@ -348,11 +341,11 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
     unused_total: number;
   }>(
     db,
-    sql`WITH calls AS (${callsCte('mcp_name', w.from, w.to)}),
-      configured AS (SELECT name, devices FROM fleet_mcp_stats
+    sql`WITH ${fleetTailCtes()}, calls AS (${callsCte('mcp_name', w.from, w.to)}),
+      configured AS (SELECT name, devices FROM ${mcpStatsSql()} c
         WHERE agent_type = '' AND transport = '' AND name <> '' AND devices > 0),
       mp AS (SELECT m.name, m.devices, m.enabled_devices, m.disabled_devices, m.first_seen_at, m.last_seen_at
-        FROM fleet_mcp_stats m WHERE ${and(where)} ORDER BY m.name LIMIT ${query.limit + 1}),
+        FROM ${mcpStatsSql()} m WHERE ${and(where)} ORDER BY m.name LIMIT ${query.limit + 1}),
       sides AS (SELECT s.name,
           json_agg(s.transport ORDER BY s.transport)
             FILTER (WHERE s.agent_type = ${agentType} AND s.transport <> '') AS transports,
@@ -360,7 +353,7 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
           (array_agg(s.agent_type ORDER BY s.agent_type)
             FILTER (WHERE s.transport = ${transport} AND s.agent_type <> ''))[1 : ${sql.raw(String(MCP_AGENT_TYPES_MAX))}]
             AS agent_types
-        FROM fleet_mcp_stats s WHERE s.name IN (SELECT name FROM mp) AND s.devices > 0 GROUP BY s.name),
+        FROM ${mcpStatsSql()} s WHERE s.name IN (SELECT name FROM mp) AND s.devices > 0 GROUP BY s.name),
       srcs AS (SELECT mp.name, x.list, x.more FROM mp CROSS JOIN LATERAL (${distinctSourcesSql(sql`mp.name`)}) x),
       shadow AS (SELECT c.* FROM calls c WHERE c.calls > 0 AND c.name NOT IN (SELECT name FROM configured)),
       unused AS (SELECT cf.name, cf.devices FROM configured cf
@@ -411,17 +404,16 @@ export async function listMcps(db: Db, config: Pick<Config, 'auth'>, query: List
 
 /**
  * Devices total / online / offline / never reported / new in 24 h, agents by type, MCPs by transport, events 24 h.
- * The device counts are the statuses of statusSql as the device counters (shared/observability/fleet/stats.ts) last counted them, and
- * like the other totals they are folded first.
+ * The device counts are the statuses of statusSql, from the device counters (stats.ts) with the devices not folded
+ * into them yet.
  */
 export async function fleetSummary(db: Db, config: Config, now = new Date()) {
   const t = threshold(config, now);
   const dayAgo = new Date(now.getTime() - 86_400_000);
   const r = rangeOf(dayAgo, now, 'hour');
-  await foldCounters(db);
   const doc = await queryDoc<Record<string, unknown>>(
     db,
-    sql`WITH ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
+    sql`WITH ${fleetTailCtes()}, ev AS (SELECT coalesce(sum(calls), 0)::bigint AS calls,
           coalesce(sum(calls) FILTER (WHERE result = 'denied'), 0)::bigint AS denied,
           coalesce(sum(calls) FILTER (WHERE result = 'error'), 0)::bigint AS errors,
           coalesce(sum(tokens_in), 0)::bigint AS tokens_in, coalesce(sum(tokens_out), 0)::bigint AS tokens_out
@@ -430,13 +422,13 @@ export async function fleetSummary(db: Db, config: Config, now = new Date()) {
       'devices', ${deviceCountsSql(tsParam(t.since), tsParam(dayAgo))},
       'agents_by_type', (SELECT coalesce(json_agg(json_build_object('agent_type', agent_type, 'devices', devices)
           ORDER BY devices DESC, agent_type), '[]'::json)
-        FROM (SELECT agent_type, devices FROM fleet_agent_stats WHERE devices > 0
+        FROM (SELECT agent_type, devices FROM ${agentStatsSql()} a WHERE devices > 0
               ORDER BY devices DESC, agent_type LIMIT 100) x),
       'mcps_by_transport', (SELECT coalesce(json_agg(json_build_object('transport', t.transport,
-          'servers', (SELECT count(*) FROM fleet_mcp_stats s WHERE s.agent_type = '' AND s.transport = t.transport
+          'servers', (SELECT count(*) FROM ${mcpStatsSql()} s WHERE s.agent_type = '' AND s.transport = t.transport
             AND s.name <> '' AND s.devices > 0)::int,
           'devices', t.devices, 'installs', t.installs) ORDER BY t.transport), '[]'::json)
-        FROM fleet_mcp_stats t WHERE t.name = '' AND t.agent_type = '' AND t.transport <> '' AND t.devices > 0),
+        FROM ${mcpStatsSql()} t WHERE t.name = '' AND t.agent_type = '' AND t.transport <> '' AND t.devices > 0),
       'events_24h', (SELECT json_build_object('calls', calls, 'denied', denied, 'errors', errors,
           'tokens_in', tokens_in, 'tokens_out', tokens_out,
           'deny_rate', CASE WHEN calls > 0 THEN round(denied::numeric / calls, 4) ELSE 0 END,

@@ -21,12 +21,12 @@
 // fleet_device_minutes (devices per minute of their last-seen time, reported ones only, and per minute of their
 // registration), kept by the same fold from the devices whose status columns changed (stats_dirty; the writers of
 // last_seen_at, last_inventory_at and last_event_at set it). Online, "seen since T", is the sum of the minutes after
-// T's plus the devices counted in T's own minute (an index range of one minute); new in 24 h likewise. A device
-// seen since the last fold counts where the fold last counted it, so online and offline lag by at most the fold's
-// interval; totals never lag a folded read.
+// T's plus the devices counted in T's own minute (an index range of one minute); new in 24 h likewise.
 //
-// Reads fold at most READ_FOLD_MAX_ROWS first without waiting (foldFleetStats); the scheduled observability/fold
-// folds the rest. fleet_stats_rebuild() recounts everything (the migration that introduced the counters, bulk loads).
+// Reads never fold: each adds to the counters, in its one statement, what folding the rows not folded yet would
+// change (the read's tail, at most READ_TAIL_MAX_ROWS of each table: fleetTailCtes), so a read writes nothing and
+// sees what a fold would. The scheduled observability/fold folds them. fleet_stats_rebuild() recounts everything (the
+// migration that introduced the counters, bulk loads).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
 import { callFold, type FoldResult, repeatFold } from '../rollups/rollups.ts';
@@ -35,8 +35,12 @@ import { callFold, type FoldResult, repeatFold } from '../rollups/rollups.ts';
 export const FLEET_FOLD_FUNCTION = 'fleet_stats_fold';
 export const FLEET_REBUILD_FUNCTION = 'fleet_stats_rebuild';
 
-/** The most inventory rows a read folds before it answers: a few milliseconds. */
-export const READ_FOLD_MAX_ROWS = 2_000;
+/**
+ * The most rows of each table (inventory agents, inventory MCPs, devices) not folded yet that a read adds to the
+ * counters (fleetTailCtes): as many as a read folded before it answered when reads folded, so reads are as fresh
+ * as then; the schedule keeps the backlog below it.
+ */
+export const READ_TAIL_MAX_ROWS = 2_000;
 /** The most inventory rows one scheduled call folds, in one transaction. */
 export const SCHEDULED_FOLD_MAX_ROWS = 50_000;
 
@@ -66,9 +70,9 @@ const addToDeviceMinutes = (rows: SQL): SQL =>
 
 /**
  * The fleet summary's device counts as one JSON object (total, online, offline, never_reported, new_24h): online
- * are the reported devices whose counted last-seen time is at or after `since`, new_24h those registered at or
- * after `dayAgo`. Each is the sum of the whole minutes after the boundary's plus the devices of the boundary's
- * minute, counted on an index.
+ * are the reported devices whose last-seen time is at or after `since`, new_24h those registered at or after
+ * `dayAgo`. Each is the sum of the whole minutes after the boundary's plus the devices of the boundary's minute,
+ * counted on an index, plus what counting the devices of the read's tail (fleetTailCtes) would change.
  */
 export function deviceCountsSql(since: SQL, dayAgo: SQL): SQL {
   const after = (kind: string, t: SQL) =>
@@ -79,10 +83,19 @@ export function deviceCountsSql(since: SQL, dayAgo: SQL): SQL {
       WHERE stats_seen_at >= ${since} AND stats_seen_at < ${minuteEnd(since)})`;
   const created = sql`${after('created', dayAgo)} + (SELECT count(*) FROM devices
       WHERE created_at >= ${dayAgo} AND created_at < ${minuteEnd(dayAgo)} AND stats_counted)`;
-  return sql`(SELECT json_build_object('total', c.devices, 'online', c.online::int,
-      'offline', (c.devices - c.never_reported - c.online)::int, 'never_reported', c.never_reported,
+  // As the fold counts a device: from its counted state (stats_counted, stats_seen_at) to its state now (seen_at).
+  const tail = sql`SELECT count(*) FILTER (WHERE NOT stats_counted) AS devices,
+      count(*) FILTER (WHERE seen_at IS NULL) - count(*) FILTER (WHERE stats_counted AND stats_seen_at IS NULL)
+        AS never_reported,
+      count(*) FILTER (WHERE seen_at >= ${since}) - count(*) FILTER (WHERE stats_seen_at >= ${since}) AS online,
+      count(*) FILTER (WHERE NOT stats_counted AND created_at >= ${dayAgo}) AS created
+    FROM ${sql.raw(TAIL.devices)}`;
+  return sql`(SELECT json_build_object('total', c.devices::int, 'online', c.online::int,
+      'offline', (c.devices - c.never_reported - c.online)::int, 'never_reported', c.never_reported::int,
       'new_24h', c.created::int)
-    FROM (SELECT devices, never_reported, ${online} AS online, ${created} AS created FROM fleet_device_stats) c)`;
+    FROM (SELECT s.devices + t.devices AS devices, s.never_reported + t.never_reported AS never_reported,
+        ${online} + t.online AS online, ${created} + t.created AS created
+      FROM fleet_device_stats s CROSS JOIN (${tail}) t) c)`;
 }
 
 /** The eight keys an MCP row counts under: each of name, agent type and transport, or '' (any). */
@@ -125,12 +138,11 @@ const COUNTERS = ['devices', 'enabled_devices', 'disabled_devices', 'installs', 
 const list = (f: (c: string) => string) => sql.raw(COUNTERS.map(f).join(', '));
 
 /**
- * Adds contributions to fleet_mcp_stats: `parts` are (sign, contributions) pairs, summed per key (first / last
- * report: the earliest and latest); a key is written when a count changes or a time is given.
+ * The differences to fleet_mcp_stats of `parts`, (sign, contributions) pairs: summed per key (first / last report:
+ * the earliest and latest); a key is kept when a count changes or a time is given.
  */
-const addToMcpStats = (parts: Array<[1 | -1, SQL]>): SQL =>
-  sql`INSERT INTO fleet_mcp_stats AS s (name, agent_type, transport, ${list((c) => c)}, first_seen_at, last_seen_at)
-    SELECT name, agent_type, transport, ${list((c) => `sum(${c})::int`)}, min(first_seen_at), max(last_seen_at)
+const mcpDifferencesSql = (parts: Array<[1 | -1, SQL]>): SQL =>
+  sql`SELECT name, agent_type, transport, ${list((c) => `sum(${c})::int`)}, min(first_seen_at), max(last_seen_at)
     FROM (${sql.join(
       parts.map(
         ([sign, c]) => sql`SELECT name, agent_type, transport, ${list((x) => `${sign} * ${x} AS ${x}`)},
@@ -139,51 +151,67 @@ const addToMcpStats = (parts: Array<[1 | -1, SQL]>): SQL =>
       sql` UNION ALL `,
     )}) x
     GROUP BY 1, 2, 3
-    HAVING max(last_seen_at) IS NOT NULL OR ${sql.raw(COUNTERS.map((c) => `sum(${c}) <> 0`).join(' OR '))}
+    HAVING max(last_seen_at) IS NOT NULL OR ${sql.raw(COUNTERS.map((c) => `sum(${c}) <> 0`).join(' OR '))}`;
+
+/** Adds the differences of `parts` (mcpDifferencesSql) to fleet_mcp_stats. */
+const addToMcpStats = (parts: Array<[1 | -1, SQL]>): SQL =>
+  sql`INSERT INTO fleet_mcp_stats AS s (name, agent_type, transport, ${list((c) => c)}, first_seen_at, last_seen_at)
+    ${mcpDifferencesSql(parts)}
     ORDER BY 1, 2, 3
     ON CONFLICT (name, agent_type, transport) DO UPDATE SET ${list((c) => `${c} = s.${c} + EXCLUDED.${c}`)},
       first_seen_at = LEAST(s.first_seen_at, EXCLUDED.first_seen_at),
       last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at)`;
 
 /**
- * CREATE OR REPLACE FUNCTION fleet_stats_fold(max_rows, wait): counts up to max_rows dirty agent rows, max_rows
- * dirty MCP rows and max_rows dirty devices (those a report in progress holds are left for the next fold) and
- * returns how many (folded) and whether a full batch was taken (more). With `wait` it waits for a fold in progress;
- * without (a read) it leaves the work to that one. When nothing is dirty (three index probes) it returns before
- * taking any lock.
+ * The MCP rows of the devices in `picked` (rows taken for a fold) with their counted state (was_*) and their state
+ * once `picked` is counted (is_*): the picked rows' values, the other rows' counted state (only folds change it, and
+ * folds take turns).
  */
-export function fleetFoldFunctionSql(): SQL {
-  // The MCP rows of the picked devices with their counted state (was_*) and their state now (is_*): the picked
-  // rows' values as locked, the other rows' counted state (only folds change it, and folds take turns).
-  const states = sql`(SELECT m.device_id, m.agent_type, m.name,
+const mcpStatesSql = (picked: string): SQL => {
+  const p = sql.raw(picked);
+  return sql`(SELECT m.device_id, m.agent_type, m.name,
         m.stats_present AS was_present, m.stats_enabled AS was_enabled, m.stats_transport AS was_transport,
         CASE WHEN p.id IS NULL THEN m.stats_present ELSE p.removed_at IS NULL END AS is_present,
         coalesce(p.enabled, m.stats_enabled) AS is_enabled, coalesce(p.transport, m.stats_transport) AS is_transport,
         p.first_seen_at, p.last_seen_at, NULL::timestamptz AS no_time
-      FROM inventory_mcps m LEFT JOIN picked p ON p.id = m.id
-      WHERE m.device_id IN (SELECT device_id FROM picked) AND (m.stats_present OR p.id IS NOT NULL))`;
-  const add = addToMcpStats([
-    [
-      1,
-      contributionsSql(sql`states`, {
-        present: 'is_present',
-        enabled: 'is_enabled',
-        transport: 'is_transport',
-        firstSeen: 'first_seen_at',
-        lastSeen: 'last_seen_at',
-      }),
-    ],
-    [
-      -1,
-      contributionsSql(sql`states`, {
-        present: 'was_present',
-        enabled: 'was_enabled',
-        transport: 'was_transport',
-        firstSeen: 'no_time',
-        lastSeen: 'no_time',
-      }),
-    ],
-  ]);
+      FROM inventory_mcps m LEFT JOIN ${p} p ON p.id = m.id
+      WHERE m.device_id IN (SELECT device_id FROM ${p}) AND (m.stats_present OR p.id IS NOT NULL))`;
+};
+
+/** What counting the MCP rows `states` (mcpStatesSql) changes: the present state's contributions less the counted. */
+const mcpChanges = (states: SQL): Array<[1 | -1, SQL]> => [
+  [
+    1,
+    contributionsSql(states, {
+      present: 'is_present',
+      enabled: 'is_enabled',
+      transport: 'is_transport',
+      firstSeen: 'first_seen_at',
+      lastSeen: 'last_seen_at',
+    }),
+  ],
+  [
+    -1,
+    contributionsSql(states, {
+      present: 'was_present',
+      enabled: 'was_enabled',
+      transport: 'was_transport',
+      firstSeen: 'no_time',
+      lastSeen: 'no_time',
+    }),
+  ],
+];
+
+/**
+ * CREATE OR REPLACE FUNCTION fleet_stats_fold(max_rows, wait): counts up to max_rows dirty agent rows, max_rows
+ * dirty MCP rows and max_rows dirty devices (those a report in progress holds are left for the next fold) and
+ * returns how many (folded) and whether a full batch was taken (more). With `wait` it waits for a fold in progress;
+ * without, it leaves the work to that one. When nothing is dirty (three index probes) it returns before
+ * taking any lock.
+ */
+export function fleetFoldFunctionSql(): SQL {
+  const states = mcpStatesSql('picked');
+  const add = addToMcpStats(mcpChanges(sql`states`));
   // The devices: each one's counted state (stats_counted, stats_seen_at) against its state now (seen_at).
   const devicesPicked = sql`SELECT id, created_at, stats_counted, stats_seen_at, ${countedSeenSql('d')} AS seen_at
     FROM devices d WHERE stats_dirty LIMIT max_rows FOR UPDATE SKIP LOCKED`;
@@ -306,22 +334,73 @@ END
 $rebuild$`;
 }
 
+/** Names of the read's tail relations (fleetTailCtes). */
+const TAIL = {
+  agents: 'fleet_tail_agents',
+  mcps: 'fleet_tail_mcps',
+  mcpStates: 'fleet_tail_mcp_states',
+  mcpDifferences: 'fleet_tail_mcp_differences',
+  devices: 'fleet_tail_devices',
+} as const;
+
 /**
- * Counts the inventory rows reported since the last fold (fleet_stats_fold(), above), at most `maxRows` of each
- * table; with `wait`, after a fold in progress. Every reader of fleet_agent_stats or fleet_mcp_stats calls it first
- * with the defaults: a few milliseconds at most, never waiting.
+ * The read's tail: the rows not folded yet, at most READ_TAIL_MAX_ROWS of each table, and what counting them would
+ * change, as the fold computes it (the same fragments), without taking a lock or writing. A reader of the counters
+ * puts these first in its WITH and reads agentStatsSql / mcpStatsSql / deviceCountsSql, which add them to the stored
+ * counters: one statement, whose snapshot sees the counters and the rows' counted state of the same folds, so each
+ * row is counted once. Materialized, so that every reference sees the same rows; one not referenced is not run.
  */
-export const foldFleetStats = (db: Db, options: FleetFoldOptions = {}): Promise<FoldResult> =>
-  callFold(db, fleetFoldCall(options));
+export function fleetTailCtes(): SQL {
+  const max = sql.raw(String(READ_TAIL_MAX_ROWS));
+  return sql`${sql.raw(TAIL.agents)} AS MATERIALIZED (SELECT agent_type, removed_at, stats_present, first_seen_at,
+        last_seen_at FROM inventory_agents WHERE stats_dirty LIMIT ${max}),
+    ${sql.raw(TAIL.mcps)} AS MATERIALIZED (SELECT id, device_id, agent_type, name, enabled, transport, removed_at,
+        first_seen_at, last_seen_at FROM inventory_mcps WHERE stats_dirty LIMIT ${max}),
+    ${sql.raw(TAIL.mcpStates)} AS MATERIALIZED ${mcpStatesSql(TAIL.mcps)},
+    ${sql.raw(TAIL.mcpDifferences)} (name, agent_type, transport, ${list((c) => c)}, first_seen_at, last_seen_at)
+      AS MATERIALIZED (${mcpDifferencesSql(mcpChanges(sql.raw(TAIL.mcpStates)))}),
+    ${sql.raw(TAIL.devices)} AS MATERIALIZED (SELECT created_at, stats_counted, stats_seen_at,
+        ${countedSeenSql('d')} AS seen_at FROM devices d WHERE stats_dirty LIMIT ${max})`;
+}
+
+/** fleet_agent_stats with the read's tail (fleetTailCtes) added, as a relation with its columns. */
+export const agentStatsSql = (): SQL =>
+  sql`(SELECT agent_type, sum(devices)::int AS devices, min(first_seen_at) AS first_seen_at,
+      max(last_seen_at) AS last_seen_at
+    FROM (SELECT agent_type, devices, first_seen_at, last_seen_at FROM fleet_agent_stats
+      UNION ALL SELECT agent_type, (removed_at IS NULL)::int - stats_present::int, first_seen_at, last_seen_at
+      FROM ${sql.raw(TAIL.agents)}) x
+    GROUP BY agent_type)`;
+
+/**
+ * fleet_mcp_stats with the read's tail (fleetTailCtes) added, as a relation with its columns: each stored key plus
+ * its difference, and the keys only the tail has. A condition on it reaches both parts (and the stored key's index).
+ */
+export const mcpStatsSql = (): SQL => {
+  const d = sql.raw(TAIL.mcpDifferences);
+  const sameKey = sql.raw('d.name = s.name AND d.agent_type = s.agent_type AND d.transport = s.transport');
+  return sql`(SELECT s.name, s.agent_type, s.transport, ${list((c) => `s.${c} + coalesce(d.${c}, 0) AS ${c}`)},
+      LEAST(s.first_seen_at, d.first_seen_at) AS first_seen_at,
+      GREATEST(s.last_seen_at, d.last_seen_at) AS last_seen_at
+    FROM fleet_mcp_stats s LEFT JOIN ${d} d ON ${sameKey}
+    UNION ALL SELECT d.name, d.agent_type, d.transport, ${list((c) => `d.${c}`)}, d.first_seen_at, d.last_seen_at
+    FROM ${d} d WHERE NOT EXISTS (SELECT 1 FROM fleet_mcp_stats s WHERE ${sameKey}))`;
+};
 
 interface FleetFoldOptions {
   maxRows?: number;
   wait?: boolean;
 }
 
-/** The call of fleet_stats_fold (above) as a FROM item; with no options, a read's fold. */
-export const fleetFoldCall = ({ maxRows = READ_FOLD_MAX_ROWS, wait = false }: FleetFoldOptions = {}): SQL =>
-  sql`${sql.raw(FLEET_FOLD_FUNCTION)}(${maxRows}::integer, ${wait}::boolean)`;
+/**
+ * Counts the inventory rows and devices reported since the last fold (fleet_stats_fold(), above), at most `maxRows`
+ * of each table; with `wait`, after a fold in progress, else none when one is in progress.
+ */
+export const foldFleetStats = (
+  db: Db,
+  { maxRows = SCHEDULED_FOLD_MAX_ROWS, wait = false }: FleetFoldOptions = {},
+): Promise<FoldResult> =>
+  callFold(db, sql`${sql.raw(FLEET_FOLD_FUNCTION)}(${maxRows}::integer, ${wait}::boolean)`);
 
 /** The scheduled fold: calls of SCHEDULED_FOLD_MAX_ROWS (repeatFold) for up to `budgetMs`. */
 export const foldFleetBacklog = (db: Db, budgetMs: number) =>

@@ -1,7 +1,8 @@
 // The fleet counters (shared/observability/fleet/stats.ts) against a model, on every driver: random inventory reports go
 // through the real report statement (replaceInventory), folds of a few rows at a time split devices across folds,
-// and after each round the counters equal what this file computes in JS from the inventories it reported. A rebuild
-// gives the same counts. On PostgreSQL and the Data API, a report still open when a fold runs keeps its rows for a
+// and after each round the counters equal what this file computes in JS from the inventories it reported, as a read
+// sees them before the fold (the counters with the rows not folded yet) and as stored after it. A rebuild gives the
+// same counts. On PostgreSQL and the Data API, a report still open when a fold runs keeps its rows for a
 // later fold, and reports of many devices at once, with folds running beside them, are all counted once.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -16,8 +17,15 @@ import type { VerifiedDeviceRequest } from '#shared/devices/enrollment.ts';
 import { ingestEvents } from '#shared/devices/events.ts';
 import { replaceInventory } from '#shared/devices/inventory.ts';
 import type { InventoryBody, ObservabilityEventInput } from '#shared/devices/schemas.ts';
-import { fleetSummary } from '#shared/observability/fleet/fleet.ts';
-import { foldFleetStats, rebuildFleetStats } from '#shared/observability/fleet/stats.ts';
+import { fleetSummary, listMcps } from '#shared/observability/fleet/fleet.ts';
+import {
+  agentStatsSql,
+  fleetTailCtes,
+  foldFleetStats,
+  mcpStatsSql,
+  rebuildFleetStats,
+} from '#shared/observability/fleet/stats.ts';
+import { listMcpsQuery } from '#shared/observability/schemas.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 
@@ -98,7 +106,14 @@ function expectedAgentDevices(model: Model): Map<string, number> {
   return out;
 }
 
-async function assertCountersMatch(db: Db, model: Model, label: string) {
+/** The counters as stored, or as a read sees them: with the rows not folded yet (fleetTailCtes). */
+const counterSources = (via: 'stored' | 'read') =>
+  via === 'stored'
+    ? { with: sql``, mcps: sql`fleet_mcp_stats`, agents: sql`fleet_agent_stats` }
+    : { with: sql`WITH ${fleetTailCtes()} `, mcps: mcpStatsSql(), agents: agentStatsSql() };
+
+async function assertCountersMatch(db: Db, model: Model, label: string, via: 'stored' | 'read' = 'stored') {
+  const source = counterSources(via);
   const rows = await queryRows<
     Counts & {
       name: string;
@@ -109,10 +124,10 @@ async function assertCountersMatch(db: Db, model: Model, label: string) {
     }
   >(
     db,
-    sql`SELECT name, agent_type, transport, devices, enabled_devices, disabled_devices, installs, enabled_installs,
-        to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first,
+    sql`${source.with}SELECT name, agent_type, transport, devices, enabled_devices, disabled_devices, installs,
+        enabled_installs, to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first,
         to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last
-      FROM fleet_mcp_stats`,
+      FROM ${source.mcps} m`,
   );
   const stored = new Map<string, Counts>();
   for (const r of rows) {
@@ -142,10 +157,10 @@ async function assertCountersMatch(db: Db, model: Model, label: string) {
   );
   const agents = await queryRows<{ agent_type: string; devices: number; first: string; last: string }>(
     db,
-    sql`SELECT agent_type, devices,
+    sql`${source.with}SELECT agent_type, devices,
         to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first,
         to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last
-      FROM fleet_agent_stats WHERE devices <> 0`,
+      FROM ${source.agents} a WHERE devices <> 0`,
   );
   for (const a of agents) {
     const seen = model.seen.get(agentKey(a.agent_type));
@@ -339,6 +354,7 @@ for (const driver of driversUnderTest()) {
             // Small folds, without waiting, between reports: a device's rows are often split between folds.
             if (r() < 0.5) await foldFleetStats(db, { maxRows: 1 + Math.floor(r() * 4) });
           }
+          await assertCountersMatch(db, model, `seed ${seed} round ${round}, read before the fold`, 'read');
           await foldAll(db);
           await assertCountersMatch(db, model, `seed ${seed} round ${round}`);
         }
@@ -356,7 +372,7 @@ for (const driver of driversUnderTest()) {
       }
     });
 
-    test('the same MCP under two agent types counts one device; a read folds before it answers', async () => {
+    test('the same MCP under two agent types counts one device; a read counts it before the fold and writes nothing', async () => {
       await db.execute(sql`TRUNCATE devices CASCADE`);
       await rebuildFleetStats(db);
       const model = newModel();
@@ -378,18 +394,41 @@ for (const driver of driversUnderTest()) {
         },
       ]);
       await report(db, model, fingerprints, 0, { body, agents: ['claude', 'cursor'], entries });
-      // No explicit fold: a fold without waiting (what a read does first) counts it: four rows and the device.
+      const stored = async () =>
+        (
+          await queryRows<Counts>(
+            db,
+            sql`SELECT devices, enabled_devices, disabled_devices, installs, enabled_installs FROM fleet_mcp_stats
+              WHERE name = 'github' AND agent_type = '' AND transport = ''`,
+          )
+        ).map((r) => ({ ...r }));
+      const waiting = async () =>
+        (
+          await queryRows<{ n: number }>(
+            db,
+            sql`SELECT ((SELECT count(*) FROM inventory_agents WHERE stats_dirty)
+              + (SELECT count(*) FROM inventory_mcps WHERE stats_dirty)
+              + (SELECT count(*) FROM devices WHERE stats_dirty))::int AS n`,
+          )
+        )[0]?.n;
+      const one = { devices: 1, enabled_devices: 1, disabled_devices: 1, installs: 2, enabled_installs: 1 };
+      // Not folded: the MCPs view counts it all the same, and leaves the counters and the rows to the fold.
+      const view = await listMcps(db, testConfig(), listMcpsQuery.parse({}));
+      const github = view.mcps.find((m) => (m as { name: string }).name === 'github') as Record<
+        string,
+        unknown
+      >;
+      assert.deepEqual(
+        [github.devices, github.enabled_devices, github.disabled_devices],
+        [one.devices, one.enabled_devices, one.disabled_devices],
+      );
+      await assertCountersMatch(db, model, 'two agent types, read before the fold', 'read');
+      assert.deepEqual(await stored(), []);
+      assert.equal(Number(await waiting()), 5);
+      // The fold counts four rows and the device, as the read did.
       const { folded } = await foldFleetStats(db);
       assert.equal(folded, 5);
-      const [row] = await queryRows<Counts>(
-        db,
-        sql`SELECT devices, enabled_devices, disabled_devices, installs, enabled_installs FROM fleet_mcp_stats
-          WHERE name = 'github' AND agent_type = '' AND transport = ''`,
-      );
-      assert.deepEqual(
-        { ...row },
-        { devices: 1, enabled_devices: 1, disabled_devices: 1, installs: 2, enabled_installs: 1 },
-      );
+      assert.deepEqual(await stored(), [one]);
       await assertCountersMatch(db, model, 'two agent types');
     });
 

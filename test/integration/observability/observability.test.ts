@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import { createDeviceIdentity, type DeviceIdentity } from '#agent/identity.ts';
 import { rng } from '#agent/simulate.ts';
 import { queryRows } from '#shared/core/db/query.ts';
+import { foldFleetBacklog } from '#shared/observability/fleet/stats.ts';
 import { foldBacklog } from '#shared/observability/rollups/rollups.ts';
 import { summaryQuery } from '#shared/observability/schemas.ts';
 import { observabilitySummary } from '#shared/observability/summary/summary.ts';
@@ -42,6 +43,21 @@ for (const driver of driversUnderTest()) {
       '/v1/admin/observability/filters',
     ] as const;
     const emptyFleet = new Map<string, Json>();
+    const INVENTORY_A = [
+      {
+        agentType: 'claude-code',
+        displayName: 'Claude Code',
+        mcps: [
+          { name: 'github', enabled: true, transport: 'http' },
+          { name: 'filesystem', enabled: true, transport: 'stdio' },
+        ],
+      },
+      {
+        agentType: 'cursor',
+        displayName: 'Cursor',
+        mcps: [{ name: 'slack', enabled: false, transport: 'sse' }],
+      },
+    ];
     const db = () => svc.runtime.database.db;
 
     const enroll = async (serial: string, keyType: 'p256' | 'ed25519' = 'p256') => {
@@ -106,21 +122,7 @@ for (const driver of driversUnderTest()) {
       const a = await enroll('OBS-A');
       const b = await enroll('OBS-B');
       await enroll('OBS-C');
-      await inventory(a.identity, [
-        {
-          agentType: 'claude-code',
-          displayName: 'Claude Code',
-          mcps: [
-            { name: 'github', enabled: true, transport: 'http' },
-            { name: 'filesystem', enabled: true, transport: 'stdio' },
-          ],
-        },
-        {
-          agentType: 'cursor',
-          displayName: 'Cursor',
-          mcps: [{ name: 'slack', enabled: false, transport: 'sse' }],
-        },
-      ]);
+      await inventory(a.identity, INVENTORY_A);
       await inventory(b.identity, [
         {
           agentType: 'claude-code',
@@ -732,32 +734,53 @@ for (const driver of driversUnderTest()) {
       assert.equal((await get('/v1/admin/observability/filters?limit=101')).status, 400);
     });
 
-    // Reads never fold: each adds the events the fold has not reached to the rollups, in its one statement.
-    test('admin reads write nothing, see events not folded yet, and make one statement each', async () => {
+    // Reads never fold: each adds what the folds have not reached (events to the rollups, inventory rows and devices
+    // to the fleet counters) in its one statement.
+    test('admin reads write nothing, see what is not folded yet, and make one statement each', async () => {
       const summaryPath = `/v1/admin/observability/summary?from=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`;
       const filtersPath = '/v1/admin/observability/filters';
       const agentsOf = (s: Json) => (s.top as Record<string, Json[]>).agents!.map((a) => a.agent_type);
       const callsOf = (s: Json) => Number((s.totals as Json).calls);
       const fleetCalls = async () =>
         Number((data(await get('/v1/admin/fleet/summary')).events_24h as Json).calls);
+      const claudeSeen = async () =>
+        (
+          (data(await get('/v1/admin/agents')).agents as Json[]).find(
+            (a) => a.agent_type === 'claude-code',
+          ) as Json
+        ).last_seen_at as string;
       const before = data(await get(summaryPath));
       const fleetBefore = await fleetCalls();
+      const seenBefore = await claudeSeen();
       const agent = `tail-${randomUUID().slice(0, 8)}`;
       await ingest(devices[0]!.identity, [
         ev({ agent_type: agent }),
         ev({ agent_type: agent, tool: 'list_issues' }),
       ]);
+      // The same inventory again: its rows wait for the fold, with a newer last report.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await inventory(devices[0]!.identity, INVENTORY_A);
+      // What the folds write: the rollups and their watermark, the fleet counters and the rows they have counted.
       const foldState = async () =>
         (
           await queryRows<{ s: string }>(
             db(),
-            sql`SELECT (SELECT row(next_xid, pending_xids, events_folded)::text FROM observability_fold_state)
-              || (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_rollups) AS s`,
+            sql`SELECT concat_ws(' ', (SELECT row(next_xid, pending_xids, events_folded)::text FROM observability_fold_state),
+                (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_rollups),
+                (SELECT row(folded_at, rows_folded)::text FROM fleet_stats_state),
+                (SELECT json_agg(a ORDER BY agent_type)::text FROM fleet_agent_stats a),
+                (SELECT json_agg(m ORDER BY name, agent_type, transport)::text FROM fleet_mcp_stats m),
+                (SELECT row(devices, never_reported)::text FROM fleet_device_stats),
+                (SELECT json_agg(m ORDER BY kind, minute)::text FROM fleet_device_minutes m),
+                (SELECT count(*)::text FROM inventory_agents WHERE stats_dirty),
+                (SELECT count(*)::text FROM inventory_mcps WHERE stats_dirty),
+                (SELECT count(*)::text FROM devices WHERE stats_dirty)) AS s`,
           )
         )[0]?.s;
       const state = await foldState();
       // Data API calls of a GET: the caller's lookup, which every signed-in request makes before its route's
-      // statement (shared/core/auth/caller.ts), is what a request refused by validation after it makes.
+      // statement (shared/core/auth/caller.ts), is what a request refused by validation after it makes; the route's
+      // own read is the rest.
       const counted = async (path: string, status = 200) => {
         svc.database.dataApi?.resetCalls();
         const res = await get(path);
@@ -765,15 +788,22 @@ for (const driver of driversUnderTest()) {
         return { res, calls: { ...svc.database.dataApi?.calls } };
       };
       const refused = await counted(`${summaryPath}&bucket=fortnight`, 400);
-      const summary = await counted(summaryPath);
-      const filtersRead = await counted(filtersPath);
+      const reads = new Map<string, Awaited<ReturnType<typeof counted>>>();
+      for (const path of [...ROUTES.map((p) => `/v1${concrete(p)}`), summaryPath, filtersPath]) {
+        reads.set(path, await counted(path));
+      }
       if (svc.database.dataApi) {
         assert.deepEqual(refused.calls, { Execute: 1 }, 'the caller lookup');
-        assert.deepEqual(summary.calls, { Execute: 2 }, 'the caller lookup and the summary');
-        assert.deepEqual(filtersRead.calls, { Execute: 2 }, 'the caller lookup and the filter values');
+        for (const [path, { calls }] of reads) {
+          assert.deepEqual(
+            { ...calls, Execute: (calls.Execute ?? 0) - 1 },
+            { Execute: 1 },
+            `${path}: one statement after the caller lookup`,
+          );
+        }
       }
-      const after = data(summary.res);
-      const filters = data(filtersRead.res).values as Record<string, { values: Json[] }>;
+      const after = data(reads.get(summaryPath)!.res);
+      const filters = data(reads.get(filtersPath)!.res).values as Record<string, { values: Json[] }>;
       assert.equal(callsOf(after), callsOf(before) + 2);
       assert.ok(agentsOf(after).includes(agent), JSON.stringify(agentsOf(after)));
       assert.ok(!agentsOf(before).includes(agent));
@@ -782,12 +812,25 @@ for (const driver of driversUnderTest()) {
         { value: agent, calls: 2 },
       );
       assert.equal(await fleetCalls(), fleetBefore + 2);
-      assert.equal(await foldState(), state, 'a read changed the rollups or the fold watermark');
-      // Folded by the schedule, the same events are counted once.
+      const seenNow = await claudeSeen();
+      assert.ok(seenNow > seenBefore, `the report not folded yet is seen: ${seenBefore} -> ${seenNow}`);
+      assert.equal(await foldState(), state, 'a read changed what the folds write');
+      // Folded by the schedule, the same events and rows are counted once.
       await foldBacklog(db(), Number.POSITIVE_INFINITY);
+      await foldFleetBacklog(db(), Number.POSITIVE_INFINITY);
       assert.notEqual(await foldState(), state);
       assert.equal(callsOf(data(await get(summaryPath))), callsOf(after));
       assert.equal(await fleetCalls(), fleetBefore + 2);
+      assert.equal(await claudeSeen(), seenNow);
+      for (const [path, keys] of [
+        ['/v1/admin/agents', ['agents']],
+        ['/v1/admin/mcps', ['mcps', 'shadow', 'configured_never_called']],
+        ['/v1/admin/fleet/summary', ['devices', 'agents_by_type', 'mcps_by_transport']],
+      ] as const) {
+        const folded = data(await get(path));
+        const read = data(reads.get(path)!.res);
+        for (const k of keys) assert.deepEqual(folded[k], read[k], `${path}: ${k} the same after the fold`);
+      }
     });
 
     test('event pages: cursor walk = full list, stable while events arrive, deleted row, tampered cursor', async () => {
