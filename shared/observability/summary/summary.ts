@@ -206,13 +206,17 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   // The call rows of the range: the rollup rows of its buckets, or the events aggregated per call key (measures and
   // histogram). The rollup path reads them twice (measures per key, histograms per tool), cheaper than keeping
   // thousands of 80-column rows in a CTE; the raw path computes them once (~hundreds of rows) and keeps them.
-  const callWhere = sql`kind = 'call'
+  const rowsWhere = (kind: 'call' | 'tool') => sql`kind = ${lit(kind)}
     AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
     AND ${callDims}`;
+  const callWhere = rowsWhere('call');
+  // Tool rows (call rows summed per tool) serve the sketches when no filter is on another column of the call key.
+  const sketchRows = only(TOOL_FILTERS) ? 'tool' : 'call';
   // The rollup path adds the call rows of the unfolded events (tl, a few hundred rows at most) to the rollup rows.
-  // Sketches are merged per tool only for the top tools (tt, ranked as the top list ranks them): merging unnests every
-  // row's sketch, so its cost follows the rows merged. The totals' sketch comes, without filters, from the series
-  // totals (one row a day or hour, folded with the call rows) and the tail's call rows, else from every call row.
+  // Sketches are merged per tool only for the top tools (tt, ranked as the top list ranks them), from their tool rows
+  // where the filters allow: merging unnests every row's sketch, so its cost follows the rows merged. The totals'
+  // sketch comes, without filters, from the series totals (one row a day or hour, folded with the call rows) and the
+  // tail's call rows, else from the tool rows or every call row.
   // Each top tool is numbered (rn): the merge groups its pairs by that integer, not by the tool's two names.
   const topTools = sql`tt AS MATERIALIZED (SELECT ${sql.raw(TOOL_KEYS.join(', '))},
       row_number() OVER (ORDER BY calls DESC, ${sql.raw(TOOL_KEYS.join(', '))})::integer AS rn
@@ -229,13 +233,13 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
           GROUP BY ${sql.raw(KEY_COLUMNS)}),
         ${topTools},
         th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
-            WHERE ${callWhere}
+            WHERE ${rowsWhere(sketchRows)}
           UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}),
         ts AS (${totalSketch(
           used.length === 0
             ? sql`(SELECT duration_sketch FROM observability_series_totals WHERE ${rangeTotals}
                 UNION ALL SELECT duration_sketch FROM tl)`
-            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${callWhere}
+            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${rowsWhere(sketchRows)}
                 UNION ALL SELECT duration_sketch FROM tl)`,
         )})`
     : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
@@ -412,6 +416,8 @@ const percentiles = (sketch: DurationSketch, max: number): Percentiles =>
   sketchPercentiles(sketch, SERIES_TOTALS_PERCENTILES, max) as unknown as Percentiles;
 
 const TOOL_KEYS = ['mcp_name', 'tool'];
+/** The filters tool rows hold. */
+const TOOL_FILTERS: readonly DimKey[] = ['mcp', 'tool'];
 
 /** The merged sketch of `rows` (a relation with duration_sketch). */
 const totalSketch = (rows: SQL): SQL => mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [] });
