@@ -256,7 +256,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const seriesOf = (rows: SQL) =>
     sql`SELECT z.bucket AS b, z.calls, z.denied, z.errors, z.tokens_in, z.tokens_out, z.duration_max AS dmax,
         z.duration_sketch AS sketch, NULL::json AS pct
-      FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.bucket', 'bucket']], ...SERIES_MEASURES })}) z`;
+      FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.bucket', 'bucket']], ...SERIES_MEASURES, ordered: false })}) z`;
   // Per bucket: the measures, and either the longest duration and the histogram (`dmax`, `hist`) or, from the
   // totals, the percentiles stored with them (`pct`).
   // Each rollup source adds the rows of the unfolded events at the same grain (st: series rows, or call rows).
@@ -281,7 +281,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
               UNION ALL SELECT bucket AT TIME ZONE 'UTC', ${sql.raw(SERIES_COLUMNS)}
                 FROM (${callRowsSql(tail, [bucket])}) c)`)
           : sql`SELECT b, ${seriesMeasures}, max(duration_max) AS dmax,
-              ${sql.raw(sketchOfSql('hb', 'calls'))} AS sketch, NULL::json AS pct
+              ${sql.raw(sketchOfSql('hb', 'calls', false))} AS sketch, NULL::json AS pct
             FROM (SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b,
                 ${sql.raw(SKETCH_KEY_FUNCTION)}(e.duration_ms) AS hb, count(*)::bigint AS calls,
                 count(*) FILTER (WHERE e.result = 'denied') AS denied,
@@ -420,12 +420,13 @@ const TOOL_KEYS = ['mcp_name', 'tool'];
 const TOOL_FILTERS: readonly DimKey[] = ['mcp', 'tool'];
 
 /** The merged sketch of `rows` (a relation with duration_sketch). */
-const totalSketch = (rows: SQL): SQL => mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [] });
+const totalSketch = (rows: SQL): SQL =>
+  mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [], ordered: false });
 
 /** The merged sketch per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch). */
 const toolSketches = (rows: SQL): SQL =>
   sql`SELECT tt.mcp_name, tt.tool, m.duration_sketch
-    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']] })}) m JOIN tt USING (rn)`;
+    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']], ordered: false })}) m JOIN tt USING (rn)`;
 
 const percentileFields = ([p50, p95, p99]: Percentiles) => ({
   duration_p50_ms: p50,
