@@ -22,7 +22,10 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { SKETCH_GAMMA, SKETCH_PERCENTILES_FUNCTION } from '../core/db/histogram.ts';
 
-/** A sketch as the database returns it: [keys ascending, counts]; null when empty. */
+/**
+ * A sketch as the database returns it: [keys, counts]; null when empty. Stored sketches hold their keys ascending;
+ * those a read merges (mergedSketchRowsSql with ordered false) in any order.
+ */
 export type DurationSketch = readonly [readonly number[], readonly number[]] | null;
 
 const LN_GAMMA = Math.log(SKETCH_GAMMA);
@@ -52,7 +55,12 @@ export function sketchPercentiles(
   ps: readonly number[],
   max: number,
 ): (number | null)[] {
-  const [keys, counts] = sketch ?? [[], []];
+  const [unsortedKeys, unsortedCounts] = sketch ?? [[], []];
+  const order = unsortedKeys
+    .map((_, i) => i)
+    .sort((a, b) => Number(unsortedKeys[a]) - Number(unsortedKeys[b]));
+  const keys = order.map((i) => unsortedKeys[i] as number);
+  const counts = order.map((i) => unsortedCounts[i] as number);
   const total = counts.reduce((a, b) => a + Number(b), 0);
   if (total === 0) return ps.map(() => null);
   const at = (rank: number): number => {
@@ -168,10 +176,16 @@ BEGIN
 END
 $percentiles$`);
 
-/** The sketch of grouped rows x that carry a key x.<key> and its count x.<count> (one row per key of the group). */
-export const sketchOfSql = (key: string, count: string): string =>
-  `CASE WHEN count(${key}) > 0 THEN ARRAY[array_agg(${key} ORDER BY ${key}) FILTER (WHERE ${key} IS NOT NULL),
-    array_agg(${count}::integer ORDER BY ${key}) FILTER (WHERE ${key} IS NOT NULL)] END`;
+/**
+ * The sketch of grouped rows x that carry a key x.<key> and its count x.<count> (one row per key of the group); keys
+ * ascending when `ordered` (a stored sketch), else in any order: PostgreSQL 15 never hashes an aggregate with ORDER
+ * BY, and sorts every (key, count) pair merged for it instead, while sketchPercentiles sorts the few merged keys.
+ */
+export const sketchOfSql = (key: string, count: string, ordered = true): string => {
+  const by = ordered ? ` ORDER BY ${key}` : '';
+  return `CASE WHEN count(${key}) > 0 THEN ARRAY[array_agg(${key}${by}) FILTER (WHERE ${key} IS NOT NULL),
+    array_agg(${count}::integer${by}) FILTER (WHERE ${key} IS NOT NULL)] END`;
+};
 
 interface MergeSpec {
   /** A FROM clause whose rows are aliased r and carry r.duration_sketch. */
@@ -184,6 +198,8 @@ interface MergeSpec {
   maxes?: readonly string[];
   /** A condition on r. */
   where?: SQL;
+  /** Keys ascending (a sketch to store); false for one that only sketchPercentiles reads (sketchOfSql). */
+  ordered?: boolean;
 }
 
 /**
@@ -196,7 +212,14 @@ interface MergeSpec {
  * keeps the pairs' subquery from being pulled up: pulled up, every pair carried its row's whole sketch into the sort
  * that groups them.
  */
-export function mergedSketchRowsSql({ from, groups, sums = [], maxes = [], where }: MergeSpec): SQL {
+export function mergedSketchRowsSql({
+  from,
+  groups,
+  sums = [],
+  maxes = [],
+  where,
+  ordered = true,
+}: MergeSpec): SQL {
   const names = groups.map(([, name]) => name);
   const groupList = groups.map(
     ([expr, name]) => sql`${typeof expr === 'string' ? sql.raw(expr) : expr} AS ${sql.raw(name)}`,
@@ -212,7 +235,7 @@ export function mergedSketchRowsSql({ from, groups, sums = [], maxes = [], where
     ...names.map((n) => `z.${n}`),
     ...sums.map((c) => `coalesce(sum(z.${c}), 0)::bigint AS ${c}`),
     ...maxes.map((c) => `max(z.${c})::integer AS ${c}`),
-    `${sketchOfSql('z.k', 'z.c')} AS duration_sketch`,
+    `${sketchOfSql('z.k', 'z.c', ordered)} AS duration_sketch`,
   ].join(', ');
   return sql`SELECT ${sql.raw(outer)}
     FROM (SELECT ${sql.join(inner, sql`, `)}

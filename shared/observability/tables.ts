@@ -30,8 +30,9 @@ const sketchColumns = { durationSketch: integer('duration_sketch').array() };
  * Hourly, 6-hourly, daily and weekly (ISO) rollups of observability_events, maintained by the fold
  * (observability_fold(), shared/observability/rollups/rollups.ts).
  * kind 'call' rows (all four grains) are keyed by agent, MCP, tool, event type, result, deny code, rule and model and carry
- * a duration sketch; kind 'actor' rows (daily and weekly) are keyed by actor and group. Absent values
- * are ''.
+ * a duration sketch; kind 'tool' rows (the same grains) are the call rows of a bucket summed per MCP server and tool,
+ * so that a summary merges a few sketches per tool; kind 'actor' rows (daily and weekly) are keyed by actor and group.
+ * Absent values are ''.
  */
 export const observabilityRollups = pgTable(
   'observability_rollups',
@@ -75,7 +76,7 @@ export const observabilityRollups = pgTable(
       t.groupName,
     ),
     check('observability_rollups_grain_check', sql`${t.grain} in ('hour', '6h', 'day', 'week')`),
-    check('observability_rollups_kind_check', sql`${t.kind} in ('call', 'actor')`),
+    check('observability_rollups_kind_check', sql`${t.kind} in ('call', 'tool', 'actor')`),
   ],
 );
 

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '#shared/core/db/database.ts';
 import { queryJson } from '#shared/core/db/query.ts';
+import { SKETCH_KEY_FUNCTION, sketchOfSql } from '#shared/observability/duration-sketch.ts';
 import {
+  bucketOf,
   CALL_GRAINS,
   foldRollups,
   ROLLUP_COLUMNS,
@@ -31,6 +33,23 @@ async function difference(db: Db, table: string, recomputed: SQL, columns = '*')
 }
 
 /**
+ * Tool rows of `events` computed from the events themselves, not from call rows (as the fold sums them): per grain,
+ * bucket, MCP server and tool, the measures and the sketch.
+ */
+const toolRowsSql = (
+  events: SQL,
+): SQL => sql`SELECT x.grain, 'tool', x.bucket, '', x.mcp_name, x.tool, '', '', '', '', '',
+    '', '', sum(x.n)::bigint, sum(x.d)::bigint, sum(x.e)::bigint, sum(x.ti)::bigint, sum(x.tt)::bigint,
+    sum(x.ds)::bigint, max(x.dm)::int, ${sql.raw(sketchOfSql('x.b', 'x.n'))}
+  FROM (SELECT g.grain, ${bucketOf(sql`g.grain`, sql`s.event_time`)} AS bucket, s.mcp_name, s.tool,
+      ${sql.raw(SKETCH_KEY_FUNCTION)}(s.duration_ms) AS b, count(*) AS n, count(*) FILTER (WHERE s.result = 'denied') AS d,
+      count(*) FILTER (WHERE s.result = 'error') AS e, sum(s.tokens_in) AS ti, sum(s.tokens_out) AS tt,
+      sum(s.duration_ms) AS ds, max(s.duration_ms) AS dm
+    FROM ${events} s CROSS JOIN unnest(${sql.raw(`ARRAY[${CALL_GRAINS.map((g) => `'${g}'`).join(', ')}]`)}) AS g(grain)
+    GROUP BY 1, 2, 3, 4, 5) x
+  GROUP BY x.grain, x.bucket, x.mcp_name, x.tool`;
+
+/**
  * Folds what is pending, as every reader does first, then asserts that observability_rollups, observability_series and
  * observability_series_totals hold exactly what a recomputation from every stored event gives.
  */
@@ -39,7 +58,8 @@ export async function assertRollupsEqualRecomputation(db: Db): Promise<void> {
   const rollups = await difference(
     db,
     'observability_rollups',
-    sql`SELECT * FROM (${rollupSelectSql(sql`observability_events`, CALL_GRAINS)}) AS x(${sql.raw(ROLLUP_COLUMNS)})`,
+    sql`SELECT * FROM (${rollupSelectSql(sql`observability_events`, CALL_GRAINS)}
+      UNION ALL ${toolRowsSql(sql`observability_events`)}) AS x(${sql.raw(ROLLUP_COLUMNS)})`,
   );
   assert.equal(rollups.n, 0, `observability_rollups = recomputation: ${JSON.stringify(rollups.rows)}`);
   const series = await difference(

@@ -23,6 +23,8 @@
 //     range reads the coarsest rows that fit in it (shared/observability/ranges.ts). No index INCLUDEs a
 //     measure, so upserts are HOT updates (fillfactor 80) and the rows of a bucket stay on the pages where they were
 //     created.
+//   - observability_rollups kind 'tool', at the same grains: the call rows of a bucket summed per (MCP, tool), so
+//     that the summary's per-tool percentiles merge a few sketches per tool, not one per call key.
 //   - observability_rollups kind 'actor', daily and weekly, keyed by (actor, group). Not hourly and not crossed with
 //     the call key: actor x tool x hour rows would be as many as the events.
 //   - observability_series, per minute, hour and day, keyed by (event type, result): the time series, with the
@@ -223,36 +225,46 @@ const SUM_ON_CONFLICT = sql.raw(
   ].join(', '),
 );
 
-/** The rollup grains each kind is kept at, finest first (hour for calls, day for actors: computed from events). */
-export const ROLLUP_GRAINS = { call: CALL_GRAINS, actor: ['day', 'week'] } as const satisfies Record<
-  'call' | 'actor',
-  readonly Grain[]
->;
+/** The kinds of rollup rows: call rows, their sum per tool (tool rows), actor rows. */
+export type RollupKind = 'call' | 'tool' | 'actor';
+
+/**
+ * The rollup grains each kind is kept at, finest first (hour for calls, day for actors: computed from events; tool
+ * rows summed from the call rows of their bucket).
+ */
+export const ROLLUP_GRAINS = {
+  call: CALL_GRAINS,
+  tool: CALL_GRAINS,
+  actor: ['day', 'week'],
+} as const satisfies Record<RollupKind, readonly Grain[]>;
 
 const ROLLUP_DIMS = ROLLUP_KEY.split(',')
   .map((c) => c.trim())
   .filter((c) => !['grain', 'kind', 'bucket'].includes(c));
+/** The call key columns a tool row keeps; the others are ''. */
+const TOOL_DIMS = ['mcp_name', 'tool'];
 
 /**
  * Rollup rows (columns ROLLUP_COLUMNS) of `source`, itself rollup rows, re-bucketed at each (kind, grain) of
  * `targets`: the measures summed and the sketches merged per key, the maximum kept. Exact because buckets nest (hour in 6h in
  * day in ISO week), and cheap: a batch of events becomes a few hundred hourly rows, which are summed instead of
- * grouping every event once per grain.
+ * grouping every event once per grain. Tool rows are summed from call rows (or tool rows), their other keys ''.
  */
-export function coarserRollupsSql(
-  source: SQL,
-  targets: ReadonlyArray<readonly ['call' | 'actor', Grain]>,
-): SQL {
+export function coarserRollupsSql(source: SQL, targets: ReadonlyArray<readonly [RollupKind, Grain]>): SQL {
   const pairs = sql.raw(
     `(VALUES ${targets.map(([k, g]) => `('${k}', '${g}')`).join(', ')}) AS g(kind, grain)`,
   );
   return mergedSketchRowsSql({
-    from: sql`(${source}) AS r JOIN ${pairs} ON g.kind = r.kind`,
+    from: sql`(${source}) AS r JOIN ${pairs} ON g.kind = r.kind OR (g.kind = 'tool' AND r.kind = 'call')`,
     groups: [
       ['g.grain', 'grain'],
-      ['r.kind', 'kind'],
+      ['g.kind', 'kind'],
       [bucketOf(sql`g.grain`, sql`r.bucket`), 'bucket'],
-      ...ROLLUP_DIMS.map((c) => [`r.${c}`, c] as const),
+      ...ROLLUP_DIMS.map((c) =>
+        TOOL_DIMS.includes(c)
+          ? ([`r.${c}`, c] as const)
+          : ([`CASE WHEN g.kind = 'tool' THEN '' ELSE r.${c} END`, c] as const),
+      ),
     ],
     sums: ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'],
     maxes: ['duration_max'],
@@ -266,7 +278,7 @@ export function coarserRollupsSql(
  */
 export function rollupUpsertSql(source: SQL): SQL {
   const finest = rollupSelectSql(source, ['hour'], ['day']);
-  const targets = (['call', 'actor'] as const).flatMap((kind) =>
+  const targets = (['call', 'tool', 'actor'] as const).flatMap((kind) =>
     ROLLUP_GRAINS[kind].map((g) => [kind, g] as const),
   );
   return sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
@@ -527,7 +539,7 @@ export const foldBacklog = (db: Db, budgetMs: number) =>
   repeatFold(() => foldRollups(db, { maxEvents: SCHEDULED_FOLD_MAX_EVENTS, wait: true }), budgetMs);
 
 /** A grain or kind as an SQL literal (from a closed set, never user input). */
-const lit = (value: Grain | 'call' | 'actor'): SQL => sql.raw(`'${value}'`);
+const lit = (value: Grain | RollupKind): SQL => sql.raw(`'${value}'`);
 
 /**
  * Recomputes every rollup and series row from the events table (a backfill after a bulk load; the benchmark's
@@ -554,7 +566,7 @@ export async function rebuildRollups(db: Db): Promise<void> {
     await tx.execute(sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
       SELECT * FROM (${rollupSelectSql(events, ['hour'], ['day'])}) AS x ORDER BY bucket, kind`);
     // Each coarser grain from the finer one, in bucket order.
-    const from = (kind: 'call' | 'actor', grain: Grain) =>
+    const from = (kind: RollupKind, grain: Grain) =>
       sql`SELECT * FROM observability_rollups WHERE kind = ${lit(kind)} AND grain = ${lit(grain)}`;
     for (const [kind, to, fine] of [
       ['call', '6h', 'hour'],
@@ -564,6 +576,11 @@ export async function rebuildRollups(db: Db): Promise<void> {
     ] as const) {
       await tx.execute(sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
         SELECT * FROM (${coarserRollupsSql(from(kind, fine), [[kind, to]])}) AS x ORDER BY bucket`);
+    }
+    // Tool rows from the call rows of the same bucket.
+    for (const grain of CALL_GRAINS) {
+      await tx.execute(sql`INSERT INTO observability_rollups (${sql.raw(ROLLUP_COLUMNS)})
+        SELECT * FROM (${coarserRollupsSql(from('call', grain), [['tool', grain]])}) AS x ORDER BY bucket`);
     }
     await tx.execute(sql`INSERT INTO observability_series (${sql.raw(SERIES_COLUMNS)})
       SELECT * FROM (${seriesSelectSql(events, ['minute'])}) AS x ORDER BY bucket`);

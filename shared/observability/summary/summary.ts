@@ -206,13 +206,17 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   // The call rows of the range: the rollup rows of its buckets, or the events aggregated per call key (measures and
   // histogram). The rollup path reads them twice (measures per key, histograms per tool), cheaper than keeping
   // thousands of 80-column rows in a CTE; the raw path computes them once (~hundreds of rows) and keeps them.
-  const callWhere = sql`kind = 'call'
+  const rowsWhere = (kind: 'call' | 'tool') => sql`kind = ${lit(kind)}
     AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
     AND ${callDims}`;
+  const callWhere = rowsWhere('call');
+  // Tool rows (call rows summed per tool) serve the sketches when no filter is on another column of the call key.
+  const sketchRows = only(TOOL_FILTERS) ? 'tool' : 'call';
   // The rollup path adds the call rows of the unfolded events (tl, a few hundred rows at most) to the rollup rows.
-  // Sketches are merged per tool only for the top tools (tt, ranked as the top list ranks them): merging unnests every
-  // row's sketch, so its cost follows the rows merged. The totals' sketch comes, without filters, from the series
-  // totals (one row a day or hour, folded with the call rows) and the tail's call rows, else from every call row.
+  // Sketches are merged per tool only for the top tools (tt, ranked as the top list ranks them), from their tool rows
+  // where the filters allow: merging unnests every row's sketch, so its cost follows the rows merged. The totals'
+  // sketch comes, without filters, from the series totals (one row a day or hour, folded with the call rows) and the
+  // tail's call rows, else from the tool rows or every call row.
   // Each top tool is numbered (rn): the merge groups its pairs by that integer, not by the tool's two names.
   const topTools = sql`tt AS MATERIALIZED (SELECT ${sql.raw(TOOL_KEYS.join(', '))},
       row_number() OVER (ORDER BY calls DESC, ${sql.raw(TOOL_KEYS.join(', '))})::integer AS rn
@@ -229,13 +233,13 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
           GROUP BY ${sql.raw(KEY_COLUMNS)}),
         ${topTools},
         th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
-            WHERE ${callWhere}
+            WHERE ${rowsWhere(sketchRows)}
           UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}),
         ts AS (${totalSketch(
           used.length === 0
             ? sql`(SELECT duration_sketch FROM observability_series_totals WHERE ${rangeTotals}
                 UNION ALL SELECT duration_sketch FROM tl)`
-            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${callWhere}
+            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${rowsWhere(sketchRows)}
                 UNION ALL SELECT duration_sketch FROM tl)`,
         )})`
     : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
@@ -252,7 +256,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const seriesOf = (rows: SQL) =>
     sql`SELECT z.bucket AS b, z.calls, z.denied, z.errors, z.tokens_in, z.tokens_out, z.duration_max AS dmax,
         z.duration_sketch AS sketch, NULL::json AS pct
-      FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.bucket', 'bucket']], ...SERIES_MEASURES })}) z`;
+      FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.bucket', 'bucket']], ...SERIES_MEASURES, ordered: false })}) z`;
   // Per bucket: the measures, and either the longest duration and the histogram (`dmax`, `hist`) or, from the
   // totals, the percentiles stored with them (`pct`).
   // Each rollup source adds the rows of the unfolded events at the same grain (st: series rows, or call rows).
@@ -277,7 +281,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
               UNION ALL SELECT bucket AT TIME ZONE 'UTC', ${sql.raw(SERIES_COLUMNS)}
                 FROM (${callRowsSql(tail, [bucket])}) c)`)
           : sql`SELECT b, ${seriesMeasures}, max(duration_max) AS dmax,
-              ${sql.raw(sketchOfSql('hb', 'calls'))} AS sketch, NULL::json AS pct
+              ${sql.raw(sketchOfSql('hb', 'calls', false))} AS sketch, NULL::json AS pct
             FROM (SELECT date_trunc(${unit}, e.event_time AT TIME ZONE 'UTC') AS b,
                 ${sql.raw(SKETCH_KEY_FUNCTION)}(e.duration_ms) AS hb, count(*)::bigint AS calls,
                 count(*) FILTER (WHERE e.result = 'denied') AS denied,
@@ -412,14 +416,17 @@ const percentiles = (sketch: DurationSketch, max: number): Percentiles =>
   sketchPercentiles(sketch, SERIES_TOTALS_PERCENTILES, max) as unknown as Percentiles;
 
 const TOOL_KEYS = ['mcp_name', 'tool'];
+/** The filters tool rows hold. */
+const TOOL_FILTERS: readonly DimKey[] = ['mcp', 'tool'];
 
 /** The merged sketch of `rows` (a relation with duration_sketch). */
-const totalSketch = (rows: SQL): SQL => mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [] });
+const totalSketch = (rows: SQL): SQL =>
+  mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [], ordered: false });
 
 /** The merged sketch per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch). */
 const toolSketches = (rows: SQL): SQL =>
   sql`SELECT tt.mcp_name, tt.tool, m.duration_sketch
-    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']] })}) m JOIN tt USING (rn)`;
+    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']], ordered: false })}) m JOIN tt USING (rn)`;
 
 const percentileFields = ([p50, p95, p99]: Percentiles) => ({
   duration_p50_ms: p50,

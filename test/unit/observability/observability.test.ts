@@ -101,13 +101,23 @@ describe('duration sketch', () => {
     const sketch = [keys, keys.map((k) => counts.get(k) as number)] as const;
     const max = Math.max(...durations);
     const sorted = [...durations].sort((a, b) => a - b);
-    for (const p of [0, 0.5, 0.95, 0.99, 0.999, 1]) {
+    const ps = [0, 0.5, 0.95, 0.99, 0.999, 1];
+    for (const p of ps) {
       const h = p * (sorted.length - 1);
       const lo = sorted[Math.floor(h)] as number;
       const exact = lo + (h - Math.floor(h)) * ((sorted[Math.ceil(h)] as number) - lo);
       const [got] = sketchPercentiles(sketch, [p], max) as [number];
       assert.ok(Math.abs(got - exact) / exact <= SKETCH_ALPHA, `p${p}: ${got} vs ${exact}`);
     }
+    // A merged sketch in any key order (as reads build them) reads as the sorted one.
+    const shuffled = keys.map((_, i) => (i * 7919) % keys.length);
+    assert.equal(new Set(shuffled).size, keys.length);
+    const unsorted = [
+      shuffled.map((i) => keys[i] as number),
+      shuffled.map((i) => sketch[1][i] as number),
+    ] as const;
+    assert.notDeepEqual(unsorted[0], keys);
+    assert.deepEqual(sketchPercentiles(unsorted, ps, max), sketchPercentiles(sketch, ps, max));
     assert.deepEqual(sketchPercentiles(sketch, [1], 5), [5]);
     assert.deepEqual(sketchPercentiles([[0], [3]], [0.5, 0.99], 0), [0, 0]);
   });
