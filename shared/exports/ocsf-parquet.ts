@@ -119,7 +119,8 @@ function writerValue(value: unknown, shape: Shape): unknown {
   if (shape.kind === 'leaf') return shape.leaf === 'int64' ? BigInt(value as number) : value;
   if (shape.kind === 'list') return (value as unknown[]).map((v) => writerValue(v, shape.item));
   const out: Record<string, unknown> = {};
-  for (const f of shape.fields) out[f.name] = writerValue((value as Record<string, unknown>)[f.name], f.shape);
+  for (const f of shape.fields)
+    out[f.name] = writerValue((value as Record<string, unknown>)[f.name], f.shape);
   return out;
 }
 
