@@ -2,14 +2,7 @@
 // (default 200,000; tool calls a mix of allowed, denied and failed calls) mapped to each shape, with events/s per shape
 // (goal: 50,000) and its ratio to the baseline of the same run: the record serialized as read (JSON.stringify). Each
 // shape is also serialized, as an exporter sends it, and the OCSF classes encoded as Security Lake's Parquet.
-import {
-  toOcsfApiActivity,
-  toOcsfDatastoreActivity,
-  toOcsfDetectionFinding,
-  toOcsfDeviceInventory,
-  toOcsfSoftwareInventory,
-  toOcsfUserAccess,
-} from '#shared/exports/ocsf.ts';
+import * as ocsf from '#shared/exports/ocsf.ts';
 import type { OcsfClassKey } from '#shared/exports/ocsf-objects.ts';
 import { encodeOcsfParquet } from '#shared/exports/ocsf-parquet.ts';
 import { toOtelMetrics, toOtelTraces } from '#shared/exports/otel.ts';
@@ -187,49 +180,27 @@ function alertAt(i: number): AlertSource {
 }
 
 type Mapping = [name: string, records: unknown[], map: (r: never) => unknown, ocsf?: OcsfClassKey];
+/** A mapping over N records of one kind, made by `at`. */
+const over = <R>(name: string, at: (i: number) => R, map: (r: R) => unknown, key?: OcsfClassKey): Mapping => [
+  name,
+  Array.from({ length: N }, (_, i) => at(i)),
+  map,
+  key,
+];
 const mappings: Mapping[] = [
-  ['OpenTelemetry traces (OTLP/JSON)', Array.from({ length: N }, (_, i) => sourceAt(i)), toOtelTraces],
-  [
-    'OpenTelemetry duration metric (OTLP/JSON)',
-    Array.from({ length: N }, (_, i) => sourceAt(i)),
-    toOtelMetrics,
-  ],
-  [
-    'OCSF API Activity (6003)',
-    Array.from({ length: N }, (_, i) => sourceAt(i)),
-    toOcsfApiActivity,
-    'apiActivity',
-  ],
-  [
-    'OCSF Device Inventory Info (5001)',
-    Array.from({ length: N }, (_, i) => inventoryAt(i)),
-    toOcsfDeviceInventory,
-    'deviceInventory',
-  ],
-  [
+  over('OpenTelemetry traces (OTLP/JSON)', sourceAt, toOtelTraces),
+  over('OpenTelemetry duration metric (OTLP/JSON)', sourceAt, toOtelMetrics),
+  over('OCSF API Activity (6003)', sourceAt, ocsf.toOcsfApiActivity, 'apiActivity'),
+  over('OCSF Device Inventory Info (5001)', inventoryAt, ocsf.toOcsfDeviceInventory, 'deviceInventory'),
+  over(
     'OCSF Software Inventory Info (5020, one MCP server each)',
-    Array.from({ length: N }, (_, i) => inventoryAt(i)),
-    (r: DeviceInventorySource) => toOcsfSoftwareInventory(r)[0],
+    inventoryAt,
+    (r) => ocsf.toOcsfSoftwareInventory(r)[0],
     'softwareInventory',
-  ],
-  [
-    'OCSF User Access Management (3005)',
-    Array.from({ length: N }, (_, i) => accessAt(i)),
-    toOcsfUserAccess,
-    'userAccess',
-  ],
-  [
-    'OCSF Datastore Activity (6005)',
-    Array.from({ length: N }, (_, i) => queryAt(i)),
-    toOcsfDatastoreActivity,
-    'datastoreActivity',
-  ],
-  [
-    'OCSF Detection Finding (2004)',
-    Array.from({ length: N }, (_, i) => alertAt(i)),
-    toOcsfDetectionFinding,
-    'detectionFinding',
-  ],
+  ),
+  over('OCSF User Access Management (3005)', accessAt, ocsf.toOcsfUserAccess, 'userAccess'),
+  over('OCSF Datastore Activity (6005)', queryAt, ocsf.toOcsfDatastoreActivity, 'datastoreActivity'),
+  over('OCSF Detection Finding (2004)', alertAt, ocsf.toOcsfDetectionFinding, 'detectionFinding'),
 ];
 
 const rate = (seconds: number) => Math.round(N / seconds);
