@@ -1,7 +1,12 @@
 // What an export maps: one stored tool-call event as the service returns it, and the facts around it that the event
-// row does not hold (the server's transport from the inventory, the device, ids the caller may know).
+// row does not hold (the server's transport from the inventory, the device, ids the caller may know); and, for the
+// other OCSF classes, a device's inventory, a request's grant or end, a proxied query and an alert, each as the API
+// returns it.
 import type * as z from 'zod';
-import type { eventDetail } from '../observability/schemas.ts';
+import type { alertView } from '../alerts/schemas.ts';
+import type { auditLogView } from '../audit/schemas.ts';
+import type { deviceDetailResponse, eventDetail } from '../observability/schemas.ts';
+import type { RequestView, usageEventView } from '../requests/schemas.ts';
 
 /** A stored event, every field as GET …/observability/events/{id} returns it. */
 export type StoredEvent = z.output<typeof eventDetail>;
@@ -43,3 +48,24 @@ export function timesOf(event: StoredEvent): { startMs: number; endMs: number } 
   const startMs = Date.parse(event.event_time);
   return { startMs, endMs: startMs + event.duration_ms };
 }
+
+/** A device and what its inventory holds, as GET /v1/admin/devices/{id} returns them (its `data`). */
+export type DeviceInventorySource = Pick<
+  z.output<typeof deviceDetailResponse>['data'],
+  'device' | 'agents' | 'mcps' | 'as_of'
+>;
+
+/** One audit record of a request's move, with the request as GET /v1/requests/{id} returns it. */
+export interface AccessChangeSource {
+  audit: z.output<typeof auditLogView>;
+  request: Pick<RequestView, 'id' | 'requester' | 'scope' | 'datasource_names' | 'valid_until'>;
+}
+
+/** One usage event of a request (POST /v1/requests/{id}/query), with the request it ran under. */
+export interface DatastoreQuerySource {
+  usage: z.output<typeof usageEventView>;
+  request: Pick<RequestView, 'id' | 'environment_id' | 'datasource_names'>;
+}
+
+/** An alert as GET /v1/admin/alerts/{id} returns it (its devices are not needed). */
+export type AlertSource = z.output<typeof alertView>;

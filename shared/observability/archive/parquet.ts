@@ -5,7 +5,7 @@
 // so a reader skips files by time. jsonb columns are JSON text. The Glue table of the stack
 // (infra/constructs/event-archive.ts) declares the same columns from ARCHIVE_COLUMNS.
 import { createHash } from 'node:crypto';
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { encodeParquet } from '../../core/parquet.ts';
 
 /** Raised when the columns below change incompatibly: it is written into every manifest. */
 export const ARCHIVE_SCHEMA_VERSION = 1;
@@ -126,17 +126,10 @@ export function parquetInput(rows: readonly ArchivedEventRow[]) {
 
 /**
  * The rows as one Parquet file (Snappy-compressed, one row group): the same rows give the same bytes, since the
- * writer stamps no time and the rows come in a fixed order. Written with hyparquet-writer's ParquetWriter, which its
- * `parquetWriteBuffer` wraps: that wrapper also infers schemas and encodes VARIANT columns (code the archive's
- * bundle would carry for nothing, 6.2 KB); the bytes are the same (test/unit/observability/archive-parquet.test.ts).
+ * rows come in a fixed order; the bytes are those of `parquetWriteBuffer` (test/unit/observability/archive-parquet.test.ts).
  */
 export function encodeEventsParquet(rows: readonly ArchivedEventRow[]): Uint8Array {
-  const { columnData, schema, rowGroupSize, statistics, createdBy } = parquetInput(rows);
-  const writer = new ByteWriter();
-  const parquet = new ParquetWriter({ writer, schema, statistics, createdBy });
-  parquet.write({ columnData, rowGroupSize });
-  parquet.finish();
-  return new Uint8Array(writer.getBuffer());
+  return encodeParquet(parquetInput(rows));
 }
 
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');

@@ -1,8 +1,9 @@
 // The event archive in S3 (events.archive.target = "s3"), or in an S3-compatible server (events.archive.endpoint:
 // s3rver locally and in the tests), through the real @aws-sdk/client-s3. Only the archive function loads it
 // (shared/observability/archive/open-store.ts imports it on demand), so no other bundle carries the S3 client.
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../core/config/schema.ts';
+import { s3ClientFor } from '../../core/s3-client.ts';
 import type { ArchiveStore } from './store.ts';
 
 type ArchiveConfig = Config['events']['archive'];
@@ -20,19 +21,7 @@ export class S3ArchiveStore implements ArchiveStore {
     }
     this.bucket = archive.bucket;
     this.location = `s3://${archive.bucket}/${archive.prefix}`;
-    const region = archive.region || process.env.AWS_REGION || 'us-east-1';
-    this.client = new S3Client(
-      archive.endpoint
-        ? {
-            region,
-            endpoint: archive.endpoint,
-            // Local S3-compatible servers take the bucket in the path and predate S3's default checksums.
-            forcePathStyle: true,
-            requestChecksumCalculation: 'WHEN_REQUIRED',
-            responseChecksumValidation: 'WHEN_REQUIRED',
-          }
-        : { region },
-    );
+    this.client = s3ClientFor(archive);
   }
 
   async put(key: string, body: Uint8Array, contentType: string): Promise<void> {

@@ -36,7 +36,7 @@ const SUCCESS = { severity_id: 1, severity: 'Informational', status_id: 1, statu
 const DEV_ENDPOINT = { uid: DEVICE_ID, name: 'C02XK0AAJGH5', ip: '203.0.113.7' };
 const devActor = (session: string) => ({
   app_name: 'claude-code',
-  user: { email_addr: 'dev@example.com' },
+  user: { name: 'dev@example.com', email_addr: 'dev@example.com' },
   session: { uid: session },
 });
 const toolContext = (server: string, prompt_tokens: number, completion_tokens: number, uid?: string) => ({
@@ -168,6 +168,7 @@ describe('exports: OCSF API Activity', () => {
       { ...good, src_endpoint: {} },
       { ...good, src_endpoint: { uid: DEVICE_ID, ip: 'not-an-ip' } },
       { ...good, time: '2026-11-20T10:00:00Z' },
+      { ...good, actor: { app_name: 'cursor', user: { email_addr: 'dev@example.com' } } },
       { ...good, prompt: 'x' },
     ]) {
       assert.equal(validateOcsf(bad), false, JSON.stringify(bad).slice(0, 120));
