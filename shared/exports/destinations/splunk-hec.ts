@@ -8,13 +8,9 @@ import { shapeOf } from './shapes.ts';
 
 export const HEC_PATH = '/services/collector/event';
 
-export function splunkHecDestination(
-  settings: SplunkHecSettings,
-  token: string,
-  timeoutMs: number,
-): Destination {
+/** The batch as HEC's event JSON: one envelope per event, one after another. */
+export function hecBody(settings: SplunkHecSettings): (batch: readonly ExportSource[]) => string {
   const shape = shapeOf(settings.shape);
-  const url = `${settings.url.replace(/\/+$/, '')}${HEC_PATH}`;
   const envelope = (source: ExportSource) => ({
     // Epoch seconds with milliseconds, as HEC takes them.
     time: Date.parse(source.event.event_time) / 1000,
@@ -24,15 +20,23 @@ export function splunkHecDestination(
     ...(settings.index === undefined ? {} : { index: settings.index }),
     event: shape(source),
   });
+  return (batch) => {
+    let body = '';
+    for (const source of batch) body += JSON.stringify(envelope(source));
+    return body;
+  };
+}
+
+export function splunkHecDestination(settings: SplunkHecSettings, token: string, timeoutMs: number): Destination {
+  const url = `${settings.url.replace(/\/+$/, '')}${HEC_PATH}`;
+  const body = hecBody(settings);
   return {
     kind: 'splunk_hec',
     send(batch, signal) {
-      let body = '';
-      for (const source of batch) body += JSON.stringify(envelope(source));
       return postBatch({
         url,
         headers: { 'content-type': 'application/json', authorization: `Splunk ${token}` },
-        body,
+        body: body(batch),
         timeoutMs,
         signal,
       });

@@ -97,16 +97,27 @@ for (const driver of driversUnderTest()) {
       return (res.body.data as Json).status as Json;
     };
 
-    /** Runs delivery passes until every destination named has no lag (the cluster's xmin can hold events back). */
-    const deliverAll = async (which: (keyof typeof receivers)[] = ['proto', 'json', 'hec', 'hook']) => {
-      for (let i = 0; i < 40; i++) {
+    /**
+     * Runs delivery passes until `done` holds. A pass reads only events of transactions older than every one still
+     * running in the whole cluster, so on a shared server an event may wait for another database's transaction.
+     */
+    const passUntil = async (done: () => Promise<boolean>, what: string) => {
+      const until = Date.now() + 60_000;
+      while (Date.now() < until) {
         await svc.runSchedule('exportDelivery');
-        const lags = await Promise.all(which.map(async (w) => (await status(w)).lag_events));
-        if (lags.every((n) => n === 0)) return;
-        await sleep(250);
+        if (await done()) return;
+        await sleep(200);
       }
-      assert.fail('delivery did not catch up');
+      assert.fail(what);
     };
+    const deliverAll = (which: (keyof typeof receivers)[] = ['proto', 'json', 'hec', 'hook']) =>
+      passUntil(
+        async () =>
+          (await Promise.all(which.map(async (w) => (await status(w)).lag_events))).every((n) => n === 0),
+        'delivery did not catch up',
+      );
+    const failed = (which: keyof typeof receivers) =>
+      passUntil(async () => (await status(which)).last_error !== null, `${which} never failed`);
 
     const spanEventIds = (r: Receiver) =>
       r
@@ -257,13 +268,13 @@ for (const driver of driversUnderTest()) {
       for (const r of Object.values(receivers)) await r.stop();
       const before = ingested.length;
       await ingest(30);
-      await svc.runSchedule('exportDelivery');
       for (const which of ['proto', 'hec', 'hook'] as const) {
+        await failed(which);
         const s = await status(which);
         assert.equal(s.lag_events, 30, which);
         assert.ok(Number(s.lag_seconds) >= 0);
         assert.equal(s.last_error, 'network error');
-        assert.equal(s.attempts, 1);
+        assert.ok(Number(s.attempts) >= 1);
       }
       for (const r of Object.values(receivers)) await r.start();
       await sleep(400);
@@ -279,7 +290,7 @@ for (const driver of driversUnderTest()) {
       const resentBefore = Number((await status('hook')).resent);
       receivers.hook.answers.push({ status: 500, keep: true });
       await ingest(10);
-      await svc.runSchedule('exportDelivery');
+      await failed('hook');
       assert.equal((await status('hook')).last_status, 500);
       await sleep(400);
       await deliverAll(['hook']);
@@ -294,19 +305,23 @@ for (const driver of driversUnderTest()) {
       receivers.hec.answers.push({ status: 429, headers: { 'retry-after': '2' } });
       const before = hecEvents().length;
       await ingest(5);
-      await svc.runSchedule('exportDelivery');
+      await failed('hec');
       const s = await status('hec');
       assert.equal(s.last_status, 429);
-      const wait = Date.parse(String(s.next_attempt_at)) - Date.now();
-      assert.ok(wait > 1000 && wait <= 2100, `waits about 2 s (${wait} ms)`);
-      await svc.runSchedule('exportDelivery');
-      assert.equal(hecEvents().length, before, 'nothing sent before Retry-After');
-      await sleep(wait + 100);
+      // From the pass's start (last_attempt_at) to the next try: the 2 s asked for, plus the send itself.
+      const wait = Date.parse(String(s.next_attempt_at)) - Date.parse(String(s.last_attempt_at));
+      assert.ok(wait >= 2000 && wait < 5000, `waits 2 s (${wait} ms)`);
+      if (Date.parse(String(s.next_attempt_at)) - Date.now() > 300) {
+        await svc.runSchedule('exportDelivery');
+        assert.equal(hecEvents().length, before, 'nothing sent before Retry-After');
+      }
+      await sleep(Math.max(0, Date.parse(String(s.next_attempt_at)) - Date.now()) + 100);
       await deliverAll(['hec']);
       assert.equal(hecEvents().length, before + 5);
     });
 
     test('replay from a time sends the range again', async () => {
+      await deliverAll(['proto']);
       const before = spanEventIds(receivers.proto).length;
       const res = await api('POST', `/${ids.proto}/replay`, {
         from: new Date(Date.now() - DAY).toISOString(),
@@ -326,6 +341,7 @@ for (const driver of driversUnderTest()) {
       await receivers.hook.stop();
       await ingest(3);
       await deliverAll(['proto', 'json', 'hec']);
+      await failed('hook');
       await svc.runSchedule('rollupFold');
       const { db } = svc.runtime.database;
       const later = new Date(Date.now() + 400 * DAY);
