@@ -27,7 +27,11 @@ export function hecBody(settings: SplunkHecSettings): (batch: readonly ExportSou
   };
 }
 
-export function splunkHecDestination(settings: SplunkHecSettings, token: string, timeoutMs: number): Destination {
+export function splunkHecDestination(
+  settings: SplunkHecSettings,
+  token: string,
+  timeoutMs: number,
+): Destination {
   const url = `${settings.url.replace(/\/+$/, '')}${HEC_PATH}`;
   const body = hecBody(settings);
   return {
