@@ -10,6 +10,7 @@ import { catalogRoutes } from './catalog/routes.ts';
 import type { Config } from './core/config/schema.ts';
 import type { RouteSpec } from './core/http/route.ts';
 import { deviceRoutes } from './devices/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
@@ -30,6 +31,7 @@ export const routes = {
   ...catalogRoutes,
   ...policyRoutes,
   ...alertRoutes,
+  ...exportRoutes,
 } satisfies Record<string, RouteSpec>;
 
 export type RouteId = keyof typeof routes;
@@ -81,6 +83,12 @@ export const schedules = {
     summary:
       'Derives fleet alerts from the inventory reported since the last pass and the denied-call spike, then delivers the webhooks due',
     everyMs: (config: Config) => config.alerts.interval,
+  },
+  exportDelivery: {
+    handler: 'exports/deliver',
+    summary:
+      'Streams the stored events to each enabled export destination from its cursor (at least once), retrying with backoff',
+    everyMs: (config: Config) => config.exports.interval,
   },
 } as const;
 export type ScheduleId = keyof typeof schedules;

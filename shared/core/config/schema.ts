@@ -306,6 +306,28 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** Export destinations (docs/exports.md): how the exports/deliver schedule streams stored events to them. */
+    exports: z
+      .object({
+        // How often the delivery pass runs, and how long one pass may spend (it stops between batches).
+        interval: duration('30s'),
+        time_budget: duration('20s'),
+        // Events read, mapped and sent per request.
+        batch: z.number().int().min(1).max(10_000).default(1000),
+        // The wait after the first failure, doubled (with jitter) after each next one, up to max_backoff; a
+        // Retry-After the receiver gives wins, up to max_backoff.
+        backoff: duration('5s'),
+        max_backoff: duration('10m'),
+        timeout: duration('10s'),
+        // Where a destination's secret_ref is looked up: `config` (the `secrets` table below, local runs) or
+        // `secretsmanager` (the secret named secret_prefix + secret_ref, which the stack sets).
+        secret_store: z.enum(['config', 'secretsmanager']).default('config'),
+        secret_prefix: z.string().default(''),
+        // Local runs only: secret_ref → value (HEC token, webhook key, OTLP headers as JSON). Never committed.
+        secrets: z.record(z.string(), z.string()).default({}),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((cfg, ctx) => {

@@ -791,3 +791,55 @@ export const alertDeliveries = pgTable(
     check('alert_deliveries_status_check', sql`${t.status} in ('pending', 'delivered', 'dead')`),
   ],
 );
+
+/**
+ * Export destinations (shared/exports/, docs/exports.md): where the stored events are streamed. `settings` holds what
+ * is not secret (URL, encoding, index…); the secret (HEC token, webhook key, OTLP headers) is only named by
+ * `secret_ref`, its value lives in Secrets Manager or the local config.
+ */
+export const EXPORT_DESTINATION_KINDS = ['otlp_http', 'splunk_hec', 'webhook', 'security_lake'] as const;
+
+export const exportDestinations = pgTable(
+  'export_destinations',
+  {
+    id: id(),
+    kind: text('kind').notNull(),
+    name: text('name').notNull(),
+    settings: jsonb('settings').notNull().default({}),
+    secretRef: text('secret_ref'),
+    enabled: boolean('enabled').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('export_destinations_name_key').on(t.name),
+    check(
+      'export_destinations_kind_check',
+      sql.raw(`kind in (${EXPORT_DESTINATION_KINDS.map((k) => `'${k}'`).join(', ')})`),
+    ),
+  ],
+);
+
+/**
+ * Each destination's position in the events: every event whose (ingest_xid, id) is at or before (cursor_xid,
+ * cursor_id) has been delivered. Keyed on the ingest transaction, as the fold is, so that an event committed late
+ * is never behind the cursor. Also the delivery's state: attempts since the last success, when to try next, the last
+ * error, and counts of events delivered and sent again (after a failed try, or by a replay).
+ */
+export const exportCursors = pgTable('export_cursors', {
+  destinationId: uuid('destination_id')
+    .primaryKey()
+    .references(() => exportDestinations.id, { onDelete: 'cascade' }),
+  cursorXid: xid8('cursor_xid').notNull(),
+  cursorId: bigint('cursor_id', { mode: 'number' }).notNull().default(0),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+  lastAttemptAt: ts('last_attempt_at'),
+  lastSuccessAt: ts('last_success_at'),
+  lastError: text('last_error'),
+  lastErrorPermanent: boolean('last_error_permanent').notNull().default(false),
+  lastStatus: integer('last_status'),
+  delivered: bigint('delivered', { mode: 'number' }).notNull().default(0),
+  resent: bigint('resent', { mode: 'number' }).notNull().default(0),
+  replayedFrom: ts('replayed_from'),
+});

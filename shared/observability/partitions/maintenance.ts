@@ -11,6 +11,7 @@ import type { Db } from '../../core/db/database.ts';
 import { sqlState } from '../../core/db/errors.ts';
 import { queryRows } from '../../core/db/query.ts';
 import { jsonParam, tsParam } from '../../core/db/sql-values.ts';
+import { undeliveredIn } from '../../exports/positions.ts';
 import { isArchived } from '../archive/watermark.ts';
 import { eventRetentionCutoff } from '../retention.ts';
 import { unfoldedSql } from '../rollups/rollups.ts';
@@ -88,7 +89,7 @@ export interface DroppedPartition {
  */
 export interface KeptPartition {
   name: string;
-  reason: 'locked' | 'unfolded' | 'unarchived';
+  reason: 'locked' | 'unfolded' | 'unarchived' | 'undelivered';
   /** For `unarchived`: the hours whose stored count differs from the archive's. */
   hours?: string[];
 }
@@ -116,6 +117,15 @@ async function hasUnfoldedEvents(db: Db, partition: string): Promise<boolean> {
     sql`SELECT EXISTS (SELECT 1 FROM ${sql.raw(quotedPartition(partition))} e WHERE ${unfoldedSql('e')}) AS unfolded`,
   );
   return row?.unfolded === true;
+}
+
+/** Whether some enabled export destination has not received every event of the partition (docs/exports.md). */
+async function hasUndeliveredEvents(db: Db, partition: string): Promise<boolean> {
+  const [row] = await queryRows<{ undelivered: boolean }>(
+    db,
+    sql`SELECT ${undeliveredIn(sql.raw(quotedPartition(partition)))} AS undelivered`,
+  );
+  return row?.undelivered === true;
 }
 
 /**
@@ -177,6 +187,8 @@ async function dropExpiredPartition(
         return { name: partition.name, reason: 'unarchived', hours: unarchived };
       }
       if (await hasUnfoldedEvents(tx, partition.name)) return { name: partition.name, reason: 'unfolded' };
+      if (await hasUndeliveredEvents(tx, partition.name))
+        return { name: partition.name, reason: 'undelivered' };
       // Detach and drop take the table's owner: the owner's function does both, checking the name
       // (migrations/0034_service_role.sql).
       await tx.execute(sql`SELECT observability_events_drop_partition(${partition.name})`);
@@ -209,7 +221,8 @@ async function dropExpiredPartition(
  * would lose them), and, when events.archive is configured, until the archive holds all of it: checked first from
  * the archive's watermark and the fold's counts, then again under the partition's lock, row counts against the
  * archived manifests (dropExpiredPartition). A day whose partition stays locked past the lock timeout is kept.
- * Everything is checked again on every run. Run after a fold, so the events it drops are in the rollups (and late
+ * A day is also kept while an enabled export destination has not received all of it (its cursor is behind one of
+ * its events): a destination that stays down holds the day back, never loses it. Everything is checked again on every run. Run after a fold, so the events it drops are in the rollups (and late
  * events are seen by the archive check).
  */
 export async function applyEventRetention(
@@ -232,6 +245,10 @@ export async function applyEventRetention(
     // Cheap checks first, without a lock: a day the fold or the archive has not finished waits for a later run.
     if (await hasUnfoldedEvents(db, p.name)) {
       kept.push({ name: p.name, reason: 'unfolded' });
+      continue;
+    }
+    if (await hasUndeliveredEvents(db, p.name)) {
+      kept.push({ name: p.name, reason: 'undelivered' });
       continue;
     }
     if (

@@ -1,0 +1,171 @@
+// The delivery pass (the exports/deliver schedule): for each enabled destination that is due, read the settled
+// events after its cursor a batch at a time, map and send them, and move the cursor past a batch only once the
+// receiver took it, so that delivery is at least once and a restart resumes at the cursor. A failure keeps the
+// cursor and waits: the receiver's Retry-After (429/503) when it gave one, else exports.backoff doubled per
+// failure with jitter, up to exports.max_backoff, which a permanent failure (400, 401, 403…) waits at once.
+// The pass runs apart from ingest (its own schedule) and stops after exports.time_budget, between batches.
+import { sql } from 'drizzle-orm';
+import type { Config } from '../../core/config/schema.ts';
+import type { Db } from '../../core/db/database.ts';
+import { queryRows } from '../../core/db/query.ts';
+import { intParam, textParam, uuidParam } from '../../core/db/sql-values.ts';
+import type { DeliveryResult } from '../destinations/destination.ts';
+import { SENT_KINDS, senderFor } from '../destinations/registry.ts';
+import { destinationSecret } from '../destinations/secrets.ts';
+import { type ExportCursor, readBatch } from './read.ts';
+
+/** The kinds this pass sends (another pass may serve the others). */
+const SENT_KIND_LIST = sql.raw(SENT_KINDS.map((k) => `'${k}'`).join(', '));
+
+interface Due {
+  id: string;
+  kind: string;
+  name: string;
+  settings: string;
+  secret_ref: string | null;
+  x: string;
+  cid: string;
+  attempts: number;
+}
+
+export interface DestinationPass {
+  name: string;
+  delivered: number;
+  batches: number;
+  /** The failure that ended the pass for this destination, if one did. */
+  error?: string;
+}
+
+export interface DeliveryOptions {
+  /** Reads a secret from Secrets Manager (tests give their own). */
+  readSecret?: (id: string) => Promise<string>;
+  /** Jitter in [0, 1); Math.random by default. */
+  random?: () => number;
+}
+
+/** How long to wait after the `attempts`-th failure in a row. */
+export function backoffMs(
+  config: Pick<Config, 'exports'>,
+  attempts: number,
+  result: Extract<DeliveryResult, { ok: false }>,
+  random: () => number = Math.random,
+): number {
+  const { backoff, max_backoff } = config.exports;
+  if (result.permanent) return max_backoff;
+  if (result.retryAfterMs !== undefined) return Math.min(result.retryAfterMs, max_backoff);
+  const full = Math.min(backoff * 2 ** Math.max(0, attempts - 1), max_backoff);
+  // "Equal jitter": at least half the wait, so that destinations failing together do not retry together.
+  return Math.round(full / 2 + (full / 2) * random());
+}
+
+const sameCursor = (c: ExportCursor) => sql`cursor_xid = ${c.xid}::xid8 AND cursor_id = ${c.id}::bigint`;
+
+async function recordFailure(
+  db: Db,
+  config: Config,
+  row: Due,
+  attempts: number,
+  result: Extract<DeliveryResult, { ok: false }>,
+  random: () => number,
+): Promise<void> {
+  const wait = backoffMs(config, attempts, result, random);
+  await db.execute(sql`UPDATE export_cursors SET attempts = ${intParam(attempts)},
+    last_error = ${textParam(result.message)}, last_error_permanent = ${result.permanent},
+    last_status = ${result.status ?? null}::int,
+    next_attempt_at = now() + make_interval(secs => ${wait / 1000}::float8)
+    WHERE destination_id = ${uuidParam(row.id)}`);
+}
+
+/** Moves the cursor past a delivered batch, unless a replay or an update moved it meanwhile (then false). */
+async function advance(
+  db: Db,
+  row: Due,
+  from: ExportCursor,
+  to: ExportCursor,
+  count: number,
+  retried: boolean,
+): Promise<boolean> {
+  const moved = await queryRows<{ ok: boolean }>(
+    db,
+    sql`UPDATE export_cursors SET cursor_xid = ${to.xid}::xid8, cursor_id = ${to.id}::bigint, attempts = 0,
+      last_error = NULL, last_error_permanent = false, last_status = NULL, last_success_at = now(),
+      delivered = delivered + ${intParam(count)}, resent = resent + ${intParam(retried ? count : 0)}
+      WHERE destination_id = ${uuidParam(row.id)} AND ${sameCursor(from)} RETURNING true AS ok`,
+  );
+  return moved.length === 1;
+}
+
+async function deliverOne(
+  db: Db,
+  config: Config,
+  row: Due,
+  until: number,
+  options: DeliveryOptions,
+): Promise<DestinationPass> {
+  const random = options.random ?? Math.random;
+  const pass: DestinationPass = { name: row.name, delivered: 0, batches: 0 };
+  let sender: ReturnType<typeof senderFor>;
+  try {
+    const secret = await destinationSecret(config, row.secret_ref, options.readSecret);
+    sender = senderFor(row.kind, JSON.parse(row.settings), secret, { timeoutMs: config.exports.timeout });
+  } catch (err) {
+    pass.error = (err as Error).message;
+    await recordFailure(
+      db,
+      config,
+      row,
+      row.attempts + 1,
+      { ok: false, permanent: true, message: pass.error },
+      random,
+    );
+    return pass;
+  }
+  let cursor: ExportCursor = { xid: row.x, id: row.cid };
+  let retried = row.attempts > 0;
+  while (Date.now() < until) {
+    const batch = await readBatch(db, cursor, config.exports.batch);
+    if (!batch.last) break;
+    const result = await sender.send(batch.sources);
+    if (!result.ok) {
+      pass.error = result.message;
+      await recordFailure(db, config, row, row.attempts + 1, result, random);
+      return pass;
+    }
+    if (!(await advance(db, row, cursor, batch.last, batch.sources.length, retried))) return pass;
+    pass.delivered += batch.sources.length;
+    pass.batches++;
+    cursor = batch.last;
+    retried = false;
+  }
+  // Due again at the next pass.
+  await db.execute(sql`UPDATE export_cursors SET next_attempt_at = now()
+    WHERE destination_id = ${uuidParam(row.id)} AND attempts = 0`);
+  return pass;
+}
+
+/**
+ * One delivery pass over the due destinations, side by side. Each is claimed first (its next attempt moved past
+ * the pass), so that an overlapping pass leaves it alone.
+ */
+export async function deliverExports(
+  db: Db,
+  config: Config,
+  options: DeliveryOptions = {},
+): Promise<DestinationPass[]> {
+  const { time_budget, timeout } = config.exports;
+  const until = Date.now() + time_budget;
+  const lease = (time_budget + 2 * timeout) / 1000;
+  const due = await queryRows<Due>(
+    db,
+    sql`UPDATE export_cursors c SET next_attempt_at = now() + make_interval(secs => ${lease}::float8),
+        last_attempt_at = now()
+      FROM export_destinations d
+      WHERE d.id = c.destination_id AND d.enabled AND d.kind IN (${SENT_KIND_LIST})
+        AND c.next_attempt_at <= now()
+      RETURNING d.id::text AS id, d.kind, d.name, d.settings::text AS settings, d.secret_ref,
+        c.cursor_xid::text AS x, c.cursor_id::text AS cid, c.attempts`,
+  );
+  return Promise.all(
+    due.map((row) => deliverOne(db, config, { ...row, attempts: Number(row.attempts) }, until, options)),
+  );
+}

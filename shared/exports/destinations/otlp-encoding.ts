@@ -1,0 +1,184 @@
+// The OTLP request bodies of a batch, encoded by the OpenTelemetry JS serializers (@opentelemetry/otlp-transformer,
+// protobuf or JSON), so that the wire format is theirs, not ours. The mapping (../otel.ts) decides what a call is;
+// this hands its spans and points to the serializers as the SDK's own types.
+import { type Attributes, SpanKind, type SpanStatusCode, TraceFlags, ValueType } from '@opentelemetry/api';
+import {
+  JsonMetricsSerializer,
+  JsonTraceSerializer,
+  ProtobufMetricsSerializer,
+  ProtobufTraceSerializer,
+} from '@opentelemetry/otlp-transformer';
+import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type HistogramMetricData,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import {
+  type KeyValue,
+  OTEL_SCHEMA_URL,
+  OTEL_SEMCONV_VERSION,
+  resourceAttributes,
+  toOtelDurationPoint,
+  toOtelSpans,
+} from '../otel.ts';
+import { type ExportSource, PRODUCT } from '../source.ts';
+
+export type OtlpEncoding = 'protobuf' | 'json';
+
+const SCOPE = { name: PRODUCT.vendor_name, version: OTEL_SEMCONV_VERSION, schemaUrl: OTEL_SCHEMA_URL };
+const SDK_KIND: Record<number, SpanKind> = { 1: SpanKind.INTERNAL, 2: SpanKind.SERVER, 3: SpanKind.CLIENT };
+
+function attributesOf(list: readonly KeyValue[]): Attributes {
+  const out: Attributes = {};
+  for (const { key, value } of list) {
+    if ('stringValue' in value) out[key] = value.stringValue;
+    else if ('intValue' in value) out[key] = Number(value.intValue);
+    else if ('doubleValue' in value) out[key] = value.doubleValue;
+    else out[key] = value.boolValue;
+  }
+  return out;
+}
+
+/** Unix nanoseconds as text → [seconds, nanoseconds]. */
+function hrTime(nanos: string): [number, number] {
+  const n = BigInt(nanos);
+  return [Number(n / 1_000_000_000n), Number(n % 1_000_000_000n)];
+}
+
+/** One Resource per distinct resource of the batch: the serializers group spans by the Resource object. */
+function resources(): (source: ExportSource) => Resource {
+  const seen = new Map<string, Resource>();
+  return (source) => {
+    const attributes = resourceAttributes(source);
+    const key = JSON.stringify(attributes);
+    let resource = seen.get(key);
+    if (!resource) {
+      resource = resourceFromAttributes(attributesOf(attributes), { schemaUrl: OTEL_SCHEMA_URL });
+      seen.set(key, resource);
+    }
+    return resource;
+  };
+}
+
+/** The batch's spans as the SDK's finished spans. */
+export function readableSpans(batch: readonly ExportSource[]): ReadableSpan[] {
+  const resourceOf = resources();
+  const out: ReadableSpan[] = [];
+  for (const source of batch) {
+    const resource = resourceOf(source);
+    for (const span of toOtelSpans(source)) {
+      const context = { traceId: span.traceId, spanId: span.spanId, traceFlags: TraceFlags.SAMPLED };
+      const startTime = hrTime(span.startTimeUnixNano);
+      const endTime = hrTime(span.endTimeUnixNano);
+      out.push({
+        name: span.name,
+        kind: SDK_KIND[span.kind] ?? SpanKind.INTERNAL,
+        spanContext: () => context,
+        ...(span.parentSpanId === undefined
+          ? {}
+          : {
+              parentSpanContext: {
+                traceId: span.traceId,
+                spanId: span.parentSpanId,
+                traceFlags: TraceFlags.SAMPLED,
+              },
+            }),
+        startTime,
+        endTime,
+        duration: hrTime(String(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano))),
+        status: {
+          code: span.status.code as SpanStatusCode,
+          ...(span.status.message === undefined ? {} : { message: span.status.message }),
+        },
+        attributes: attributesOf(span.attributes),
+        links: [],
+        events: [],
+        ended: true,
+        resource,
+        instrumentationScope: SCOPE,
+        droppedAttributesCount: 0,
+        droppedEventsCount: 0,
+        droppedLinksCount: 0,
+      });
+    }
+  }
+  return out;
+}
+
+/** The batch's duration points, one ResourceMetrics per resource (each one export request of the SDK). */
+export function resourceMetrics(batch: readonly ExportSource[]): ResourceMetrics[] {
+  const resourceOf = resources();
+  const byResource = new Map<Resource, HistogramMetricData['dataPoints']>();
+  for (const source of batch) {
+    const resource = resourceOf(source);
+    const point = toOtelDurationPoint(source);
+    const points = byResource.get(resource) ?? [];
+    points.push({
+      startTime: hrTime(point.startTimeUnixNano),
+      endTime: hrTime(point.timeUnixNano),
+      attributes: attributesOf(point.attributes),
+      value: {
+        buckets: { boundaries: point.explicitBounds, counts: point.bucketCounts.map(Number) },
+        count: Number(point.count),
+        sum: point.sum,
+        min: point.min,
+        max: point.max,
+      },
+    });
+    byResource.set(resource, points);
+  }
+  return [...byResource].map(([resource, dataPoints]) => ({
+    resource,
+    scopeMetrics: [
+      {
+        scope: SCOPE,
+        metrics: [
+          {
+            descriptor: {
+              name: 'mcp.client.operation.duration',
+              description: 'The duration of the MCP request as observed on the sender',
+              unit: 's',
+              valueType: ValueType.DOUBLE,
+            },
+            aggregationTemporality: AggregationTemporality.DELTA,
+            dataPointType: DataPointType.HISTOGRAM,
+            dataPoints,
+          },
+        ],
+      },
+    ],
+  }));
+}
+
+const utf8 = new TextDecoder();
+const SERIALIZERS = {
+  protobuf: { traces: ProtobufTraceSerializer, metrics: ProtobufMetricsSerializer },
+  json: { traces: JsonTraceSerializer, metrics: JsonMetricsSerializer },
+} as const;
+
+const serialized = (body: Uint8Array | undefined): Uint8Array => {
+  if (!body) throw new Error('the OTLP serializer returned nothing');
+  return body;
+};
+
+/** POST /v1/traces's body. */
+export const tracesBody = (batch: readonly ExportSource[], encoding: OtlpEncoding): Uint8Array =>
+  serialized(SERIALIZERS[encoding].traces.serializeRequest(readableSpans(batch)));
+
+/**
+ * POST /v1/metrics's body: the serializer encodes one resource per request, so the requests are joined into one. In
+ * protobuf, concatenated messages are one message whose repeated fields are appended; in JSON, the arrays are.
+ */
+export function metricsBody(batch: readonly ExportSource[], encoding: OtlpEncoding): Uint8Array {
+  const parts = resourceMetrics(batch).map((rm) =>
+    serialized(SERIALIZERS[encoding].metrics.serializeRequest(rm)),
+  );
+  if (encoding === 'protobuf') return Buffer.concat(parts);
+  const joined = parts.flatMap(
+    (part) => (JSON.parse(utf8.decode(part)) as { resourceMetrics: unknown[] }).resourceMetrics,
+  );
+  return Buffer.from(JSON.stringify({ resourceMetrics: joined }));
+}

@@ -1,0 +1,107 @@
+// Request and response schemas of the admin export-destination routes (docs/exports.md, "Destinations").
+import * as z from 'zod';
+import { envelope, isoTimestamp } from '../core/schemas/common.ts';
+import { nullAsAbsent } from '../core/schemas/input-rules.ts';
+
+const SENT = ['otlp_http', 'splunk_hec', 'webhook'] as const;
+
+const name = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a short lowercase name (a-z, 0-9, _ and -)')
+  .meta({ description: 'Unique' });
+const secretRef = z
+  .string()
+  .regex(/^[A-Za-z0-9/_+=.@-]{1,200}$/, 'must be a secret name (letters, digits and /_+=.@-)')
+  .meta({
+    description:
+      "The name of the destination's secret (HEC token, webhook key, OTLP headers as JSON): in AWS the Secrets Manager secret exports.secret_prefix + this name, locally the key of exports.secrets. The value never passes through the API",
+  });
+const settings = z
+  .record(z.string(), z.unknown())
+  .meta({ description: "The kind's settings (docs/exports.md): URL, encoding, index… never a secret" });
+
+export const destinationIdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+
+export const createDestinationBody = nullAsAbsent(
+  z.object({
+    kind: z.enum(SENT),
+    name,
+    settings,
+    secret_ref: secretRef.optional(),
+    enabled: z.boolean().default(true),
+    start: z.enum(['now', 'oldest']).default('now').meta({
+      description: '`now`: events stored from now on; `oldest`: every event the database still holds',
+    }),
+  }),
+);
+export type CreateDestinationBody = z.output<typeof createDestinationBody>;
+
+export const updateDestinationBody = nullAsAbsent(
+  z.object({
+    name: name.optional(),
+    settings: settings.optional(),
+    secret_ref: secretRef.nullable().optional(),
+    enabled: z.boolean().optional(),
+  }),
+);
+export type UpdateDestinationBody = z.output<typeof updateDestinationBody>;
+
+export const replayBody = nullAsAbsent(
+  z.object({
+    from: z.iso
+      .datetime({ offset: true, message: 'must be an RFC 3339 timestamp' })
+      .meta({ description: 'Events from this event_time on are sent again' }),
+  }),
+);
+
+const destination = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(['otlp_http', 'splunk_hec', 'webhook', 'security_lake']),
+    name: z.string(),
+    settings: z.record(z.string(), z.unknown()),
+    secret_ref: z.string().nullable(),
+    enabled: z.boolean(),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+  })
+  .meta({ id: 'ExportDestination', description: 'Where stored events are streamed' });
+
+const count = (description: string) => z.number().int().min(0).meta({ description });
+const status = z
+  .object({
+    lag_events: count('Stored events not delivered yet'),
+    lag_seconds: z
+      .number()
+      .min(0)
+      .meta({ description: 'Age of the oldest event not delivered yet (since it was stored); 0 when none' }),
+    delivered: count('Events delivered since the destination was created'),
+    resent: count('Events sent again: after a failed try, or by a replay (a receiver may hold them twice)'),
+    attempts: count('Failed tries since the last success'),
+    last_error: z.string().nullable(),
+    last_error_permanent: z.boolean().meta({
+      description:
+        'The receiver refused the request as such (e.g. 401): the settings or secret need a change',
+    }),
+    last_status: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "The receiver's HTTP status of the last failure" }),
+    last_attempt_at: isoTimestamp.nullable(),
+    last_success_at: isoTimestamp.nullable(),
+    next_attempt_at: isoTimestamp,
+    replayed_from: isoTimestamp.nullable(),
+  })
+  .meta({ id: 'ExportDestinationStatus' });
+
+export const destinationResponse = envelope(destination);
+export const destinationListResponse = envelope(z.object({ destinations: z.array(destination) }));
+export const destinationStatusResponse = envelope(z.object({ destination, status }));
+export const replayResponse = envelope(
+  z.object({ destination, status, replayed: count('Events the replay sends again') }),
+);
+export const deletedResponse = envelope(z.object({ id: z.uuid(), deleted: z.literal(true) }));
+
+export type DestinationView = z.output<typeof destination>;
+export type DestinationStatus = z.output<typeof status>;

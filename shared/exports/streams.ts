@@ -1,0 +1,253 @@
+// Export destinations as the admin API manages them (docs/exports.md): create, list, change, delete, their
+// delivery status with its lag, and replay from a time. The delivery itself: delivery/deliver.ts.
+import { sql } from 'drizzle-orm';
+import type { AuditActor } from '../audit/audit.ts';
+import { recordAudit } from '../audit/audit.ts';
+import type { Db } from '../core/db/database.ts';
+import { queryRows } from '../core/db/query.ts';
+import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
+import { conflict, invalidField, notFound } from '../core/errors.ts';
+import { iso } from '../observability/cursor.ts';
+import { afterCursor } from './delivery/read.ts';
+import { DESTINATION_KINDS, type SentKind } from './destinations/registry.ts';
+import type {
+  CreateDestinationBody,
+  DestinationStatus,
+  DestinationView,
+  UpdateDestinationBody,
+} from './schemas.ts';
+
+export { deliverExports } from './delivery/deliver.ts';
+
+const VIEW = sql`json_build_object('id', d.id::text, 'kind', d.kind, 'name', d.name, 'settings', d.settings,
+  'secret_ref', d.secret_ref, 'enabled', d.enabled, 'created_at', ${iso(sql`d.created_at`)},
+  'updated_at', ${iso(sql`d.updated_at`)})::text`;
+
+const parseView = (rows: { j: string }[]): DestinationView[] =>
+  rows.map((r) => JSON.parse(r.j) as DestinationView);
+
+/** The settings of `kind` as stored (defaults filled in), or 400 naming the field. */
+function checkSettings(kind: string, settings: unknown): Record<string, unknown> {
+  const k = DESTINATION_KINDS[kind as SentKind];
+  if (!k) throw invalidField('body', ['kind'], 'this service does not send to this kind yet');
+  const parsed = k.settings.safeParse(settings);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw invalidField('body', ['settings', ...(issue?.path ?? [])], issue?.message ?? 'invalid');
+  }
+  return parsed.data as Record<string, unknown>;
+}
+
+function checkSecret(kind: string, secretRef: string | null | undefined) {
+  const k = DESTINATION_KINDS[kind as SentKind];
+  if (k?.secret.required && !secretRef)
+    throw invalidField('body', ['secret_ref'], `is required for ${kind}: the name of ${k.secret.what}`);
+}
+
+const isUniqueViolation = (err: unknown) =>
+  /export_destinations_name_key|duplicate key/.test(String((err as Error)?.message ?? '')) ||
+  /export_destinations_name_key/.test(String((err as { cause?: Error })?.cause?.message ?? ''));
+
+export async function listDestinations(db: Db): Promise<{ destinations: DestinationView[] }> {
+  const rows = await queryRows<{ j: string }>(
+    db,
+    sql`SELECT ${VIEW} AS j FROM export_destinations d ORDER BY d.name`,
+  );
+  return { destinations: parseView(rows) };
+}
+
+export async function getDestination(db: Db, id: string): Promise<DestinationView> {
+  const [row] = parseView(
+    await queryRows(db, sql`SELECT ${VIEW} AS j FROM export_destinations d WHERE d.id = ${uuidParam(id)}`),
+  );
+  if (!row) throw notFound('No export destination with this id.');
+  return row;
+}
+
+export async function createDestination(
+  db: Db,
+  body: CreateDestinationBody,
+  actor: AuditActor,
+): Promise<DestinationView> {
+  const settings = checkSettings(body.kind, body.settings);
+  checkSecret(body.kind, body.secret_ref);
+  try {
+    return await db.transaction(async (tx) => {
+      const [row] = parseView(
+        await queryRows(
+          tx,
+          sql`INSERT INTO export_destinations AS d (kind, name, settings, secret_ref, enabled)
+            VALUES (${body.kind}, ${body.name}, ${jsonParam(settings)}, ${textParam(body.secret_ref)},
+              ${body.enabled}) RETURNING ${VIEW} AS j`,
+        ),
+      );
+      if (!row) throw new Error('insert returned nothing');
+      // `now`: after every event of a transaction finished by now; `oldest`: before every event.
+      const start = body.start === 'now' ? sql`pg_snapshot_xmin(pg_current_snapshot())` : sql`'0'::xid8`;
+      await tx.execute(sql`INSERT INTO export_cursors (destination_id, cursor_xid, cursor_id)
+        VALUES (${uuidParam(row.id)}, ${start}, 0)`);
+      await recordAudit(tx, {
+        actionType: 'export.destination_created',
+        actor,
+        resourceType: 'export_destination',
+        resourceId: row.id,
+        metadata: { kind: row.kind, name: row.name, settings, start: body.start },
+      });
+      return row;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('destination_exists', 'A destination with this name exists.');
+    throw err;
+  }
+}
+
+export async function updateDestination(
+  db: Db,
+  id: string,
+  body: UpdateDestinationBody,
+  actor: AuditActor,
+): Promise<DestinationView> {
+  const current = await getDestination(db, id);
+  const settings = body.settings === undefined ? undefined : checkSettings(current.kind, body.settings);
+  const secretRef = body.secret_ref === undefined ? current.secret_ref : body.secret_ref;
+  checkSecret(current.kind, secretRef);
+  try {
+    return await db.transaction(async (tx) => {
+      const [row] = parseView(
+        await queryRows(
+          tx,
+          sql`UPDATE export_destinations d SET name = ${body.name ?? current.name},
+            settings = ${jsonParam(settings ?? current.settings)}, secret_ref = ${textParam(secretRef)},
+            enabled = ${body.enabled ?? current.enabled}, updated_at = now()
+            WHERE d.id = ${uuidParam(id)} RETURNING ${VIEW} AS j`,
+        ),
+      );
+      if (!row) throw notFound('No export destination with this id.');
+      // A change may be the fix of what failed: try again at the next pass.
+      await tx.execute(sql`UPDATE export_cursors SET attempts = 0, next_attempt_at = now()
+        WHERE destination_id = ${uuidParam(id)}`);
+      await recordAudit(tx, {
+        actionType: 'export.destination_updated',
+        actor,
+        resourceType: 'export_destination',
+        resourceId: id,
+        metadata: { changed: Object.keys(body), settings: row.settings, enabled: row.enabled },
+      });
+      return row;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('destination_exists', 'A destination with this name exists.');
+    throw err;
+  }
+}
+
+export async function deleteDestination(db: Db, id: string, actor: AuditActor) {
+  return db.transaction(async (tx) => {
+    const gone = await queryRows<{ name: string }>(
+      tx,
+      sql`DELETE FROM export_destinations WHERE id = ${uuidParam(id)} RETURNING name`,
+    );
+    if (gone.length === 0) throw notFound('No export destination with this id.');
+    await recordAudit(tx, {
+      actionType: 'export.destination_deleted',
+      actor,
+      resourceType: 'export_destination',
+      resourceId: id,
+      metadata: { name: gone[0]?.name },
+    });
+    return { id, deleted: true as const };
+  });
+}
+
+interface StatusRow {
+  x: string;
+  cid: string;
+  j: string;
+}
+
+async function statusOf(db: Db, id: string): Promise<DestinationStatus> {
+  const [row] = await queryRows<StatusRow>(
+    db,
+    sql`SELECT c.cursor_xid::text AS x, c.cursor_id::text AS cid, json_build_object('delivered', c.delivered,
+        'resent', c.resent, 'attempts', c.attempts, 'last_error', c.last_error,
+        'last_error_permanent', c.last_error_permanent, 'last_status', c.last_status,
+        'last_attempt_at', ${iso(sql`c.last_attempt_at`)}, 'last_success_at', ${iso(sql`c.last_success_at`)},
+        'next_attempt_at', ${iso(sql`c.next_attempt_at`)}, 'replayed_from', ${iso(sql`c.replayed_from`)})::text AS j
+      FROM export_cursors c WHERE c.destination_id = ${uuidParam(id)}`,
+  );
+  if (!row) throw notFound('No export destination with this id.');
+  const lag = await destinationLag(db, { xid: row.x, id: row.cid });
+  const rest = JSON.parse(row.j) as Omit<DestinationStatus, 'lag_events' | 'lag_seconds'>;
+  return { ...lag, ...rest, delivered: Number(rest.delivered), resent: Number(rest.resent) };
+}
+
+/** What a destination has not received yet: the stored events after its cursor, and the oldest one's age. */
+export async function destinationLag(
+  db: Db,
+  cursor: { xid: string; id: string },
+): Promise<{ lag_events: number; lag_seconds: number }> {
+  const [row] = await queryRows<{ n: string; s: string | null }>(
+    db,
+    sql`SELECT count(*)::text AS n,
+        extract(epoch FROM now() - min(e.received_at))::float8::text AS s
+      FROM observability_events e WHERE ${afterCursor(cursor)}`,
+  );
+  return { lag_events: Number(row?.n ?? 0), lag_seconds: Math.max(0, Number(row?.s ?? 0)) };
+}
+
+export async function destinationStatus(db: Db, id: string) {
+  const destination = await getDestination(db, id);
+  return { destination, status: await statusOf(db, id) };
+}
+
+/**
+ * Sends again every event from `from` (event_time) on: the cursor moves back to just before the first of them in
+ * delivery order, so the replay also sends the few later-ordered events stored before `from` (at least once).
+ * A pass in progress stops at its next batch (its cursor no longer matches).
+ */
+export async function replayDestination(db: Db, id: string, from: string, actor: AuditActor) {
+  const destination = await getDestination(db, id);
+  const fromDate = new Date(from);
+  const replayed = await db.transaction(async (tx) => {
+    const [first] = await queryRows<{ xid: string; id: string }>(
+      tx,
+      sql`SELECT e.ingest_xid::text AS xid, (e.id - 1)::text AS id FROM observability_events e
+        WHERE e.event_time >= ${tsParam(fromDate)} AND e.ingest_xid IS NOT NULL
+        ORDER BY e.ingest_xid, e.id LIMIT 1`,
+    );
+    const [cursor] = await queryRows<{ xid: string; id: string }>(
+      tx,
+      sql`SELECT cursor_xid::text AS xid, cursor_id::text AS id FROM export_cursors
+        WHERE destination_id = ${uuidParam(id)} FOR UPDATE`,
+    );
+    if (!cursor) throw notFound('No export destination with this id.');
+    let n = 0;
+    // Only ever back: events after the cursor are not delivered yet, and will be anyway.
+    const behind =
+      first !== undefined &&
+      (BigInt(first.xid) < BigInt(cursor.xid) ||
+        (BigInt(first.xid) === BigInt(cursor.xid) && BigInt(first.id) < BigInt(cursor.id)));
+    if (first && behind) {
+      const [counted] = await queryRows<{ n: string }>(
+        tx,
+        sql`SELECT count(*)::text AS n FROM observability_events e
+          WHERE ${afterCursor(first)} AND NOT (${afterCursor(cursor)})`,
+      );
+      n = Number(counted?.n ?? 0);
+      await tx.execute(sql`UPDATE export_cursors SET cursor_xid = ${first.xid}::xid8, cursor_id = ${first.id}::bigint,
+        attempts = 0, next_attempt_at = now(), resent = resent + ${n}::bigint
+        WHERE destination_id = ${uuidParam(id)}`);
+    }
+    await tx.execute(sql`UPDATE export_cursors SET replayed_from = ${tsParam(fromDate)}
+      WHERE destination_id = ${uuidParam(id)}`);
+    await recordAudit(tx, {
+      actionType: 'export.destination_replayed',
+      actor,
+      resourceType: 'export_destination',
+      resourceId: id,
+      metadata: { name: destination.name, from: fromDate.toISOString(), events: n },
+    });
+    return n;
+  });
+  return { destination, status: await statusOf(db, id), replayed };
+}
