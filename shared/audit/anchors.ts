@@ -27,10 +27,18 @@ export function openAnchorStore(anchors: AnchorsConfig): Promise<ObjectStore | u
 }
 
 /** The KMS key when one is configured (the stack's), else the local key file (generated on first use). */
-export const anchorSigner = (config: Pick<Config, 'audit' | 'data_dir'>): Promise<AnchorSigner> =>
-  config.audit.anchors.kms_key_id
-    ? kmsSigner(config.audit.anchors.kms_key_id)
-    : Promise.resolve(localKeySigner(localKeyFile(config.audit.anchors.key_file, config.data_dir)));
+export async function anchorSigner(
+  config: Pick<Config, 'audit' | 'data_dir' | 'env'>,
+): Promise<AnchorSigner> {
+  const { kms_key_id, key_file } = config.audit.anchors;
+  if (kms_key_id) return kmsSigner(kms_key_id);
+  if (config.env === 'prod' && !key_file) {
+    throw new Error(
+      'audit.anchors.kms_key_id is empty: deploy the stack, which passes its key as SVC_AUDIT_ANCHOR_KMS_KEY',
+    );
+  }
+  return localKeySigner(localKeyFile(key_file, config.data_dir));
+}
 
 export type AnchorRun =
   | { anchored: AnchorStatement; key: string }

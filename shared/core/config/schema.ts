@@ -323,6 +323,9 @@ export const configSchema = z
             // generated on first use (empty: <data_dir>/audit-anchor-key.pem). Never a committed file.
             kms_key_id: z.string().default(''),
             key_file: z.string().default(''),
+            // Object Lock retention (compliance mode) of every object in the stack's bucket, in days: none can be
+            // changed or deleted before, by anyone, the account's root included.
+            retention_days: z.number().int().positive().max(36_500).default(2557),
           })
           .strict()
           .prefault({}),
@@ -414,14 +417,6 @@ export const configSchema = z
         code: 'custom',
         path: ['audit', 'anchors', 'dir'],
         message: 'is required when audit.anchors.target = "dir" (the directory the anchors are written to)',
-      });
-    }
-    if (cfg.env === 'prod' && cfg.audit.anchors.target !== 'none' && !cfg.audit.anchors.kms_key_id) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['audit', 'anchors', 'kms_key_id'],
-        message:
-          'is required in prod when anchors are written (the stack passes its key as SVC_AUDIT_ANCHOR_KMS_KEY)',
       });
     }
     if (cfg.events.archive.target === 'dir' && !cfg.events.archive.dir) {
