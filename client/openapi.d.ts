@@ -318,6 +318,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/audit-logs/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit chain as JSON lines, a page at a time: each record with its seq, links and hashed fields
+         * @description One JSON object per line, in seq order: `{"seq", "prev_hash", "hash", "record"}`, where `record` holds exactly the fields the hash covers, as hashed. hash = SHA-256 hex of prev_hash + ":" + SHA-256 hex of the RFC 8785 canonical JSON of record ("" is the first prev_hash). Pages follow on from `after_seq` = the last line's seq until a page has fewer than `limit` lines. With the anchors (audit.anchors), `npm run audit:verify -- <file>` checks an export without the service (docs/exports.md).
+         */
+        get: operations["exportAuditLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/devices/register": {
         parameters: {
             query?: never;
@@ -4357,8 +4377,98 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string;
                             } | null;
+                            anchors?: {
+                                /** @description Where the anchors were read: a directory or s3://bucket/prefix */
+                                location: string;
+                                /** @description Anchors the chain was compared with */
+                                checked: number;
+                                /** @description The first anchor the chain does not pass through; null when it passes all */
+                                first_mismatch: {
+                                    /** @description The anchor's object key */
+                                    key: string;
+                                    /** @description The seq the anchor holds the hash of */
+                                    seq: number;
+                                    /**
+                                     * @description hash: the record at seq has another hash now (history up to it was rewritten, every hash recomputed); count: another number of records up to seq; missing: no record at seq (removed, or the chain ends before it); signature: the anchor or its key does not verify
+                                     * @enum {string}
+                                     */
+                                    reason: "hash" | "count" | "missing" | "signature";
+                                    /** @description The seq of the last anchor the chain passes through before this one (0: none): the change is after it */
+                                    after_seq: number;
+                                } | null;
+                            };
                         };
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds after which a retry may succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportAuditLogs: {
+        parameters: {
+            query?: {
+                after_seq?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
                 };
             };
             /** @description Bad Request */

@@ -129,8 +129,8 @@ export const S3_CUSTOMIZATIONS_STUB: InternalStub = {
   stub: 'infra/bundle/no-s3-customizations.mjs',
 };
 
-/** The module holding the service's one S3 client: the event archive's store (events.archive.target = "s3"). */
-export const S3_CLIENT_MODULE = 'shared/observability/archive/s3-store.ts';
+/** The module holding the service's one S3 client: the object store of the event archive and the audit anchors. */
+export const S3_CLIENT_MODULE = 'shared/core/object-store/s3-store.ts';
 
 export const INTERNAL_STUBS: readonly InternalStub[] = [
   {

@@ -12,6 +12,7 @@ import type { Construct } from 'constructs';
 import { OLDEST_EVENT_DAY } from '#shared/observability/retention.ts';
 import { routes } from '#shared/routes.ts';
 import { AlertEvents } from './constructs/alert-events.ts';
+import { AuditAnchors } from './constructs/audit-anchors.ts';
 import { ConsoleSite } from './constructs/console-site.ts';
 import { ARCHIVE_TABLE, EventArchive } from './constructs/event-archive.ts';
 import { byFeature, FeatureStack } from './constructs/feature-stack.ts';
@@ -36,6 +37,10 @@ export const ALERTS_HANDLER = 'alerts/derive';
 
 /** The function that writes the event archive (schedules.eventArchive). */
 export const ARCHIVE_HANDLER = 'observability/archive';
+
+/** The function that writes the audit anchors (schedules.auditAnchor), and the one that checks the chain with them. */
+export const ANCHOR_HANDLER = 'audit/anchor';
+export const ANCHOR_READERS = [routes.verifyAuditLogs.handler] as const;
 
 /** The functions whose answers say where archived events are (archive_location): they are told the bucket too. */
 export const ARCHIVE_READERS = [
@@ -83,6 +88,8 @@ export class ControlPlaneStack extends Stack {
   readonly consoleSite: ConsoleSite | undefined;
   /** dashboard_url as deployed: the config's, else the console's (a token), else none (no CLI sign-in). */
   readonly dashboardUrl: string | undefined;
+  /** With audit.anchors.target = "s3": the Object Lock bucket of the anchors and their signing key. */
+  readonly auditAnchors: AuditAnchors | undefined;
   /** With events.archive.target = "s3": the bucket and the Glue table Athena queries. */
   readonly archive: EventArchive | undefined;
   /** The alert event bus, its rule and log, and the webhook secret. */
@@ -203,6 +210,18 @@ export class ControlPlaneStack extends Stack {
           })
         : undefined;
 
+    const anchorWriter = this.functions.get(ANCHOR_HANDLER);
+    this.auditAnchors =
+      anchorWriter && config.audit.anchors.target === 's3'
+        ? new AuditAnchors(this, 'AuditAnchors', {
+            prefix: config.audit.anchors.prefix,
+            retentionDays: config.audit.anchors.retention_days,
+            writer: anchorWriter,
+            readers: ANCHOR_READERS.flatMap((handler) => this.functions.get(handler) ?? []),
+            removalPolicy: retain,
+          })
+        : undefined;
+
     const alertsFunction = this.functions.get(ALERTS_HANDLER);
     this.alertEvents = alertsFunction
       ? new AlertEvents(this, 'AlertEvents', {
@@ -305,6 +324,18 @@ export class ControlPlaneStack extends Stack {
       );
       output('EventArchiveGlueDatabase', this.archive.databaseName, 'Glue database of the archive (Athena)');
       output('EventArchiveGlueTable', ARCHIVE_TABLE, 'Glue table of the archive (Athena)');
+    }
+    if (this.auditAnchors) {
+      output(
+        'AuditAnchorBucketName',
+        this.auditAnchors.bucket.bucketName,
+        "The audit chain's signed anchors (Object Lock, compliance mode)",
+      );
+      output(
+        'AuditAnchorKeyArn',
+        this.auditAnchors.key.keyArn,
+        'The KMS key that signs the anchors (get-public-key)',
+      );
     }
     if (this.alertEvents) {
       output('AlertEventBusName', this.alertEvents.bus.eventBusName, 'Fleet alerts as EventBridge events');

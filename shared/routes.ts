@@ -73,6 +73,14 @@ export const schedules = {
     // No archive configured: no function, no rule, no timer.
     runsWhen: (config: Config) => config.events.archive.target !== 'none',
   },
+  auditAnchor: {
+    handler: 'audit/anchor',
+    summary:
+      "Signs the audit chain's head and writes it as an anchor outside the database (audit.anchors: the Object Lock bucket)",
+    everyMs: (config: Config) => config.audit.anchors.interval,
+    // No anchor store configured: no function, no rule, no timer.
+    runsWhen: (config: Config) => config.audit.anchors.target !== 'none',
+  },
   requestExpiry: {
     handler: 'requests/expire',
     summary: 'Data-access requests past valid_until become expired; their environments are torn down',

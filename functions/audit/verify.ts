@@ -1,8 +1,15 @@
+import { anchorsToCheck } from '#shared/audit/anchors.ts';
 import { verifyAuditChain } from '#shared/audit/audit.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { ok } from '#shared/core/http/reply.ts';
 import { routes } from '#shared/routes.ts';
 
-export const handler = httpHandler(routes.verifyAuditLogs, async ({ query }, { db }) =>
-  ok(await verifyAuditChain(db, query.at_seq === undefined ? {} : { atSeq: query.at_seq })),
-);
+export const handler = httpHandler(routes.verifyAuditLogs, async ({ query }, { db, config }) => {
+  const anchors = await anchorsToCheck(config.audit.anchors);
+  return ok(
+    await verifyAuditChain(db, {
+      ...(query.at_seq === undefined ? {} : { atSeq: query.at_seq }),
+      ...(anchors ? { anchors } : {}),
+    }),
+  );
+});

@@ -5,9 +5,9 @@
 
 import type { Config } from '#shared/core/config/schema.ts';
 import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
+import { openObjectStore } from '#shared/core/object-store/open-store.ts';
 import { getRuntime } from '#shared/core/runtime.ts';
 import { archiveClosedHours } from '#shared/observability/archive/archive.ts';
-import { openArchiveStore } from '#shared/observability/archive/open-store.ts';
 import { foldBacklog } from '#shared/observability/rollups/rollups.ts';
 
 /** How long a run folds before it exports: a few seconds at most, as the export's own hours need the rest of the run
@@ -15,13 +15,13 @@ import { foldBacklog } from '#shared/observability/rollups/rollups.ts';
 const FOLD_BEFORE_EXPORT_MS = 5_000;
 
 // The store is kept between invocations (its S3 client holds connections), for the config it was opened with.
-let opened: { for: Config['events']['archive']; store: ReturnType<typeof openArchiveStore> } | undefined;
+let opened: { for: Config['events']['archive']; store: ReturnType<typeof openObjectStore> } | undefined;
 
 export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
   const log = invocationLogger(lambda);
   const { config, database } = await getRuntime();
   if (opened?.for !== config.events.archive)
-    opened = { for: config.events.archive, store: openArchiveStore(config.events.archive) };
+    opened = { for: config.events.archive, store: openObjectStore(config.events.archive, 'events.archive') };
   const store = await opened.store;
   if (!store) return { target: 'none', hours: 0 };
   const started = performance.now();

@@ -1,10 +1,18 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { and, asc, count, desc, inArray, not, type SQL, sql } from 'drizzle-orm';
 import { canonicalize } from '../core/canonical-json.ts';
 import type { Db } from '../core/db/database.ts';
 import { auditLogs } from '../core/db/schema.ts';
 import { jsonParam, textEquals, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { AUDIT_TIME_BOUNDS } from '../core/schemas/input-rules.ts';
+import {
+  type AnchoredHead,
+  type AnchorResults,
+  type AuditContent,
+  type ChainPoint,
+  ChainWalk,
+  sha256Hex,
+} from './chain.ts';
 import { type ListAuditLogsQuery, ROUTINE_ACTIONS } from './schemas.ts';
 
 export interface AuditActor {
@@ -29,48 +37,32 @@ export interface AuditInput {
   timestamp?: Date;
 }
 
-/** The fields a record's content hash covers, in one fixed form (RFC 8785 canonical JSON). */
-export function auditContent(row: {
-  id: string;
-  actionType: string;
-  actorEmail: string;
-  actorId: string;
-  appName: string;
-  containerId: string;
-  environmentId: string;
-  environmentName: string;
-  ipAddress: string;
-  level: string;
-  resourceId: string;
-  resourceType: string;
-  stage: string;
-  source: string;
-  timestamp: Date;
-  createdAt: Date;
-  metadata: Record<string, unknown>;
-}): string {
-  return canonicalize({
-    id: row.id,
-    actionType: row.actionType,
-    actorEmail: row.actorEmail,
-    actorId: row.actorId,
-    appName: row.appName,
-    containerId: row.containerId,
-    environmentId: row.environmentId,
-    environmentName: row.environmentName,
-    ipAddress: row.ipAddress,
-    level: row.level,
-    resourceId: row.resourceId,
-    resourceType: row.resourceType,
-    stage: row.stage,
-    source: row.source,
-    timestamp: row.timestamp.toISOString(),
-    createdAt: row.createdAt.toISOString(),
-    metadata: row.metadata,
-  });
-}
+/** A row's fields that its hash covers, its instants as read (Dates). */
+type AuditRowFields = Omit<AuditContent, 'timestamp' | 'createdAt'> & { timestamp: Date; createdAt: Date };
 
-const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+/** The fields of a row that its content hash covers, as hashed (chain.ts). */
+export const auditContentOf = (row: AuditRowFields): AuditContent => ({
+  id: row.id,
+  actionType: row.actionType,
+  actorEmail: row.actorEmail,
+  actorId: row.actorId,
+  appName: row.appName,
+  containerId: row.containerId,
+  environmentId: row.environmentId,
+  environmentName: row.environmentName,
+  ipAddress: row.ipAddress,
+  level: row.level,
+  resourceId: row.resourceId,
+  resourceType: row.resourceType,
+  stage: row.stage,
+  source: row.source,
+  timestamp: row.timestamp.toISOString(),
+  createdAt: row.createdAt.toISOString(),
+  metadata: row.metadata,
+});
+
+/** The fields a record's content hash covers, in one fixed form (RFC 8785 canonical JSON). */
+export const auditContent = (row: AuditRowFields): string => canonicalize(auditContentOf(row));
 
 /**
  * The values of one audit row, with `hash` = its content hash; the database chains it on insert. Its timestamp is in
@@ -102,7 +94,7 @@ export function auditValues(input: AuditInput) {
     createdAt: now,
     metadata: input.metadata ?? {},
   };
-  return { ...record, hash: sha256(auditContent(record)) };
+  return { ...record, hash: sha256Hex(auditContent(record)) };
 }
 
 const AUDIT_COLUMNS = sql`(id, action_type, actor_email, actor_id, app_name, container_id, environment_id,
@@ -211,62 +203,79 @@ export async function recordAudit(tx: Db, input: AuditInput): Promise<void> {
   await tx.execute(auditInsertSql(input));
 }
 
-interface ChainPoint {
-  seq: number;
-  hash: string;
-  created_at: string;
+/** The anchors a verify compares the chain with (anchors/anchors.ts, readAnchors), from where they were read. */
+export interface AnchorsToCheck {
+  location: string;
+  anchors: readonly AnchoredHead[];
+  /** The first anchor whose signature or key does not verify, if any. */
+  badSignature: AnchoredHead | null;
 }
-const pointOf = (row: { seq: number; hash: string; createdAt: Date }): ChainPoint => ({
-  seq: row.seq,
-  hash: row.hash,
-  created_at: row.createdAt.toISOString(),
-});
+
+/** The records after `afterSeq`, in seq order. */
+const chainPage = (db: Db, afterSeq: number, limit: number) =>
+  db
+    .select()
+    .from(auditLogs)
+    .where(sql`${auditLogs.seq} > ${afterSeq}`)
+    .orderBy(asc(auditLogs.seq))
+    .limit(limit);
 
 /**
  * Walks the chain in seq order, recomputing each content hash and link. Reports the first broken record, if any, and
- * the head: the last record of the intact chain (before the break, when there is one), whose seq and hash an auditor
- * keeps outside the service; `atSeq` also reports the record at that seq, to compare with a kept anchor. Reads in
- * pages so that memory stays flat however long the log is.
+ * the head: the last record of the intact chain (before the break, when there is one); `atSeq` also reports the
+ * record at that seq, to compare with a kept anchor. With `anchors`, also whether the chain passes through each
+ * signed anchor's (seq, hash, count): a chain rewritten consistently (every hash recomputed) still differs from them.
+ * `from` starts after a point already verified (the anchor function walks from its last anchor). Reads in pages so
+ * that memory stays flat however long the log is.
  */
-export async function verifyAuditChain(db: Db, options: { pageSize?: number; atSeq?: number } = {}) {
+export async function verifyAuditChain(
+  db: Db,
+  options: {
+    pageSize?: number;
+    atSeq?: number;
+    anchors?: AnchorsToCheck;
+    from?: { seq: number; hash: string; count: number };
+  } = {},
+) {
   const pageSize = options.pageSize ?? 1000;
-  let prev = '';
-  let checked = 0;
-  let lastSeq = 0;
-  let head: ChainPoint | null = null;
+  const walk = new ChainWalk(options.anchors?.anchors, options.from, options.anchors?.badSignature);
+  let lastSeq = options.from?.seq ?? 0;
   let at: ChainPoint | null = null;
-  const extra = () => (options.atSeq === undefined ? {} : { at });
+  const result = () => {
+    const anchorResults: AnchorResults | undefined =
+      options.anchors && walk.anchorResults(options.anchors.location);
+    return {
+      intact: walk.broken === null && !anchorResults?.first_mismatch,
+      checked: walk.checked,
+      broken_at: walk.broken,
+      head: walk.head,
+      ...(options.atSeq === undefined ? {} : { at }),
+      ...(anchorResults ? { anchors: anchorResults } : {}),
+    };
+  };
   for (;;) {
-    const rows = await db
-      .select()
-      .from(auditLogs)
-      .where(sql`${auditLogs.seq} > ${lastSeq}`)
-      .orderBy(asc(auditLogs.seq))
-      .limit(pageSize);
+    const rows = await chainPage(db, lastSeq, pageSize);
     for (const row of rows) {
-      const expected = sha256(`${prev}:${sha256(auditContent(row))}`);
-      if (row.prevHash !== prev || row.hash !== expected) {
-        return {
-          intact: false,
-          checked,
-          broken_at: {
-            id: row.id,
-            seq: row.seq,
-            timestamp: row.timestamp.toISOString(),
-            reason: row.prevHash !== prev ? ('link' as const) : ('content' as const),
-          },
-          head,
-          ...extra(),
-        };
-      }
-      prev = row.hash;
-      checked++;
+      if (walk.step({ seq: row.seq, prevHash: row.prevHash, hash: row.hash, content: auditContentOf(row) }))
+        return result();
       lastSeq = row.seq;
-      head = pointOf(row);
-      if (row.seq === options.atSeq) at = head;
+      if (row.seq === options.atSeq) at = walk.head;
     }
-    if (rows.length < pageSize) return { intact: true, checked, broken_at: null, head, ...extra() };
+    if (rows.length < pageSize) return result();
   }
+}
+
+/**
+ * One page of the chain as an export: a JSON line per record after `afterSeq`, in seq order, with its seq, links and
+ * the fields its hash covers exactly as hashed, so that an auditor recomputes the chain from the export alone.
+ */
+export async function exportAuditChain(db: Db, afterSeq: number, limit: number) {
+  return (await chainPage(db, afterSeq, limit)).map((row) => ({
+    seq: row.seq,
+    prev_hash: row.prevHash,
+    hash: row.hash,
+    record: auditContentOf(row),
+  }));
 }
 
 type AuditRow = typeof auditLogs.$inferSelect;

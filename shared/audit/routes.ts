@@ -11,7 +11,12 @@ import {
   ingestAuditBody,
   ingestAuditResponse,
 } from '../requests/schemas.ts';
-import { auditActionsResponse, auditLogListResponse, listAuditLogsQuery } from './schemas.ts';
+import {
+  auditActionsResponse,
+  auditLogListResponse,
+  exportAuditLogsQuery,
+  listAuditLogsQuery,
+} from './schemas.ts';
 
 export const listAuditLogs = /* @__PURE__ */ defineRoute({
   method: 'GET',
@@ -41,6 +46,20 @@ export const verifyAuditLogs = /* @__PURE__ */ defineRoute({
     "Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.",
   query: auditVerifyQuery,
   response: auditVerifyResponse,
+});
+
+export const exportAuditLogs = /* @__PURE__ */ defineRoute({
+  method: 'GET',
+  path: '/v1/admin/audit-logs/export',
+  handler: 'audit/export',
+  auth: 'admin',
+  tags: ['audit'],
+  summary:
+    'The audit chain as JSON lines, a page at a time: each record with its seq, links and hashed fields',
+  description:
+    'One JSON object per line, in seq order: `{"seq", "prev_hash", "hash", "record"}`, where `record` holds exactly the fields the hash covers, as hashed. hash = SHA-256 hex of prev_hash + ":" + SHA-256 hex of the RFC 8785 canonical JSON of record ("" is the first prev_hash). Pages follow on from `after_seq` = the last line\'s seq until a page has fewer than `limit` lines. With the anchors (audit.anchors), `npm run audit:verify -- <file>` checks an export without the service (docs/exports.md).',
+  query: exportAuditLogsQuery,
+  responseType: 'application/x-ndjson',
 });
 
 export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
@@ -76,5 +95,6 @@ export const auditRoutes = {
   listAuditLogs,
   listAuditActions,
   verifyAuditLogs,
+  exportAuditLogs,
   ingestAuditLogs,
 } satisfies Record<string, RouteSpec>;

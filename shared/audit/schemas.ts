@@ -66,3 +66,22 @@ export const auditActionsResponse = envelope(
       .meta({ description: 'Every action type in the audit log with its number of records, by name' }),
   }),
 );
+
+/** Records per export page: a page stays well under a Lambda response's size. */
+export const MAX_EXPORT_PAGE = 1000;
+export const exportAuditLogsQuery = z
+  .object({
+    after_seq: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).meta({
+      description: 'The records after this seq (0: from the first); the next page starts after the last line',
+    }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_EXPORT_PAGE)
+      .default(MAX_EXPORT_PAGE)
+      .meta({
+        description: `Records in the page, 1..${MAX_EXPORT_PAGE}; fewer lines than this: the chain's end`,
+      }),
+  })
+  .strict();

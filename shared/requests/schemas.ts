@@ -400,5 +400,29 @@ export const auditVerifyResponse = envelope(
     head: chainPoint.nullable(),
     /** With ?at_seq: that record as the verified chain has it now (null if it is past the head or absent). */
     at: chainPoint.nullable().optional(),
+    /** With audit.anchors: the chain compared with every signed anchor outside the database. */
+    anchors: z
+      .object({
+        location: z
+          .string()
+          .meta({ description: 'Where the anchors were read: a directory or s3://bucket/prefix' }),
+        checked: z.number().int().meta({ description: 'Anchors the chain was compared with' }),
+        first_mismatch: z
+          .object({
+            key: z.string().meta({ description: "The anchor's object key" }),
+            seq: z.number().int().meta({ description: 'The seq the anchor holds the hash of' }),
+            reason: z.enum(['hash', 'count', 'missing', 'signature']).meta({
+              description:
+                'hash: the record at seq has another hash now (history up to it was rewritten, every hash recomputed); count: another number of records up to seq; missing: no record at seq (removed, or the chain ends before it); signature: the anchor or its key does not verify',
+            }),
+            after_seq: z.number().int().meta({
+              description:
+                'The seq of the last anchor the chain passes through before this one (0: none): the change is after it',
+            }),
+          })
+          .nullable()
+          .meta({ description: 'The first anchor the chain does not pass through; null when it passes all' }),
+      })
+      .optional(),
   }),
 );

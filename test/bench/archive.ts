@@ -17,9 +17,9 @@ import { sql } from 'drizzle-orm';
 import { parquetReadObjects } from 'hyparquet';
 import { migrate } from '#shared/core/db/migrate.ts';
 import { queryRows } from '#shared/core/db/query.ts';
+import { DirectoryObjectStore } from '#shared/core/object-store/dir-store.ts';
+import { S3ObjectStore } from '#shared/core/object-store/s3-store.ts';
 import { archiveClosedHours, readArchivedHour } from '#shared/observability/archive/archive.ts';
-import { DirectoryArchiveStore } from '#shared/observability/archive/dir-store.ts';
-import { S3ArchiveStore } from '#shared/observability/archive/s3-store.ts';
 import type { ArchiveStore } from '#shared/observability/archive/store.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
 import { testConfig } from '#test/support/service.ts';
@@ -65,14 +65,14 @@ try {
   let store: ArchiveStore;
   if (flags.store === 's3') {
     s3 = await startS3Server();
-    store = new S3ArchiveStore({
+    store = new S3ObjectStore({
       bucket: s3.bucket,
       prefix: 'bench',
       endpoint: s3.endpoint,
       region: 'us-east-1',
     });
   } else {
-    store = new DirectoryArchiveStore(scratch);
+    store = new DirectoryObjectStore(scratch);
   }
   const config = testConfig({ events: { archive: { delay: '1h', max_hours_per_run: 1000 } } });
   const started = performance.now();
@@ -115,7 +115,7 @@ try {
   console.log(
     `\nParquet takes ${(perEventPg / perEventParquet).toFixed(1)}× less room than PostgreSQL; hour 12 read back: ${readBack.toLocaleString('en')} rows, as its manifest and PostgreSQL.`,
   );
-  if (store instanceof S3ArchiveStore) store.close();
+  if (store instanceof S3ObjectStore) store.close();
 } finally {
   await drop();
   await s3?.close();

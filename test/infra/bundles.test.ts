@@ -30,10 +30,10 @@ import type { Config } from '#shared/core/config/schema.ts';
 import { connectDatabase } from '#shared/core/db/connect.ts';
 import { migrate, readMigrations } from '#shared/core/db/migrate.ts';
 import type { RouteSpec } from '#shared/core/http/route.ts';
+import { S3ObjectStore } from '#shared/core/object-store/s3-store.ts';
 import { createUser } from '#shared/identity/users.ts';
 import { buildOpenApi } from '#shared/meta/openapi.ts';
 import { readArchivedHour } from '#shared/observability/archive/archive.ts';
-import { S3ArchiveStore } from '#shared/observability/archive/s3-store.ts';
 import { fallback, routes } from '#shared/routes.ts';
 import { runNode } from '#test/support/child.ts';
 import { assertContract } from '#test/support/contract.ts';
@@ -794,7 +794,7 @@ describe('bundles as synthesized', () => {
         [invocation.result?.target, invocation.result?.hours, invocation.result?.rows],
         ['s3', 1, 30],
       );
-      const store = new S3ArchiveStore({
+      const store = new S3ObjectStore({
         bucket: s3.bucket,
         prefix: prodConfig().events.archive.prefix,
         endpoint: s3.endpoint,

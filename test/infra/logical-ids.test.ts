@@ -81,6 +81,13 @@ const DEPLOYED: ReadonlyArray<readonly [type: string, logicalId: string, what: s
     'the alarm topic: a new one needs its subscriptions again',
   ],
   ['AWS::Logs::LogGroup', 'AlertEventLogEB5F3DE9', 'the alert events EventBridge delivered'],
+  // Not deployed yet when pinned: the audit chain's anchors (Object Lock) and the key that signs them.
+  [
+    'AWS::S3::Bucket',
+    'AuditAnchorBucket67D1229B',
+    'the audit anchors: a new bucket loses the locked history an auditor checks the chain against',
+  ],
+  ['AWS::KMS::Key', 'AuditAnchorKeyF7E3633E', "the anchors' signing key: a new one is a new public key"],
 ];
 /**
  * Every stateful resource of the root template (a type of ROOT_STATEFUL_TYPES, or a Retain deletion policy) as
@@ -123,6 +130,10 @@ const ROOT_ON_MAIN: ReadonlyArray<readonly [type: string, logicalId: string]> = 
   // Added since, by the alerts: their dead letters and the log EventBridge delivers alert events to.
   ['AWS::SQS::Queue', 'AlertsDeriveDeadLetters0256B0A2'],
   ['AWS::Logs::LogGroup', 'AlertEventLogEB5F3DE9'],
+  // Added since, by the audit anchors: their bucket, signing key and the anchor function's dead letters.
+  ['AWS::S3::Bucket', 'AuditAnchorBucket67D1229B'],
+  ['AWS::KMS::Key', 'AuditAnchorKeyF7E3633E'],
+  ['AWS::SQS::Queue', 'AuditAnchorDeadLettersB7D746FB'],
 ];
 /** The types ROOT_ON_MAIN was recorded by (with any resource whose deletion policy is Retain). */
 const ROOT_STATEFUL_TYPES = new Set([

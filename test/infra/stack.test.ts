@@ -810,6 +810,57 @@ test('the event archive: a private, encrypted, TLS-only bucket with lifecycle, w
   );
 });
 
+test('the audit anchors: a bucket with Object Lock in compliance mode for the retention set, and a KMS signing key', () => {
+  assert.equal(config.audit.anchors.target, 's3', 'config/prod.toml anchors to S3');
+  const buckets = ofType('AWS::S3::Bucket').filter(([id]) => id.startsWith('AuditAnchor'));
+  assert.equal(buckets.length, 1, 'one anchor bucket');
+  const [bucketId, bucket] = buckets[0]!;
+  const props = bucket.Properties;
+  assert.equal(props.ObjectLockEnabled, true);
+  assert.deepEqual(props.ObjectLockConfiguration, {
+    ObjectLockEnabled: 'Enabled',
+    Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: config.audit.anchors.retention_days } },
+  });
+  assert.deepEqual(props.VersioningConfiguration, { Status: 'Enabled' });
+  assert.deepEqual(props.PublicAccessBlockConfiguration, {
+    BlockPublicAcls: true,
+    BlockPublicPolicy: true,
+    IgnorePublicAcls: true,
+    RestrictPublicBuckets: true,
+  });
+  assert.equal(bucket.DeletionPolicy, 'Retain', 'prod keeps the anchors');
+  const keys = ofType('AWS::KMS::Key').filter(([id]) => id.startsWith('AuditAnchorKey'));
+  assert.equal(keys.length, 1, 'one signing key');
+  const [keyId, key] = keys[0]!;
+  assert.equal(key.Properties.KeySpec, 'ECC_NIST_P256');
+  assert.equal(key.Properties.KeyUsage, 'SIGN_VERIFY');
+  // The anchor function signs and writes; verify reads; no other function is told the bucket or the key.
+  for (const planned of prod.stack.plan) {
+    const variables = (functionOf(planned.handler).resource.Properties.Environment as { Variables: Json })
+      .Variables;
+    const text = JSON.stringify(variables);
+    assert.equal(
+      text.includes('SVC_AUDIT_ANCHOR_BUCKET'),
+      planned.handler === 'audit/anchor' || planned.handler === 'audit/verify',
+      planned.handler,
+    );
+    assert.equal(
+      text.includes('SVC_AUDIT_ANCHOR_KMS_KEY'),
+      planned.handler === 'audit/anchor',
+      planned.handler,
+    );
+  }
+  const signers = ofType('AWS::IAM::Policy').filter(([, p]) =>
+    JSON.stringify(p.Properties).includes('kms:Sign'),
+  );
+  assert.equal(signers.length, 1, 'one role signs');
+  assert.ok(
+    JSON.stringify(signers[0]![1].Properties).includes(keyId) ||
+      JSON.stringify(signers[0]![1].Properties).includes('AuditAnchorKey'),
+  );
+  assert.ok(bucketId);
+});
+
 test('the event archive: a Glue table over the Parquet with partition projection, so Athena needs no crawler', () => {
   const [[, database]] = ofType('AWS::Glue::Database') as [[string, Resource]];
   const databaseName = (database.Properties.DatabaseInput as Json).Name;

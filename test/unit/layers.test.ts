@@ -23,6 +23,8 @@ const CORE_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'logger.ts': [],
   'canonical-json.ts': [],
   'schemas/': [],
+  // The stores of objects kept outside the database (the event archive, the audit anchors).
+  'object-store/': [],
   'config/': ['errors.ts', 'logger.ts'],
   'db/': ['config/', 'errors.ts', 'logger.ts'],
   'auth/': ['db/', 'config/', 'errors.ts', 'logger.ts'],

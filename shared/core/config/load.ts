@@ -54,6 +54,9 @@ export const ENVIRONMENT_OVERRIDES = {
   SVC_ALERTS_WEBHOOK_SECRET: 'alerts.webhook_secret',
   // The archive bucket the stack creates (given to the archive function only).
   SVC_ARCHIVE_BUCKET: 'events.archive.bucket',
+  // The audit anchors' bucket and signing key the stack creates (given to the functions that write or check anchors).
+  SVC_AUDIT_ANCHOR_BUCKET: 'audit.anchors.bucket',
+  SVC_AUDIT_ANCHOR_KMS_KEY: 'audit.anchors.kms_key_id',
   // The alert event bus the stack creates (given to the alerts function only).
   SVC_ALERTS_EVENT_BUS: 'alerts.eventbridge.bus',
 } as const;

@@ -27,6 +27,26 @@ const absoluteUrl = z.string().refine(
   { message: 'must be an absolute http(s) URL with scheme and host, e.g. https://dashboard.example.com' },
 );
 
+/**
+ * Where a store of objects outside the database is (shared/core/object-store/): "none", "dir" (files under dir) or
+ * "s3" (bucket, or the bucket the stack creates), under a key prefix; endpoint is an S3-compatible server (s3rver
+ * locally), empty for AWS S3 of the region.
+ */
+const objectStore = (prefix: string) => ({
+  target: z.enum(['none', 'dir', 's3']).default('none'),
+  dir: z.string().default(''),
+  bucket: z.string().default(''),
+  prefix: z
+    .string()
+    .regex(
+      /^([A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*)?$/,
+      'must be key segments like "archive" or "a/b", without slashes at either end',
+    )
+    .default(prefix),
+  endpoint: z.union([absoluteUrl, z.literal('')]).default(''),
+  region: z.string().default(''),
+});
+
 /** The config keys holding a secret that signs or authenticates: refused when the value was committed. */
 const SECRET_KEYS = [
   'auth.jwt_secret',
@@ -167,20 +187,8 @@ export const configSchema = z
         // drops a day that is not archived whole.
         archive: z
           .object({
-            target: z.enum(['none', 'dir', 's3']).default('none'),
-            dir: z.string().default(''),
-            bucket: z.string().default(''),
             // Key prefix of every object: <prefix>/events/dt=YYYY-MM-DD/hour=HH/... ("" for none).
-            prefix: z
-              .string()
-              .regex(
-                /^([A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*)?$/,
-                'must be key segments like "archive" or "a/b", without slashes at either end',
-              )
-              .default('archive'),
-            // An S3-compatible endpoint (a local S3 server such as s3rver); empty: AWS S3 of the region.
-            endpoint: z.union([absoluteUrl, z.literal('')]).default(''),
-            region: z.string().default(''),
+            ...objectStore('archive'),
             interval: duration('10m'),
             // An hour is closed, hence archived, once this long has passed since its end.
             delay: duration('1h'),
@@ -303,6 +311,24 @@ export const configSchema = z
         // no admin account. Empty: only admins ingest. Production reads it from Secrets Manager
         // (SVC_AUDIT_INGEST_TOKEN_ARN); never put it in a committed file.
         ingest_token: z.string().default(''),
+        // Anchors of the chain's head outside the database (shared/audit/anchors/, functions/audit/anchor.ts): every
+        // interval the head (seq, hash, count) is signed and written under <prefix>/anchors/. In AWS the stack's
+        // bucket (Object Lock, compliance mode) and KMS key, passed as SVC_AUDIT_ANCHOR_BUCKET and
+        // SVC_AUDIT_ANCHOR_KMS_KEY.
+        anchors: z
+          .object({
+            ...objectStore('audit'),
+            interval: duration('1h'),
+            // The asymmetric key (ECDSA P-256) that signs each anchor: a KMS key id or ARN, or else a PKCS#8 PEM file,
+            // generated on first use (empty: <data_dir>/audit-anchor-key.pem). Never a committed file.
+            kms_key_id: z.string().default(''),
+            key_file: z.string().default(''),
+            // Object Lock retention (compliance mode) of every object in the stack's bucket, in days: none can be
+            // changed or deleted before, by anyone, the account's root included.
+            retention_days: z.number().int().positive().max(36_500).default(2557),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),
@@ -406,6 +432,13 @@ export const configSchema = z
         code: 'custom',
         path: ['requests', 'default_validity'],
         message: 'must not be longer than requests.max_validity',
+      });
+    }
+    if (cfg.audit.anchors.target === 'dir' && !cfg.audit.anchors.dir) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audit', 'anchors', 'dir'],
+        message: 'is required when audit.anchors.target = "dir" (the directory the anchors are written to)',
       });
     }
     if (cfg.events.archive.target === 'dir' && !cfg.events.archive.dir) {

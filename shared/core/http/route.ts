@@ -31,7 +31,7 @@ export interface RouteSpec {
   /** The success body as sent (including the envelope when there is one), for the OpenAPI document. */
   response?: z.ZodType;
   /** A success body that is not JSON (a page, a script): its content type, for the OpenAPI document. */
-  responseType?: 'text/html' | 'text/javascript';
+  responseType?: 'text/html' | 'text/javascript' | 'application/x-ndjson';
   /** The statuses of a success, the first the usual one (default [200]); each answers `response`. */
   successStatuses?: readonly number[];
   /** Request headers the route reads besides Authorization and the device signature (for the OpenAPI document). */

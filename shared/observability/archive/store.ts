@@ -1,17 +1,10 @@
-// What the event archive writes to: a store of whole objects by key. The archive (event-archive.ts) knows keys and
-// bytes only; where they go is a store's business: a directory (shared/observability/archive/dir-store.ts) or S3 and S3-compatible
-// servers (shared/observability/archive/s3-store.ts).
+// What the event archive writes to: an object store (shared/core/object-store/). The archive (archive.ts) knows keys
+// and bytes only; where they go is the store's business.
 import { resolve } from 'node:path';
 import type { Config } from '../../core/config/schema.ts';
+import type { ObjectStore } from '../../core/object-store/store.ts';
 
-export interface ArchiveStore {
-  /** Writes the object whole, replacing any object of the same key. */
-  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
-  /** The object's bytes, or undefined when there is none. */
-  get(key: string): Promise<Uint8Array | undefined>;
-  /** Where the archive is, for logs and pages: "s3://bucket/prefix" or a directory. */
-  readonly location: string;
-}
+export type ArchiveStore = ObjectStore;
 
 /** An archived object in a manifest: its key, size and SHA-256 (hex). */
 export interface ArchivedObject {

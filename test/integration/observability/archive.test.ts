@@ -17,9 +17,9 @@ import { connectDatabase } from '#shared/core/db/connect.ts';
 import type { Database, Db } from '#shared/core/db/database.ts';
 import { migrate } from '#shared/core/db/migrate.ts';
 import { queryRows } from '#shared/core/db/query.ts';
+import { DirectoryObjectStore } from '#shared/core/object-store/dir-store.ts';
+import { S3ObjectStore } from '#shared/core/object-store/s3-store.ts';
 import { archiveClosedHours, readArchivedHour } from '#shared/observability/archive/archive.ts';
-import { DirectoryArchiveStore } from '#shared/observability/archive/dir-store.ts';
-import { S3ArchiveStore } from '#shared/observability/archive/s3-store.ts';
 import { type ArchiveStore, archiveLocation } from '#shared/observability/archive/store.ts';
 import { archiveWatermark } from '#shared/observability/archive/watermark.ts';
 import { getSession, listEvents } from '#shared/observability/events/events.ts';
@@ -153,6 +153,7 @@ function crashingStore(inner: ArchiveStore, okPuts: number): ArchiveStore {
   return {
     location: inner.location,
     get: (key) => inner.get(key),
+    list: (prefix) => inner.list(prefix),
     put: async (key, body, type) => {
       if (puts++ >= okPuts) throw new Error('crash after the first object');
       await inner.put(key, body, type);
@@ -210,7 +211,7 @@ for (const driver of driversUnderTest()) {
         prefix: 'acp',
         max_hours_per_run: 2,
       });
-      const store = new S3ArchiveStore(config.events.archive);
+      const store = new S3ObjectStore(config.events.archive);
       try {
         const first = await archiveClosedHours(db, store, config);
         assert.deepEqual(
@@ -278,7 +279,7 @@ for (const driver of driversUnderTest()) {
     test('a rerun rewrites the same objects with an identical manifest', async () => {
       await reset();
       const config = dirConfig('rerun');
-      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const store = new DirectoryObjectStore(config.events.archive.dir);
       await runToEnd(store, config);
       // Where pages say the archive is: the hours are in it.
       const location = archiveLocation(config.events.archive);
@@ -308,7 +309,7 @@ for (const driver of driversUnderTest()) {
     test('a crash after the first object, then a rerun: every event exactly once', async () => {
       await reset();
       const config = dirConfig('crash');
-      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const store = new DirectoryObjectStore(config.events.archive.dir);
       await assert.rejects(archiveClosedHours(db, crashingStore(store, 1), config), /crash/);
       assert.equal(await archiveWatermark(db), null, 'the watermark did not move');
       assert.deepEqual(await queryRows(db, sql`SELECT count(*)::int AS n FROM observability_archive_hours`), [
@@ -323,7 +324,7 @@ for (const driver of driversUnderTest()) {
     test('two overlapping runs: each hour exported by one of them, every event exactly once', async () => {
       await reset();
       const config = dirConfig('overlap', 1);
-      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const store = new DirectoryObjectStore(config.events.archive.dir);
       const runs = await Promise.all([
         archiveClosedHours(db, store, config),
         archiveClosedHours(db, store, config),
@@ -364,7 +365,7 @@ for (const driver of driversUnderTest()) {
 
     test('late events for an archived hour (and for a passed empty one) archive those hours again, whole', async () => {
       const config = dirConfig('overlap');
-      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const store = new DirectoryObjectStore(config.events.archive.dir);
       await insertEvents(db, [new Date(base + HOUR + 1234), new Date(base + 3 * HOUR + 5)], 'late');
       await foldRollups(db);
       const run = await archiveClosedHours(db, store, config);
@@ -391,7 +392,7 @@ for (const driver of driversUnderTest()) {
         await insertEvents(svc.runtime.database.db, spread(base, 10));
         const result = (await svc.runSchedule('eventArchive')) as Record<string, unknown>;
         assert.deepEqual([result.target, result.hours, result.rows], ['dir', 1, 10]);
-        const archived = await readArchivedHour(new DirectoryArchiveStore(archiveDir), 'svc', new Date(base));
+        const archived = await readArchivedHour(new DirectoryObjectStore(archiveDir), 'svc', new Date(base));
         assert.equal(archived?.manifest.rows, 10);
       } finally {
         await svc.dispose();
@@ -417,7 +418,7 @@ for (const driver of driversUnderTest()) {
       const oldName = `observability_events_p${oldDay.replaceAll('-', '')}`;
       const names = async () => (await listEventPartitions(db)).map((p) => p.name);
       const config = dirConfig('retention', 2);
-      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const store = new DirectoryObjectStore(config.events.archive.dir);
       const readSession = () => getSession(db, config, 'sess-archived', sessionQuery.parse({}));
       // Nothing dropped yet: the session is whole in the database, and says nothing of an archive.
       const whole = await readSession();
@@ -521,7 +522,7 @@ for (const driver of driversUnderTest()) {
       await foldRollups(db);
       await reset();
       const config = dirConfig('race');
-      const store = new DirectoryArchiveStore(config.events.archive.dir);
+      const store = new DirectoryObjectStore(config.events.archive.dir);
       await runToEnd(store, config);
       const device = devices.get(db)!;
       // As in psql: a plain INSERT into an archived hour of the day (no ingest_xid, so the fold never counts it).
