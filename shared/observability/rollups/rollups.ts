@@ -37,6 +37,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
 import { queryRows } from '../../core/db/query.ts';
+import { lit } from '../conditions.ts';
 import {
   mergedSketchRowsSql,
   SKETCH_ADD_FUNCTION,
@@ -525,9 +526,6 @@ export async function repeatFold(
 /** Folds the events backlog in calls of SCHEDULED_FOLD_MAX_EVENTS (repeatFold) for up to `budgetMs`. */
 export const foldBacklog = (db: Db, budgetMs: number) =>
   repeatFold(() => foldRollups(db, { maxEvents: SCHEDULED_FOLD_MAX_EVENTS, wait: true }), budgetMs);
-
-/** A grain or kind as an SQL literal (from a closed set, never user input). */
-const lit = (value: Grain | 'call' | 'actor'): SQL => sql.raw(`'${value}'`);
 
 /**
  * Recomputes every rollup and series row from the events table (a backfill after a bulk load; the benchmark's
