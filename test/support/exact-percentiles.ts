@@ -54,7 +54,7 @@ export async function percentileErrors(
   const server = mcp === undefined ? sql`true` : sql`mcp_name = ${mcp}`;
   const unit = sql.raw(`'${summary.range.bucket}'`);
   const pc = sql.raw('percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms)');
-  const rows = await queryRows<{ k: string; p: number[] | string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT 'totals' AS k, to_json(${pc}) AS p FROM observability_events
         WHERE event_time >= ${F} AND event_time < ${T} AND ${server}

@@ -112,7 +112,7 @@ for (const driver of driversUnderTest()) {
           await ingest(events.slice(i, i + 150));
           if (i < 300) await foldRollups(db, { maxEvents: 100_000, wait: true });
         }
-        const [stored] = await queryRows<{ n: number }>(
+        const [stored] = await queryRows(
           db,
           sql`SELECT count(*)::int AS n FROM observability_events
             WHERE event_time >= ${new Date(from).toISOString()}::timestamptz
