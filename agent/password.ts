@@ -3,14 +3,25 @@
 
 export const PASSWORD_VARIABLE = 'ACP_PASSWORD';
 
+/** What the prompt needs of a terminal: process.stdin, or a stand-in in tests. */
+export interface TerminalInput {
+  readonly isTTY?: boolean;
+  readonly isRaw: boolean;
+  setRawMode(mode: boolean): unknown;
+  resume(): unknown;
+  pause(): unknown;
+  on(event: 'data', listener: (chunk: Buffer | string) => void): unknown;
+  off(event: 'data', listener: (chunk: Buffer | string) => void): unknown;
+}
+
 export interface PasswordInput {
   env?: NodeJS.ProcessEnv;
-  input?: NodeJS.ReadStream;
+  input?: TerminalInput;
   output?: NodeJS.WritableStream;
 }
 
 /** Reads one line from a terminal in raw mode, echoing nothing; Ctrl-C or Ctrl-D on an empty line cancel it. */
-export function promptHidden(question: string, input: NodeJS.ReadStream, output: NodeJS.WritableStream) {
+export function promptHidden(question: string, input: TerminalInput, output: NodeJS.WritableStream) {
   return new Promise<string>((resolve, reject) => {
     output.write(question);
     let typed = '';

@@ -27,7 +27,7 @@ export async function machineSources(
   const key = loadFingerprintKey(stateDir);
   return {
     version: AGENT_VERSION,
-    spool: openSpool(stateDir) as unknown as EventSpool,
+    spool: openSpool(stateDir),
     inventory: {
       async scan() {
         const scan = await scanMachine(machine);

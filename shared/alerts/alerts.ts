@@ -6,7 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type AuditActor, recordAudit } from '../audit/audit.ts';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { fromJson, queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import {
@@ -53,7 +53,7 @@ export async function raiseAlerts(
 ): Promise<string[]> {
   if (hits.length === 0) return [];
   const at = tsParam(now);
-  const rows = await queryRows<{ id: string; created: boolean }>(
+  const rows = await queryRows(
     tx,
     sql`INSERT INTO alerts AS a (kind, subject, details, first_seen_at, last_seen_at)
       SELECT h.kind, h.subject, h.details, ${at}, ${at}
@@ -61,6 +61,7 @@ export async function raiseAlerts(
       ORDER BY h.kind, h.subject
       ON CONFLICT (kind, subject) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, details = EXCLUDED.details
       RETURNING a.id::text AS id, (a.xmax = 0) AS created`,
+    { id: col.text, created: col.bool },
   );
   if (devices) {
     await tx.execute(sql`INSERT INTO alert_devices (alert_id, device_id, first_seen_at)
@@ -112,12 +113,13 @@ async function keysetPage<T extends { id: string }>(
     const [pos, id] = decodeCursor(cursorKey(config), query.cursor, list, fh, [TS_RE, UUID_RE]);
     where.push(sql`(${key}, t.id) < (${pos}::timestamptz, ${id}::uuid)`);
   }
-  const rows = await queryRows<{ o: unknown; k: string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT ${json}::text AS o, ${isoUs(key)} AS k FROM ${from} t
       WHERE ${sql.join([sql`true`, ...where], sql` AND `)} ORDER BY ${key} DESC, t.id DESC LIMIT ${query.limit + 1}`,
+    { o: col.json<T>(), k: col.text },
   );
-  const items = rows.slice(0, query.limit).map((r) => ({ view: fromJson<T>(r.o), k: r.k }));
+  const items = rows.slice(0, query.limit).map((r) => ({ view: r.o, k: r.k }));
   const last = items.at(-1);
   return {
     items: items.map((i) => i.view),
@@ -147,27 +149,24 @@ export async function listAlerts(db: Db, config: Pick<Config, 'auth'>, query: Li
 }
 
 async function alertById(db: Db, id: string, lock = false): Promise<AlertView> {
-  const [row] = await queryRows<{ o: unknown }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT ${alertJson}::text AS o FROM alerts t WHERE t.id = ${uuidParam(id)}${lock ? sql` FOR UPDATE` : sql``}`,
+    { o: col.json<AlertView>() },
   );
   if (!row) throw notFound(`No alert ${id}.`);
-  return fromJson<AlertView>(row.o);
+  return row.o;
 }
 
 /** GET /v1/admin/alerts/{id}: the alert and the first devices it counted. */
 export async function getAlert(db: Db, id: string) {
   const alert = await alertById(db, id);
-  const devices = await queryRows<{
-    device_id: string;
-    serial_number: string;
-    owner_email: string;
-    first_seen_at: string;
-  }>(
+  const devices = await queryRows(
     db,
     sql`SELECT d.id::text AS device_id, d.serial_number, d.owner_email, ${iso(sql`ad.first_seen_at`)} AS first_seen_at
       FROM alert_devices ad JOIN devices d ON d.id = ad.device_id WHERE ad.alert_id = ${uuidParam(id)}
       ORDER BY ad.first_seen_at, d.id LIMIT ${ALERT_DEVICES_SHOWN}`,
+    { device_id: col.text, serial_number: col.text, owner_email: col.text, first_seen_at: col.text },
   );
   return { ...alert, devices };
 }

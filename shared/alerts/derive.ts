@@ -11,7 +11,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { fromJson, queryRows } from '../core/db/query.ts';
+import { col, queryRows, type RowOf } from '../core/db/query.ts';
 import { jsonParam, tsParam } from '../core/db/sql-values.ts';
 import { currentPolicy } from '../policy/policy.ts';
 import { type PolicyDocument, ruleMatches } from '../policy/rules.ts';
@@ -20,17 +20,19 @@ import { type AlertHit, raiseAlerts } from './alerts.ts';
 const BATCH_ROWS = 1000;
 const START = { at: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
 
-interface InventoryRow {
-  id: string;
-  at: string;
-  device_id: string;
-  agent_type: string;
-  name: string;
-  scope: string;
-  source_type: string | null;
-  source_name: string | null;
-  source_version: string | null;
-}
+/** A server as the pass last saw it on a device (alert_server_state). */
+const SERVER_STATE_ROW = {
+  device_id: col.text,
+  agent_type: col.text,
+  name: col.text,
+  scope: col.text,
+  source_type: col.nullable(col.text),
+  source_name: col.nullable(col.text),
+  source_version: col.nullable(col.text),
+};
+/** An inventory row the pass reads: the server, and its keyset position. */
+const INVENTORY_ROW = { id: col.text, at: col.text, ...SERVER_STATE_ROW };
+type InventoryRow = RowOf<typeof INVENTORY_ROW>;
 
 /** A server's identity across the fleet: its source identity `<type>:<name>`, or `name:<name>` without one. */
 export const serverIdentity = (r: Pick<InventoryRow, 'source_type' | 'source_name' | 'name'>): string =>
@@ -82,16 +84,18 @@ async function deriveBatch(
 
   // New servers: identities never recorded; devices join the alert while it is open.
   const identities = [...new Set(rows.map(serverIdentity))];
-  const fresh = await queryRows<{ identity: string }>(
+  const fresh = await queryRows(
     tx,
     sql`INSERT INTO alert_known_servers (identity, first_seen_at)
       SELECT i, ${tsParam(now)} FROM jsonb_array_elements_text(${jsonParam(identities)}) i ORDER BY i
       ON CONFLICT (identity) DO NOTHING RETURNING identity`,
+    { identity: col.text },
   );
-  const open = await queryRows<{ subject: string }>(
+  const open = await queryRows(
     tx,
     sql`SELECT subject FROM alerts WHERE kind = 'new_server' AND status = 'open'
       AND subject IN (SELECT jsonb_array_elements_text(${jsonParam(identities)}))`,
+    { subject: col.text },
   );
   const newIds = new Set([...fresh.map((r) => r.identity), ...open.map((r) => r.subject)]);
   for (const r of rows) {
@@ -107,13 +111,14 @@ async function deriveBatch(
     name: r.name,
     scope: r.scope,
   }));
-  const before = await queryRows<InventoryRow>(
+  const before = await queryRows(
     tx,
     sql`SELECT s.device_id::text AS device_id, s.agent_type, s.name, s.scope, s.source_type, s.source_name,
         s.source_version
       FROM alert_server_state s JOIN jsonb_to_recordset(${jsonParam(keys)})
         AS k(device_id uuid, agent_type text, name text, scope text)
         ON s.device_id = k.device_id AND s.agent_type = k.agent_type AND s.name = k.name AND s.scope = k.scope`,
+    SERVER_STATE_ROW,
   );
   const keyOf = (r: Pick<InventoryRow, 'device_id' | 'agent_type' | 'name' | 'scope'>) =>
     JSON.stringify([r.device_id, r.agent_type, r.name, r.scope]);
@@ -206,10 +211,11 @@ export async function deriveInventoryAlerts(
   const result = { rows: 0, hits: 0, rewound: false };
   while (result.rows < config.alerts.max_rows) {
     const done = await db.transaction(async (tx) => {
-      const [state] = await queryRows<{ at: string; id: string; policy_version: number }>(
+      const [state] = await queryRows(
         tx,
         sql`SELECT to_char(watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at,
             watermark_id::text AS id, policy_version FROM alert_pass_state WHERE id = 1 FOR UPDATE`,
+        { at: col.text, id: col.text, policy_version: col.number },
       );
       if (!state) return true;
       let from = { at: state.at, id: state.id };
@@ -219,7 +225,7 @@ export async function deriveInventoryAlerts(
         await tx.execute(sql`UPDATE alert_pass_state SET policy_version = ${policy.version}::int,
           watermark = '-infinity', watermark_id = ${START.id}::uuid WHERE id = 1`);
       }
-      const rows = await queryRows<InventoryRow>(
+      const rows = await queryRows(
         tx,
         sql`SELECT m.id::text AS id,
             to_char(m.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at,
@@ -229,6 +235,7 @@ export async function deriveInventoryAlerts(
           WHERE (m.last_seen_at, m.id) > (${from.at}::timestamptz, ${from.id}::uuid)
             AND m.last_seen_at <= ${tsParam(until)} AND m.removed_at IS NULL
           ORDER BY m.last_seen_at, m.id LIMIT ${BATCH_ROWS}`,
+        INVENTORY_ROW,
       );
       const last = rows.at(-1);
       if (!last) return true;
@@ -256,13 +263,7 @@ export async function deriveToolAlerts(
 ): Promise<number> {
   const identity = sql`CASE WHEN t.source_type IS NOT NULL AND t.source_name IS NOT NULL
     THEN t.source_type || ':' || t.source_name ELSE 'name:' || t.mcp_name END`;
-  const found = await queryRows<{
-    identity: string;
-    version: string;
-    tool: string;
-    hashes: unknown;
-    device_ids: unknown;
-  }>(
+  const found = await queryRows(
     db,
     sql`WITH t AS (
         SELECT ${identity} AS identity, coalesce(t.source_version, '') AS version, t.tool_name AS tool,
@@ -277,13 +278,19 @@ export async function deriveToolAlerts(
         (SELECT jsonb_agg(DISTINCT t.device_id::text) FROM t
           WHERE (t.identity, t.version, t.tool) = (c.identity, c.version, c.tool)) AS device_ids
       FROM changed c ORDER BY 1, 2, 3 LIMIT 1000`,
+    {
+      identity: col.text,
+      version: col.text,
+      tool: col.text,
+      hashes: col.json<Array<{ hash: string; devices: number }>>(),
+      device_ids: col.json<string[]>(),
+    },
   );
   if (found.length === 0) return 0;
   const hits: AlertHit[] = [];
   const pairs: Array<{ kind: string; subject: string; device_id: string }> = [];
   for (const f of found) {
-    const hashes = fromJson<Array<{ hash: string; devices: number }>>(f.hashes);
-    const devices = fromJson<string[]>(f.device_ids);
+    const { hashes, device_ids: devices } = f;
     const subject = `${f.identity}@${f.version || 'unpinned'}: ${f.tool}`;
     hits.push({
       kind: 'tool_definition_changed',
@@ -313,23 +320,25 @@ export async function deriveSpike(
   return db.transaction(async (tx) => {
     // One check at a time: two would both open an alert for the same spike.
     await tx.execute(sql`SELECT id FROM alert_pass_state WHERE id = 1 FOR UPDATE`);
-    const [counts] = await queryRows<{ recent: string; base: string }>(
+    const [counts] = await queryRows(
       tx,
       sql`SELECT coalesce(sum(denied) FILTER (WHERE bucket >= ${tsParam(start)}), 0)::text AS recent,
           coalesce(sum(denied) FILTER (WHERE bucket < ${tsParam(start)}), 0)::text AS base
         FROM observability_series_totals
         WHERE grain = 'minute' AND bucket >= ${tsParam(baseStart)} AND bucket < ${tsParam(end)}`,
+      { recent: col.text, base: col.text },
     );
     const recent = Number(counts?.recent ?? 0);
     const average = (Number(counts?.base ?? 0) * window) / baseline;
     const spike = recent >= min_denied && recent >= factor * average;
     if (!spike) return false;
     // The spike goes on: the open one seen at the previous check (within a window) keeps its name.
-    const [ongoing] = await queryRows<{ subject: string }>(
+    const [ongoing] = await queryRows(
       tx,
       sql`SELECT subject FROM alerts WHERE kind = 'denied_spike' AND status = 'open'
         AND last_seen_at >= ${tsParam(new Date(now.getTime() - 2 * window))}
         ORDER BY last_seen_at DESC LIMIT 1`,
+      { subject: col.text },
     );
     const subject = ongoing?.subject ?? `denied calls from ${start.toISOString()}`;
     const details = {

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { EVENTBRIDGE_DESTINATION, putAlertEvent } from './events.ts';
 import type { AlertView } from './schemas.ts';
@@ -39,19 +39,19 @@ export function webhookBody(event: string, alert: AlertView, format: 'json' | 's
   });
 }
 
-interface Claimed {
-  id: string;
-  destination: string;
-  event: string;
-  attempts: number;
-  alert: unknown;
-}
+const CLAIMED = {
+  id: col.text,
+  destination: col.text,
+  event: col.text,
+  attempts: col.number,
+  alert: col.text,
+};
 
 /** Delivers the due webhooks and EventBridge events; returns how many were delivered, retried later and dead. */
 export async function deliverAlerts(db: Db, config: Pick<Config, 'alerts'>, now = new Date()) {
   const { delivery, webhooks, webhook_secret: secret } = config.alerts;
   const result = { delivered: 0, retried: 0, dead: 0 };
-  const claimed = await queryRows<Claimed>(
+  const claimed = await queryRows(
     db,
     sql`UPDATE alert_deliveries d SET next_attempt_at = ${tsParam(new Date(now.getTime() + 2 * delivery.timeout))}
       FROM alerts t
@@ -62,10 +62,11 @@ export async function deliverAlerts(db: Db, config: Pick<Config, 'alerts'>, now 
         json_build_object('id', t.id::text, 'kind', t.kind, 'subject', t.subject, 'status', t.status,
           'details', t.details, 'device_count', (SELECT count(*) FROM alert_devices ad WHERE ad.alert_id = t.id)::int,
           'first_seen_at', to_char(t.first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text AS alert`,
+    CLAIMED,
   );
   for (const row of claimed) {
     const hook = webhooks.find((w) => w.name === row.destination);
-    const alert = JSON.parse(String(row.alert)) as AlertView;
+    const alert = JSON.parse(row.alert) as AlertView;
     const bus = row.destination === EVENTBRIDGE_DESTINATION && config.alerts.eventbridge.bus !== '';
     let error: string | null = null;
     if (bus) error = await putAlertEvent(config.alerts.eventbridge, row.event, alert);

@@ -2,7 +2,7 @@
 // a batch are inserted by one statement in batch order, so the chain trigger links them in that order, all or none.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam } from '../core/db/sql-values.ts';
 import type { IngestAuditBody } from '../requests/schemas.ts';
 import { type AuditActor, auditValues } from './audit.ts';
@@ -50,7 +50,7 @@ export async function ingestLogshipperRecords(
     metadata: v.metadata,
     hash: v.hash,
   }));
-  const inserted = await queryRows<{ id: string }>(
+  const inserted = await queryRows(
     db,
     sql`INSERT INTO audit_logs (id, action_type, actor_email, actor_id, app_name, container_id, environment_id,
         environment_name, ip_address, level, resource_id, resource_type, stage, source, timestamp, created_at,
@@ -62,6 +62,7 @@ export async function ingestLogshipperRecords(
       FROM jsonb_array_elements(${jsonParam(rows)}) WITH ORDINALITY AS r(e, n)
       ORDER BY r.n
       RETURNING id::text AS id`,
+    { id: col.text },
   );
   return { accepted: inserted.length, ids: values.map((v) => v.id) };
 }

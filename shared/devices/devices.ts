@@ -4,7 +4,7 @@ import { auditInsertSql } from '../audit/audit.ts';
 import type { Principal } from '../core/auth/principal.ts';
 import type { Db } from '../core/db/database.ts';
 import { sqlState } from '../core/db/errors.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows, type RowOf } from '../core/db/query.ts';
 import { textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, forbidden, unauthenticated } from '../core/errors.ts';
 import type { VerifiedDeviceRequest } from './enrollment.ts';
@@ -48,6 +48,18 @@ interface Existing {
   /** An admin released it: the next registration, by anyone, takes it. */
   released: boolean;
 }
+
+/** Whether a certificate was replaced, with a device it or the hardware matches (a LEFT JOIN: NULLs for none). */
+const MATCH_ROW = {
+  replaced: col.bool,
+  id: col.nullable(col.text),
+  fingerprint: col.nullable(col.text),
+  serial_number: col.nullable(col.text),
+  brand: col.nullable(col.text),
+  owner_subject: col.nullable(col.text),
+  owner_email: col.nullable(col.text),
+  released: col.nullable(col.bool),
+};
 
 /** 409: the device is someone else's, and no admin released it. Names the device, not its owner. */
 export const deviceOwnedByAnotherUser = (device: Pick<Existing, 'id' | 'serial_number' | 'brand'>) =>
@@ -124,7 +136,7 @@ async function registerOnce(
 ): Promise<RegisterResult> {
   // One row at least: whether the certificate was replaced (by any device), with the devices it or the hardware
   // matches (none: NULLs).
-  const rows = await queryRows<{ replaced: boolean } & { [K in keyof Existing]: Existing[K] | null }>(
+  const rows = await queryRows(
     db,
     sql`SELECT r.replaced, d.id::text AS id, d.certificate_fingerprint AS fingerprint, d.serial_number, d.brand,
           d.owner_subject, d.owner_email, d.released_at IS NOT NULL AS released
@@ -132,11 +144,10 @@ async function registerOnce(
                 WHERE c.fingerprint = ${device.fingerprint} AND c.replaced_at IS NOT NULL) AS replaced) AS r
         LEFT JOIN devices d ON d.certificate_fingerprint = ${device.fingerprint}
            OR (d.serial_number = ${input.serialNumber} AND d.brand = ${input.brand})`,
+    MATCH_ROW,
   );
-  const replaced = rows.some((d) => String(d.replaced) === 'true');
-  const found = rows
-    .filter((d): d is { replaced: boolean } & Existing => d.id !== null)
-    .map((d) => ({ ...d, released: String(d.released) === 'true' }));
+  const replaced = rows.some((d) => d.replaced);
+  const found = rows.filter((d): d is RowOf<typeof MATCH_ROW> & Existing => d.id !== null);
   const sameCert = found.find((d) => d.fingerprint === device.fingerprint);
   const sameHardware = found.find((d) => d.serial_number === input.serialNumber && d.brand === input.brand);
   // A retired certificate never comes back: not for its device, and not under other hardware either.
@@ -221,7 +232,7 @@ async function registerOnce(
               WHERE id = ${uuidParam(existing.id)} AND ${guard} RETURNING 1)
       ${audit ? sql`, audit AS (${audit} RETURNING 1)` : sql``}
       SELECT (SELECT count(*) FROM lock)::int AS matched, (SELECT count(*) FROM sig)::int AS ok`;
-  const [row] = await queryRows<{ matched: number; ok: number }>(db, statement);
+  const [row] = await queryRows(db, statement, { matched: col.number, ok: col.number });
   if (Number(row?.matched) !== 1) throw new DeviceChanged();
   if (Number(row?.ok) !== 1) throw replayedRequest();
   return { created: false, deviceId: existing.id, certificateFingerprint: device.fingerprint };
@@ -264,7 +275,7 @@ async function createDevice(
         guard,
       )} RETURNING 1)
       SELECT (SELECT count(*) FROM sig)::int AS ok`;
-  const [row] = await queryRows<{ ok: number }>(db, statement);
+  const [row] = await queryRows(db, statement, { ok: col.number });
   if (Number(row?.ok) !== 1) throw replayedRequest();
   return { created: true, deviceId: id, certificateFingerprint: device.fingerprint };
 }

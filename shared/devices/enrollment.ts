@@ -4,7 +4,7 @@
 // unknown_device before anything about its body is said.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { textParam } from '../core/db/sql-values.ts';
 import { unauthenticated } from '../core/errors.ts';
 
@@ -43,6 +43,6 @@ export const enrolledDeviceSql = (fingerprint: SQL): SQL =>
 
 /** Refuses a verified certificate that no enrolled device has (401 unknown_device). */
 export async function assertEnrolled(db: Db, fingerprint: string): Promise<void> {
-  const rows = await queryRows<{ id: string }>(db, enrolledDeviceSql(textParam(fingerprint)));
+  const rows = await queryRows(db, enrolledDeviceSql(textParam(fingerprint)), { id: col.text });
   if (rows.length === 0) throw unknownDevice();
 }

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { textParam, tsParam } from '../core/db/sql-values.ts';
 import { fieldName, invalid, type ServiceError, tooLarge } from '../core/errors.ts';
 import { DAY, oldestAcceptedEventTime } from '../observability/retention.ts';
@@ -177,15 +177,12 @@ export async function ingestEvents(
   // By instant, not by text: event times may carry different offsets.
   let latestMs = Number.NEGATIVE_INFINITY;
   for (const r of rows) latestMs = Math.max(latestMs, Date.parse(r.event_time));
-  const [row] = await queryRows<{
-    device_id: string | null;
-    signature_ok: boolean;
-    inserted: number | string;
-  }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT device::text AS device_id, signature_ok, inserted FROM ${sql.raw(INGEST_FUNCTION)}(
       ${textParam(device.fingerprint)}, ${textParam(sourceIp || null)}, ${tsParam(now)}, ${tsParam(new Date(latestMs))},
       ${textParam(device.signatureHash)}, ${tsParam(device.replayUntil)}, ${JSON.stringify(rows)}::json)`,
+    { device_id: col.nullable(col.text), signature_ok: col.bool, inserted: col.number },
   );
   if (!row?.device_id) throw unknownDevice();
   if (row.signature_ok !== true) throw replayedRequest();

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam } from '../core/db/sql-values.ts';
 import { signatureInsert } from './devices.ts';
 import type { VerifiedDeviceRequest } from './enrollment.ts';
@@ -67,7 +67,7 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
   const at = tsParam(now);
   const guard = sql`EXISTS (SELECT 1 FROM sig)`;
   const agentVersion = textParam(body.agentVersion);
-  const [row] = await queryRows<{ device_id: string | null; ok: number }>(
+  const [row] = await queryRows(
     db,
     sql`WITH d AS (${enrolledDeviceSql(textParam(device.fingerprint))}),
       sig AS (${signatureInsert(device, sql`EXISTS (SELECT 1 FROM d)`)}),
@@ -142,6 +142,7 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
       SELECT ${dev}::text AS device_id, (SELECT count(*) FROM sig)::int AS ok,
              (SELECT count(*) FROM up_agents)::int AS agents,
              (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM up_tools)::int AS tools, (SELECT count(*) FROM dev)::int AS dev`,
+    { device_id: col.nullable(col.text), ok: col.number },
   );
   if (!row?.device_id) throw unknownDevice();
   if (Number(row.ok) !== 1) throw replayedRequest();

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { type AuditActor, auditInsertSql } from '../audit/audit.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows, type RowOf } from '../core/db/query.ts';
 import { tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { notFound } from '../core/errors.ts';
 
@@ -17,14 +17,15 @@ export interface DeviceReleaseView {
   released_at: string;
 }
 
-interface Row {
-  id: string;
-  serial_number: string;
-  brand: string;
-  owner_subject: string;
-  owner_email: string;
-  released_at: string | null;
-}
+const ROW = {
+  id: col.text,
+  serial_number: col.text,
+  brand: col.text,
+  owner_subject: col.text,
+  owner_email: col.text,
+  released_at: col.nullable(col.text),
+};
+type Row = RowOf<typeof ROW>;
 
 const noDevice = () => notFound('No device with this id.');
 
@@ -36,12 +37,12 @@ export async function releaseDevice(db: Db, id: string, actor: AuditActor): Prom
   const read = sql`SELECT id::text AS id, serial_number, brand, owner_subject, owner_email,
       to_char(released_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS released_at
     FROM devices WHERE id = ${uuidParam(id)}`;
-  const [device] = await queryRows<Row>(db, read);
+  const [device] = await queryRows(db, read, ROW);
   if (!device) throw noDevice();
   if (device.released_at) return view(device, device.released_at);
   const now = new Date();
   // Only the row as read is released: an owner changed in between (a re-enrollment) writes nothing, and is read again.
-  const [row] = await queryRows<{ n: number }>(
+  const [row] = await queryRows(
     db,
     sql`WITH upd AS (UPDATE devices SET released_at = ${tsParam(now)}, updated_at = ${tsParam(now)}
           WHERE id = ${uuidParam(id)} AND released_at IS NULL AND owner_subject = ${device.owner_subject}
@@ -62,9 +63,10 @@ export async function releaseDevice(db: Db, id: string, actor: AuditActor): Prom
           sql`EXISTS (SELECT 1 FROM upd)`,
         )} RETURNING 1)
         SELECT (SELECT count(*) FROM upd)::int AS n`,
+    { n: col.number },
   );
   if (Number(row?.n) === 1) return view(device, now.toISOString());
-  const [again] = await queryRows<Row>(db, read);
+  const [again] = await queryRows(db, read, ROW);
   if (!again) throw noDevice();
   return again.released_at ? view(again, again.released_at) : releaseDevice(db, id, actor);
 }

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { AuditActor } from '../audit/audit.ts';
 import { recordAudit } from '../audit/audit.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
 import { iso } from '../observability/cursor.ts';
@@ -23,8 +23,8 @@ const VIEW = sql`json_build_object('id', d.id::text, 'kind', d.kind, 'name', d.n
   'secret_ref', d.secret_ref, 'enabled', d.enabled, 'created_at', ${iso(sql`d.created_at`)},
   'updated_at', ${iso(sql`d.updated_at`)})::text`;
 
-const parseView = (rows: { j: string }[]): DestinationView[] =>
-  rows.map((r) => JSON.parse(r.j) as DestinationView);
+const parseView = (rows: readonly Record<string, unknown>[]): DestinationView[] =>
+  rows.map((r) => JSON.parse(col.text(r.j, 'j')) as DestinationView);
 
 /** The settings of `kind` as stored (defaults filled in), or 400 naming the field. */
 function checkSettings(kind: string, settings: unknown): Record<string, unknown> {
@@ -49,10 +49,9 @@ const isUniqueViolation = (err: unknown) =>
   /export_destinations_name_key/.test(String((err as { cause?: Error })?.cause?.message ?? ''));
 
 export async function listDestinations(db: Db): Promise<{ destinations: DestinationView[] }> {
-  const rows = await queryRows<{ j: string }>(
-    db,
-    sql`SELECT ${VIEW} AS j FROM export_destinations d ORDER BY d.name`,
-  );
+  const rows = await queryRows(db, sql`SELECT ${VIEW} AS j FROM export_destinations d ORDER BY d.name`, {
+    j: col.text,
+  });
   return { destinations: parseView(rows) };
 }
 
@@ -143,9 +142,10 @@ export async function updateDestination(
 
 export async function deleteDestination(db: Db, id: string, actor: AuditActor) {
   return db.transaction(async (tx) => {
-    const gone = await queryRows<{ name: string }>(
+    const gone = await queryRows(
       tx,
       sql`DELETE FROM export_destinations WHERE id = ${uuidParam(id)} RETURNING name`,
+      { name: col.text },
     );
     if (gone.length === 0) throw notFound('No export destination with this id.');
     await recordAudit(tx, {
@@ -159,14 +159,8 @@ export async function deleteDestination(db: Db, id: string, actor: AuditActor) {
   });
 }
 
-interface StatusRow {
-  x: string;
-  cid: string;
-  j: string;
-}
-
 async function statusOf(db: Db, id: string): Promise<DestinationStatus> {
-  const [row] = await queryRows<StatusRow>(
+  const [row] = await queryRows(
     db,
     sql`SELECT c.cursor_xid::text AS x, c.cursor_id::text AS cid, json_build_object('delivered', c.delivered,
         'resent', c.resent, 'attempts', c.attempts, 'last_error', c.last_error,
@@ -174,6 +168,7 @@ async function statusOf(db: Db, id: string): Promise<DestinationStatus> {
         'last_attempt_at', ${iso(sql`c.last_attempt_at`)}, 'last_success_at', ${iso(sql`c.last_success_at`)},
         'next_attempt_at', ${iso(sql`c.next_attempt_at`)}, 'replayed_from', ${iso(sql`c.replayed_from`)})::text AS j
       FROM export_cursors c WHERE c.destination_id = ${uuidParam(id)}`,
+    { x: col.text, cid: col.text, j: col.text },
   );
   if (!row) throw notFound('No export destination with this id.');
   const lag = await destinationLag(db, { xid: row.x, id: row.cid });
@@ -186,11 +181,12 @@ export async function destinationLag(
   db: Db,
   cursor: { xid: string; id: string },
 ): Promise<{ lag_events: number; lag_seconds: number }> {
-  const [row] = await queryRows<{ n: string; s: string | null }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT count(*)::text AS n,
         extract(epoch FROM now() - min(e.received_at))::float8::text AS s
       FROM observability_events e WHERE ${afterCursor(cursor)}`,
+    { n: col.text, s: col.nullable(col.text) },
   );
   return { lag_events: Number(row?.n ?? 0), lag_seconds: Math.max(0, Number(row?.s ?? 0)) };
 }
@@ -209,16 +205,18 @@ export async function replayDestination(db: Db, id: string, from: string, actor:
   const destination = await getDestination(db, id);
   const fromDate = new Date(from);
   const replayed = await db.transaction(async (tx) => {
-    const [first] = await queryRows<{ xid: string; id: string }>(
+    const [first] = await queryRows(
       tx,
       sql`SELECT e.ingest_xid::text AS xid, (e.id - 1)::text AS id FROM observability_events e
         WHERE e.event_time >= ${tsParam(fromDate)} AND e.ingest_xid IS NOT NULL
         ORDER BY e.ingest_xid, e.id LIMIT 1`,
+      { xid: col.text, id: col.text },
     );
-    const [cursor] = await queryRows<{ xid: string; id: string }>(
+    const [cursor] = await queryRows(
       tx,
       sql`SELECT cursor_xid::text AS xid, cursor_id::text AS id FROM export_cursors
         WHERE destination_id = ${uuidParam(id)} FOR UPDATE`,
+      { xid: col.text, id: col.text },
     );
     if (!cursor) throw notFound('No export destination with this id.');
     let n = 0;
@@ -228,10 +226,11 @@ export async function replayDestination(db: Db, id: string, from: string, actor:
       (BigInt(first.xid) < BigInt(cursor.xid) ||
         (BigInt(first.xid) === BigInt(cursor.xid) && BigInt(first.id) < BigInt(cursor.id)));
     if (first && behind) {
-      const [counted] = await queryRows<{ n: string }>(
+      const [counted] = await queryRows(
         tx,
         sql`SELECT count(*)::text AS n FROM observability_events e
           WHERE ${afterCursor(first)} AND NOT (${afterCursor(cursor)})`,
+        { n: col.text },
       );
       n = Number(counted?.n ?? 0);
       await tx.execute(sql`UPDATE export_cursors SET cursor_xid = ${first.xid}::xid8, cursor_id = ${first.id}::bigint,

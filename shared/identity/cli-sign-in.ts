@@ -5,7 +5,7 @@ import { issueLocalToken } from '../core/auth/local-tokens.ts';
 import type { Principal } from '../core/auth/principal.ts';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 import { cliSignins } from '../core/db/schema.ts';
 import { textParam, tsParam } from '../core/db/sql-values.ts';
 import { conflict, invalid, notFound, rateLimited, ServiceError } from '../core/errors.ts';
@@ -82,7 +82,7 @@ export async function startCliSignin(
   // One clock for both, so that the page shows a sign-in that lives exactly 10 minutes.
   const now = Date.now();
   const source = sourceKey(asker.sourceIp) ?? null;
-  const [row] = await queryRows<{ id: string | null; retry_after_s: number | null }>(
+  const [row] = await queryRows(
     db,
     sql`WITH open AS (SELECT count(*) AS n, min(expires_at) AS first_end FROM cli_signins
           WHERE source_key = ${textParam(source)} AND expires_at > now()),
@@ -96,6 +96,7 @@ export async function startCliSignin(
           RETURNING id::text AS id)
         SELECT (SELECT id FROM ins) AS id,
           (SELECT ceil(extract(epoch FROM first_end - now()))::int FROM open) AS retry_after_s`,
+    { id: col.nullable(col.text), retry_after_s: col.nullable(col.number) },
   );
   if (!row?.id) {
     const seconds = Math.max(1, Number(row?.retry_after_s) || 1);

@@ -24,10 +24,10 @@ import { and, count, desc, eq, isNull, lt, or, type SQL, sql } from 'drizzle-orm
 import { type AuditActor, auditInsertFromRowsSql, recordAudit } from '../audit/audit.ts';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
-import { fromJson, queryRows } from '../core/db/query.ts';
+import { col, fromJson, queryRows } from '../core/db/query.ts';
 import { signinLockouts, users } from '../core/db/schema.ts';
 import { notFound, rateLimited } from '../core/errors.ts';
-import type { ListSigninLockoutsQuery, SigninScope } from './lockout-schemas.ts';
+import { type ListSigninLockoutsQuery, SIGNIN_SCOPES, type SigninScope } from './lockout-schemas.ts';
 import { localUserByEmail, type UserRow } from './users.ts';
 
 export interface SigninPolicy {
@@ -186,8 +186,8 @@ export async function readSigninState(
 /** The state of `keys`, alone (the CLI token exchange, which looks up no user). */
 export async function readKeyStates(db: Db, keys: readonly SigninKey[]): Promise<KeyState[]> {
   if (keys.length === 0) return [];
-  const [row] = await queryRows<{ j: unknown }>(db, sql`SELECT ${keyStatesSql(keys)} AS j`);
-  return fromJson<KeyState[]>(row?.j ?? []);
+  const [row] = await queryRows(db, sql`SELECT ${keyStatesSql(keys)} AS j`, { j: col.json<KeyState[]>() });
+  return row?.j ?? [];
 }
 
 const LOCKED_MESSAGES: Record<SigninScope, (seconds: number) => string> = {
@@ -271,7 +271,7 @@ export async function recordSigninFailure(
     // ORDER BY: the audit rows are inserted once every key's row is locked (a Sort reads all its input first).
     sql`SELECT * FROM up WHERE lock_started ORDER BY scope`,
   );
-  const rows = await queryRows<FailureOutcome & { failures: number | string }>(
+  return queryRows(
     db,
     sql`WITH up AS (
       INSERT INTO signin_lockouts AS t (scope, key, failures, first_failure_at, last_failure_at, locked_at,
@@ -293,8 +293,13 @@ export async function recordSigninFailure(
     ),
     audit AS (${audit} RETURNING 1)
     SELECT scope, failures, lock_started, locked_until_text AS locked_until FROM up`,
+    {
+      scope: col.oneOf(SIGNIN_SCOPES),
+      failures: col.number,
+      lock_started: col.bool,
+      locked_until: col.nullable(col.text),
+    },
   );
-  return rows.map((r) => ({ ...r, failures: Number(r.failures) }));
 }
 
 /** A successful sign-in forgets its account's failures from its address (the address's own stay counted). */

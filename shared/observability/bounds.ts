@@ -5,7 +5,7 @@
 // endpoint returns it whole). Each JSON document is read in chunks of at most 64 KB (one row each).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../core/db/database.ts';
-import { queryRows } from '../core/db/query.ts';
+import { col, queryRows } from '../core/db/query.ts';
 
 /** Byte budget of the items of one page (events, sessions, devices, agents, MCPs, changes). */
 export const PAGE_BYTES = 512 * 1024;
@@ -40,7 +40,7 @@ const chunkStart = (j: string): string => {
  * document n/2 times (a 270 KB document: 38 ms to chunk as text, 17 ms as bytes, 21 ms unchunked, in psql).
  */
 export async function queryDoc<T>(db: Db, query: SQL): Promise<T> {
-  const rows = await queryRows<{ c: string | null }>(
+  const rows = await queryRows(
     db,
     // MATERIALIZED: the document is computed once (a subquery would be inlined into every use of d.b).
     sql`WITH d AS MATERIALIZED (SELECT convert_to((q.j)::text, 'UTF8') AS b FROM (${query}) AS q)
@@ -48,6 +48,7 @@ export async function queryDoc<T>(db: Db, query: SQL): Promise<T> {
           ${sql.raw(chunkStart('(i + 1)'))} - ${sql.raw(chunkStart('i'))}), 'UTF8') AS c
       FROM d, generate_series(0, greatest(0, (octet_length(d.b) - 1) / ${sql.raw(String(CHUNK_BYTES))})) AS i
       ORDER BY i`,
+    { c: col.nullable(col.text) },
   );
   if (rows.length === 0 || rows[0]?.c === null || rows[0]?.c === undefined) return null as T;
   return JSON.parse(rows.map((r) => r.c ?? '').join('')) as T;

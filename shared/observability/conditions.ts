@@ -4,13 +4,51 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { uuidParam } from '../core/db/sql-values.ts';
 import { likePattern } from './cursor.ts';
+import type { Grain } from './rollups/rollups.ts';
 import type { EventFilters } from './schemas.ts';
 
 /** Conditions joined with AND (none: TRUE). */
 export const and = (parts: SQL[]): SQL => (parts.length ? sql.join(parts, sql` AND `) : sql`TRUE`);
 
-/** A grain or kind as an SQL literal (a closed set: literals let the planner match partial indexes). */
-export const lit = (value: string): SQL => sql.raw(`'${value}'`);
+/** The session detail's list keys, written as JSON keys of the document the statement builds. */
+type SessionListKey = 'agent_types' | 'actors' | 'models';
+
+/**
+ * Every word lit() may write into a statement: the grains, the rollup kinds and the session detail's list keys.
+ * A closed table, so that no caller can pass text through it into SQL.
+ */
+const SQL_WORDS = [
+  'minute',
+  'hour',
+  '6h',
+  'day',
+  'week',
+  'call',
+  'tool',
+  'actor',
+  'agent_types',
+  'actors',
+  'models',
+  'agent_types_total',
+  'actors_total',
+  'models_total',
+] as const satisfies readonly (
+  | Grain
+  | 'call'
+  | 'tool'
+  | 'actor'
+  | SessionListKey
+  | `${SessionListKey}_total`
+)[];
+export type SqlWord = (typeof SQL_WORDS)[number];
+const WORDS: ReadonlySet<string> = new Set(SQL_WORDS);
+
+/** A word of SQL_WORDS as an SQL literal (literals, not parameters, let the planner match partial indexes). */
+export function lit(value: SqlWord): SQL {
+  // The type admits the table only; the check keeps a cast or a value from outside TypeScript out too.
+  if (!WORDS.has(value)) throw new TypeError(`not a known SQL word: ${JSON.stringify(value)}`);
+  return sql.raw(`'${value}'`);
+}
 
 /** Conditions on columns named alike in observability_events and observability_rollups. */
 const DIMS = {

@@ -7,7 +7,7 @@ import { type AuditActor, recordAudit } from '../audit/audit.ts';
 import { canonicalize } from '../core/canonical-json.ts';
 import type { Db } from '../core/db/database.ts';
 import { sqlState } from '../core/db/errors.ts';
-import { queryJson, queryRows } from '../core/db/query.ts';
+import { col, queryJson, queryRows } from '../core/db/query.ts';
 import { policyVersions } from '../core/db/schema.ts';
 import { intParam, jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, notFound } from '../core/errors.ts';
@@ -135,7 +135,7 @@ async function writeVersion(
         .insert(policyVersions)
         .values({
           version,
-          document: doc as unknown as Record<string, unknown>,
+          document: { ...doc },
           documentHash: hash,
           reason: facts.reason,
           createdById: facts.actor.id,
@@ -358,14 +358,7 @@ export async function listPolicyDevices(db: Db, query: ListPolicyDevicesQuery) {
   if (query.stale === 'false') conditions.push(sql`f.version = ${intParam(current.version)}`);
   if (query.device_id) conditions.push(sql`d.id = ${uuidParam(query.device_id)}`);
   const stale = conditions.length ? sql`WHERE ${sql.join(conditions, sql` AND `)}` : sql``;
-  const rows = await queryRows<{
-    device_id: string;
-    serial_number: string;
-    owner_email: string;
-    version: number | null;
-    fetched_at: string | null;
-    total: number;
-  }>(
+  const rows = await queryRows(
     db,
     sql`SELECT d.id::text AS device_id, d.serial_number, d.owner_email, f.version,
           to_char(f.fetched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS fetched_at,
@@ -373,6 +366,14 @@ export async function listPolicyDevices(db: Db, query: ListPolicyDevicesQuery) {
         FROM devices d LEFT JOIN policy_fetches f ON f.device_id = d.id ${stale}
         ORDER BY f.fetched_at DESC NULLS LAST, d.serial_number, d.id
         LIMIT ${intParam(query.limit)} OFFSET ${intParam(query.offset)}`,
+    {
+      device_id: col.text,
+      serial_number: col.text,
+      owner_email: col.text,
+      version: col.nullable(col.number),
+      fetched_at: col.nullable(col.text),
+      total: col.number,
+    },
   );
   const total = rows[0]?.total ?? (await countPolicyDevices(db, stale));
   return {
@@ -396,9 +397,10 @@ export async function listPolicyDevices(db: Db, query: ListPolicyDevicesQuery) {
 
 /** The total of a page past the end (the window count of an empty page is not there). */
 async function countPolicyDevices(db: Db, where: SQL): Promise<number> {
-  const [row] = await queryRows<{ n: number }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT count(*)::int AS n FROM devices d LEFT JOIN policy_fetches f ON f.device_id = d.id ${where}`,
+    { n: col.number },
   );
   return Number(row?.n ?? 0);
 }
@@ -414,13 +416,7 @@ export async function fetchDevicePolicy(
   ifNoneMatch: string | undefined,
 ) {
   const now = new Date();
-  const [row] = await queryRows<{
-    device_id: string | null;
-    ok: number;
-    version: number | null;
-    document: string | null;
-    hash: string | null;
-  }>(
+  const [row] = await queryRows(
     db,
     sql`WITH d AS (${enrolledDeviceSql(textParam(device.fingerprint))}),
       sig AS (${signatureInsert(device, sql`EXISTS (SELECT 1 FROM d)`)}),
@@ -433,6 +429,13 @@ export async function fetchDevicePolicy(
       SELECT (SELECT id::text FROM d) AS device_id, (SELECT count(*) FROM sig)::int AS ok,
         (SELECT version FROM p) AS version, (SELECT document::text FROM p) AS document,
         (SELECT document_hash FROM p) AS hash, (SELECT count(*) FROM f)::int AS fetched`,
+    {
+      device_id: col.nullable(col.text),
+      ok: col.number,
+      version: col.nullable(col.number),
+      document: col.nullable(col.text),
+      hash: col.nullable(col.text),
+    },
   );
   if (!row?.device_id) throw unknownDevice();
   if (Number(row.ok) !== 1) throw replayedRequest();

@@ -64,7 +64,7 @@ export async function provisionEnvironment(
         set: {
           environmentId,
           environmentStatus: 'ready',
-          tunnel: tunnel as unknown as Record<string, unknown>,
+          tunnel,
         },
         metadata: { environment_id: environmentId, provider: provider.name },
       });
@@ -81,7 +81,7 @@ export async function provisionEnvironment(
         .update(requests)
         .set({
           environmentStatus: 'failed',
-          tunnel: failedTunnel(row, provider.name, lastError) as unknown as Record<string, unknown>,
+          tunnel: failedTunnel(row, provider.name, lastError),
           updatedAt: sql`now()`,
         })
         .where(and(eq(requests.id, row.id), eq(requests.status, 'approved')))
@@ -188,7 +188,7 @@ function recordTeardown(
       .update(requests)
       .set({
         environmentStatus: status,
-        tunnel: tunnel as unknown as Record<string, unknown> | null,
+        tunnel,
         updatedAt: sql`now()`,
       })
       .where(eq(requests.id, row.id))

@@ -322,7 +322,7 @@ export async function createRequest(
         requesterId: principal.subject,
         requesterName: principal.name,
         requesterEmail: principal.email,
-        scope: body.scope as unknown as Record<string, unknown>,
+        scope: body.scope,
         tunnel: null,
         idempotencyKey: idempotencyKey ?? null,
         idempotencyBodySha256: fingerprint,
@@ -406,7 +406,7 @@ export async function moveRequest(
       .where(
         and(
           eq(requests.id, id),
-          inArray(requests.status, transition.from as unknown as RequestStatus[]),
+          inArray(requests.status, [...transition.from]),
           ...(move === 'approve' ? [sql`${requests.requesterId} <> ${actor.id}`] : []),
         ),
       )

@@ -50,7 +50,7 @@ try {
   await seedBenchDay(db, DAY, EVENTS);
   await db.execute(sql`ANALYZE observability_events`);
   const seedS = (performance.now() - seedStart) / 1000;
-  const [size] = await queryRows<{ bytes: string; n: string }>(
+  const [size] = await queryRows(
     db,
     sql`SELECT (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
         WHERE inhparent = 'observability_events'::regclass)::text AS bytes,
@@ -89,7 +89,7 @@ try {
   if (!archived || !part) throw new Error('hour 12 is not in the archive');
   const file = part.buffer.slice(part.byteOffset, part.byteOffset + part.byteLength) as ArrayBuffer;
   const readBack = (await parquetReadObjects({ file, columns: ['id'] })).length;
-  const [pgHour] = await queryRows<{ n: string }>(
+  const [pgHour] = await queryRows(
     db,
     sql`SELECT count(*)::text AS n FROM observability_events
       WHERE event_time >= ${hour.toISOString()}::timestamptz AND event_time < ${new Date(hour.getTime() + HOUR).toISOString()}::timestamptz`,

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { startLocalService } from '#local-server/service.ts';
 import { connectDatabase } from '#shared/core/db/connect.ts';
 import { migrate } from '#shared/core/db/migrate.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { setLogLevel } from '#shared/core/logger.ts';
 import { rebuildFleetStats } from '#shared/observability/fleet/stats.ts';
 import { rebuildRollups } from '#shared/observability/rollups/rollups.ts';
@@ -125,9 +125,10 @@ console.log(
 );
 await database.db.execute(sql`VACUUM ANALYZE`);
 // The device page of the fleet's first device; the 7-day preset as the console writes it (to the minute).
-const [firstDevice] = await queryRows<{ id: string }>(
+const [firstDevice] = await queryRows(
   database.db,
   sql`SELECT id::text AS id FROM devices ORDER BY serial_number LIMIT 1`,
+  { id: col.text },
 );
 const weekAgo = `${new Date(now.getTime() - 7 * 86_400_000).toISOString().slice(0, 16)}:00Z`;
 const PAGES = pagesOf(firstDevice?.id ?? '', weekAgo);

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { AuditActor } from '#shared/audit/audit.ts';
 import { migrate } from '#shared/core/db/migrate.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import type { VerifiedDeviceRequest } from '#shared/core/http/context.ts';
 import { ingestEvents } from '#shared/devices/events.ts';
 import { observabilityEvent } from '#shared/devices/schemas.ts';
@@ -77,9 +77,10 @@ try {
   await db.execute(sql`ANALYZE observability_events`);
   // The delivery reads events older than every running transaction of the cluster: on a shared server, wait for them.
   for (let waited = 0; ; waited++) {
-    const [row] = await queryRows<{ n: string }>(
+    const [row] = await queryRows(
       db,
       sql`SELECT count(*)::text AS n FROM observability_events e WHERE ${SETTLED}`,
+      { n: col.text },
     );
     if (Number(row?.n) === N) break;
     if (waited > 600) throw new Error('the events never settled (a long transaction on the server)');

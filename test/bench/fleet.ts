@@ -131,7 +131,7 @@ try {
   await rebuildFleetStats(db);
   const rebuildMs = performance.now() - r0;
   await db.execute(sql`ANALYZE`);
-  const [counts] = await queryRows<{ agents: string; mcps: string }>(
+  const [counts] = await queryRows(
     db,
     sql`SELECT (SELECT count(*) FROM inventory_agents)::text AS agents, (SELECT count(*) FROM inventory_mcps)::text AS mcps`,
   );

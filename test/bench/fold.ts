@@ -97,7 +97,7 @@ try {
   const seed1 = await seedBacklog(1);
   console.log(`  seeded in ${seed1.toFixed(1)} s`);
   const t1 = performance.now();
-  const [all] = await queryRows<{ folded: string }>(
+  const [all] = await queryRows(
     db,
     sql`SELECT folded::text FROM observability_fold(${BACKLOG * 2}::bigint, true)`,
   );

@@ -14,7 +14,6 @@
 
 import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { PGlite } from '@electric-sql/pglite';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import pg from 'pg';
 import { type AgentReport, signBytes, type ToolCallEvent } from '#agent/client.ts';
@@ -310,7 +309,7 @@ async function ingestBench(driver: 'pglite' | 'postgres'): Promise<IngestRow[]> 
   const db: Db = runtime.database.db;
   const copyClient = pgDb ? new pg.Client({ connectionString: pgDb.url }) : undefined;
   await copyClient?.connect();
-  const pglite = driver === 'pglite' ? (db as unknown as { $client: PGlite }).$client : undefined;
+  const pglite = runtime.database.driver === 'pglite' ? runtime.database.client : undefined;
   const copy = async (rows: StoredRow[]) => {
     if (copyClient) return copyOverPg(copyClient, rows);
     await pglite?.query(COPY_SQL(`'/dev/blob'`), [], { blob: new Blob([toCsv(rows)]) });

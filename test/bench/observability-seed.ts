@@ -2,7 +2,7 @@
 // bench:observability (the API's figures) and bench:console -- --pages (the console's, in Chromium).
 import { sql } from 'drizzle-orm';
 import type { Db } from '#shared/core/db/database.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 
 export const DEVICES = 2000;
 const DAY = 86_400_000;
@@ -10,10 +10,11 @@ const seconds = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)}
 
 /** The event table's secondary indexes, dropped for the bulk load and rebuilt from their own definitions after. */
 async function withoutEventIndexes(db: Db, load: () => Promise<void>): Promise<number> {
-  const defs = await queryRows<{ name: string; def: string }>(
+  const defs = await queryRows(
     db,
     sql`SELECT indexname AS name, indexdef AS def FROM pg_indexes
       WHERE tablename = 'observability_events' AND indexname <> 'observability_events_pkey'`,
+    { name: col.text, def: col.text },
   );
   for (const d of defs) await db.execute(sql.raw(`DROP INDEX ${d.name}`));
   await load();

@@ -25,7 +25,7 @@ import { sql } from 'drizzle-orm';
 import { rng, simulatedEvents, simulatedInventory } from '#agent/simulate.ts';
 import { connectDatabase } from '#shared/core/db/connect.ts';
 import { migrate } from '#shared/core/db/migrate.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { ingestEvents } from '#shared/devices/events.ts';
 import { observabilityEvent } from '#shared/devices/schemas.ts';
 import { listEvents } from '#shared/observability/events/events.ts';
@@ -44,7 +44,7 @@ import {
 } from '#shared/observability/schemas.ts';
 import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
-import { percentileErrors, type SummaryPercentiles } from '#test/support/exact-percentiles.ts';
+import { percentileErrors } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
 
@@ -110,7 +110,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     await migrate(db);
     let now = startedAt;
     if (reuse) {
-      const [kept] = await queryRows<{ t: string; n: string }>(
+      const [kept] = await queryRows(
         db,
         sql`SELECT max(event_time)::text AS t, count(*)::text AS n FROM observability_events`,
       );
@@ -132,15 +132,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       await db.execute(sql`VACUUM ANALYZE`);
       console.log(`vacuum analyze: ${seconds(t1)}; seeding in all: ${seconds(t0)}`);
     }
-    const [rows] = await queryRows<{
-      h: number;
-      q: number;
-      d: number;
-      w: number;
-      a: number;
-      s: number;
-      size: string;
-    }>(
+    const [rows] = await queryRows(
       db,
       sql`SELECT (count(*) FILTER (WHERE kind = 'call' AND grain = 'hour'))::int AS h,
         (count(*) FILTER (WHERE kind = 'call' AND grain = '6h'))::int AS q,
@@ -176,16 +168,13 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       target(`summary ${label} vs raw scan (p50)`, ratio, 50, 'x');
       // The percentiles against percentile_cont over the raw events: totals, top tools, every bucket.
       const summary = await observabilitySummary(db, summaryQuery.parse({ ...q, top: 50 }), { now });
-      const error = await percentileErrors(db, summary as unknown as SummaryPercentiles);
+      const error = await percentileErrors(db, summary);
       if (error.worst >= worst.worst) worst = error;
       console.log(
         `    percentiles: worst relative error ${(100 * error.worst).toFixed(2)}% of ${error.compared} (${error.where})`,
       );
     }
-    const [stored] = await queryRows<{ n: string }>(
-      db,
-      sql`SELECT count(*)::text AS n FROM observability_events`,
-    );
+    const [stored] = await queryRows(db, sql`SELECT count(*)::text AS n FROM observability_events`);
     console.log(
       `  worst percentile error at ${Number(stored?.n).toLocaleString('en')} events: ${(100 * worst.worst).toFixed(2)}% (${worst.where})`,
     );
@@ -196,10 +185,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       pass: worst.worst <= 0.02,
     });
     const from30 = new Date(now.getTime() - 30 * DAY).toISOString();
-    const [dev] = await queryRows<{ id: string }>(
-      db,
-      sql`SELECT id::text AS id FROM bench_devices WHERE n = 42`,
-    );
+    const [dev] = await queryRows(db, sql`SELECT id::text AS id FROM bench_devices WHERE n = 42`);
     for (const [label, filters] of [
       ['agent + result', { agent_type: 'cursor', result: 'denied' }],
       ['mcp + tool', { mcp: 'github', tool: 'search_code' }],
@@ -250,7 +236,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     console.log(
       '\ningest through ingestEvents (one statement per batch: events, device; rollups folded after):',
     );
-    const devices = await queryRows<{ fingerprint: string }>(
+    const devices = await queryRows(
       db,
       sql`SELECT d.certificate_fingerprint AS fingerprint FROM bench_devices b JOIN devices d ON d.id = b.id
         ORDER BY b.n LIMIT 16`,
@@ -311,9 +297,10 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     );
     // Reads add the events the fold has not reached (at most READ_TAIL_MAX_EVENTS of them): the summary with the
     // batches above still unfolded, over a range that holds them.
-    const [tail] = await queryRows<{ n: number }>(
+    const [tail] = await queryRows(
       db,
       sql`SELECT count(*)::int AS n FROM observability_events e WHERE ${unfoldedSql('e')}`,
+      { n: col.number },
     );
     for (const [label, days] of [
       ['24 h', 1],
@@ -335,10 +322,11 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
     if (driver === 'postgres') {
       // Statistics are flushed asynchronously: an idle backend (the one that folded) within 10 s (PGSTAT_IDLE_INTERVAL).
       await new Promise((resolve) => setTimeout(resolve, 11_000));
-      const stats = await queryRows<{ table: string; upd: number; hot: number }>(
+      const stats = await queryRows(
         db,
         sql`SELECT relname AS table, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables
           WHERE relname IN ('observability_rollups', 'observability_series') ORDER BY 1`,
+        { table: col.text, upd: col.number, hot: col.number },
       );
       for (const s of stats) {
         console.log(

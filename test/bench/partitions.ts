@@ -24,7 +24,7 @@ const timed = async (run: () => Promise<unknown>) => {
   return performance.now() - t0;
 };
 const tableBytes = async () => {
-  const [row] = await queryRows<{ bytes: string }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::text AS bytes FROM pg_inherits
       WHERE inhparent = 'observability_events'::regclass`,
@@ -32,7 +32,7 @@ const tableBytes = async () => {
   return Number(row?.bytes);
 };
 const rowCount = async () => {
-  const [row] = await queryRows<{ n: string }>(db, sql`SELECT count(*)::text AS n FROM observability_events`);
+  const [row] = await queryRows(db, sql`SELECT count(*)::text AS n FROM observability_events`);
   return Number(row?.n);
 };
 

@@ -14,6 +14,7 @@
 // BENCH_DRIVER=pglite (default) | postgres | data-api (the last two on TEST_DATABASE_URL, else on a
 // PostgreSQL from npm started for the run); BENCH_ITERATIONS=300.
 import { sql } from 'drizzle-orm';
+import type { QueryArrayConfig } from 'pg';
 import type { Principal } from '#shared/core/auth/principal.ts';
 import { setLogLevel } from '#shared/core/logger.ts';
 import { roleSessionFor } from '#shared/requests/environments/builtin/drivers.ts';
@@ -35,28 +36,27 @@ const svc = await startTestService(driver);
 const database = svc.runtime.database;
 const db = database.db;
 
-interface PgClient {
-  query(config: { text: string; rowMode: 'array'; queryMode: 'extended' }): Promise<{ rows: unknown[][] }>;
-  release(): void;
-}
 /** The SELECT run directly: same client, same protocol and row mode as the proxy's statement. */
 function directRunner(text: string): () => Promise<number> {
-  const client = (db as unknown as { $client: unknown }).$client;
   if (database.driver === 'postgres') {
-    const pool = client as { connect(): Promise<PgClient> };
+    const pool = database.client;
+    // queryMode is node-postgres' own option, which its type declarations do not name yet.
+    const config: QueryArrayConfig & { queryMode: 'extended' } = {
+      text,
+      rowMode: 'array',
+      queryMode: 'extended',
+    };
     return async () => {
       const conn = await pool.connect();
       try {
-        return (await conn.query({ text, rowMode: 'array', queryMode: 'extended' })).rows.length;
+        return (await conn.query(config)).rows.length;
       } finally {
         conn.release();
       }
     };
   }
   if (database.driver === 'pglite') {
-    const pglite = client as {
-      query(t: string, p: unknown[], o: { rowMode: 'array' }): Promise<{ rows: unknown[] }>;
-    };
+    const pglite = database.client;
     return async () => (await pglite.query(text, [], { rowMode: 'array' })).rows.length;
   }
   return async () => ((await db.execute(sql.raw(text))) as unknown as { records: unknown[] }).records.length;

@@ -89,7 +89,7 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
   const agent = (args: string[], extra: Record<string, string> = {}) =>
     runProcess(process.execPath, [bundle, ...args], { cwd: home, env: { ...env, ...extra } });
   const stored = async (where = sql`true`) => {
-    const [row] = await queryRows<{ n: number; distinct: number }>(
+    const [row] = await queryRows(
       (service as LocalService).runtime.database.db,
       sql`SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS distinct FROM observability_events
         WHERE device_id = ${deviceId}::uuid AND ${where}`,

@@ -112,7 +112,7 @@ test('agent login through a real browser, then register with the issued token', 
   const [, deviceId] = await register.waitFor(/Registered: device ([0-9a-f-]{36})/);
   assert.equal(await register.exited, 0, register.output());
   const me = await svc.call('GET', '/v1/me', { token: await svc.adminToken() });
-  const [row] = await queryRows<{ owner_subject: string }>(
+  const [row] = await queryRows(
     svc.runtime.database.db,
     sql`SELECT owner_subject FROM devices WHERE id = ${deviceId as string}::uuid`,
   );

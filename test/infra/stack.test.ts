@@ -73,8 +73,7 @@ function secretAccess(
   const withArn: string[] = [];
   for (const planned of synthesized.stack.plan) {
     const logicalId = synthesized.stack.getLogicalId(
-      synthesized.stack.functions.get(planned.handler)!.node
-        .defaultChild as unknown as import('aws-cdk-lib').CfnElement,
+      synthesized.stack.functions.get(planned.handler)!.node.defaultChild as import('aws-cdk-lib').CfnElement,
     );
     const fn = all[logicalId]!;
     const roleId = getAttOf(fn.Properties.Role)!;
@@ -99,7 +98,7 @@ const ROUTE_WITH_OWN_FUNCTION = 7;
 
 const functionOf = (handler: string) => {
   const logicalId = prod.stack.getLogicalId(
-    prod.stack.functions.get(handler)!.node.defaultChild as unknown as import('aws-cdk-lib').CfnElement,
+    prod.stack.functions.get(handler)!.node.defaultChild as import('aws-cdk-lib').CfnElement,
   );
   return { logicalId, resource: resources[logicalId]! };
 };
@@ -133,7 +132,7 @@ test('one API route per mounted row, each to the function of its handler, and $d
     const [, routeResource] = routes.find(
       ([, r]) => r.Properties.RouteKey === `${route.method} ${route.path}`,
     )!;
-    const target = String(routeResource.Properties.Target as unknown as string);
+    const target = String(routeResource.Properties.Target);
     const integrationId = JSON.stringify(routeResource.Properties.Target).match(/"Ref":"([^"]+)"/)?.[1];
     assert.ok(integrationId, `${id}: ${target}`);
     const integration = integrations.get(integrationId)!;
@@ -618,7 +617,7 @@ test('migrations run on deploy, after the cluster and its writer, before the fun
     assert.ok(dependsOn.has(id), `trigger waits for ${id}`);
   }
   const migrate = prod.stack.getLogicalId(
-    prod.stack.migrateFunction.node.defaultChild as unknown as import('aws-cdk-lib').CfnElement,
+    prod.stack.migrateFunction.node.defaultChild as import('aws-cdk-lib').CfnElement,
   );
   const versionId = refOf(trigger.Properties.HandlerArn)!;
   assert.equal(resources[versionId]?.Type, 'AWS::Lambda::Version');

@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '#shared/core/db/database.ts';
 import { queryRows } from '#shared/core/db/query.ts';
 import { tsParam } from '#shared/core/db/sql-values.ts';
+import type { observabilitySummary } from '#shared/observability/summary/summary.ts';
 
 interface Percentiles {
   duration_p50_ms: number | null;
@@ -12,12 +13,18 @@ interface Percentiles {
   duration_p99_ms: number | null;
 }
 
-/** The parts of a summary (observabilitySummary's result, no filters) whose percentiles are compared. */
-export interface SummaryPercentiles {
-  range: { from: string; to: string; bucket: string };
-  totals: Percentiles;
-  top: { tools: Array<Percentiles & Record<string, unknown>> };
-  series: Array<Percentiles & { bucket: string }>;
+/** The summary whose percentiles are compared (observabilitySummary's result). */
+export type SummaryPercentiles = Awaited<ReturnType<typeof observabilitySummary>>;
+
+/** The three percentile fields of a totals, top-list or series row. */
+function percentilesOf(row: object): Percentiles {
+  const r: Record<string, unknown> = { ...row };
+  const value = (k: (typeof P)[number]) => (r[k] === null || r[k] === undefined ? null : Number(r[k]));
+  return {
+    duration_p50_ms: value('duration_p50_ms'),
+    duration_p95_ms: value('duration_p95_ms'),
+    duration_p99_ms: value('duration_p99_ms'),
+  };
 }
 
 export interface PercentileError {
@@ -54,7 +61,7 @@ export async function percentileErrors(
   const server = mcp === undefined ? sql`true` : sql`mcp_name = ${mcp}`;
   const unit = sql.raw(`'${summary.range.bucket}'`);
   const pc = sql.raw('percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms)');
-  const rows = await queryRows<{ k: string; p: number[] | string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT 'totals' AS k, to_json(${pc}) AS p FROM observability_events
         WHERE event_time >= ${F} AND event_time < ${T} AND ${server}
@@ -68,11 +75,14 @@ export async function percentileErrors(
     rows.map((r) => [r.k, (typeof r.p === 'string' ? JSON.parse(r.p) : r.p) as number[]]),
   );
   const reported: Array<[string, Percentiles]> = [
-    ['totals', summary.totals],
-    ...summary.top.tools.map((t): [string, Percentiles] => [`tool ${t.mcp_name}/${t.tool}`, t]),
+    ['totals', percentilesOf(summary.totals)],
+    ...summary.top.tools.map((t): [string, Percentiles] => [
+      `tool ${String(t.mcp_name)}/${String(t.tool)}`,
+      percentilesOf(t),
+    ]),
     ...summary.series
-      .filter((b) => b.duration_p50_ms !== null)
-      .map((b): [string, Percentiles] => [`bucket ${b.bucket}`, b]),
+      .map((b): [string, Percentiles] => [`bucket ${String(b.bucket)}`, percentilesOf(b)])
+      .filter(([, b]) => b.duration_p50_ms !== null),
   ];
   const result: PercentileError = { worst: 0, where: 'nothing compared', compared: 0 };
   for (const [k, got] of reported) {

@@ -1122,7 +1122,7 @@ const COUNT_SQL = sql.raw(
 );
 
 async function rowCounts(world: FuzzWorld): Promise<Counts> {
-  const [row] = await queryRows<Counts>(world.svc.runtime.database.db, COUNT_SQL);
+  const [row] = await queryRows(world.svc.runtime.database.db, COUNT_SQL);
   return Object.fromEntries(COUNTED_TABLES.map((t) => [t, Number(row?.[t])])) as Counts;
 }
 

@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 import { auditInsertSql } from '../../audit/audit.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
-import { queryRows } from '../db/query.ts';
+import { col, queryRows, type RowOf } from '../db/query.ts';
 import { jsonParam, textParam, uuidParam } from '../db/sql-values.ts';
 import { unauthenticated } from '../errors.ts';
 import { authenticate, type ServiceTokenKey, servicePrincipal } from './authenticate.ts';
@@ -28,14 +28,15 @@ export interface CallerRequest {
   sourceIp: string;
 }
 
-interface UserRecord {
-  id: string;
-  idp_subject: string | null;
-  email: string;
-  name: string;
-  roles: string;
-  disabled: boolean;
-}
+const USER_ROW = {
+  id: col.text,
+  idp_subject: col.nullable(col.text),
+  email: col.text,
+  name: col.text,
+  roles: col.text,
+  disabled: col.bool,
+};
+type UserRecord = RowOf<typeof USER_ROW>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -55,7 +56,7 @@ function principalOf(row: UserRecord, tokenUse: Principal['tokenUse']): Principa
     email: row.email,
     name: row.name,
     // roles::text is the jsonb array's JSON text on every driver.
-    roles: rolesFrom(JSON.parse(String(row.roles))),
+    roles: rolesFrom(JSON.parse(row.roles)),
     tokenUse,
   };
 }
@@ -64,9 +65,10 @@ function principalOf(row: UserRecord, tokenUse: Principal['tokenUse']): Principa
 async function findUser(db: Db, subject: string, localIds: boolean): Promise<UserRecord | undefined> {
   const local =
     localIds && UUID.test(subject) ? sql` OR (id = ${uuidParam(subject)} AND idp_subject IS NULL)` : sql``;
-  const [row] = await queryRows<UserRecord>(
+  const [row] = await queryRows(
     db,
     sql`SELECT ${USER_COLUMNS} FROM users WHERE idp_subject = ${textParam(subject)}${local} LIMIT 1`,
+    USER_ROW,
   );
   return row;
 }
@@ -85,13 +87,14 @@ async function provisionIdpUser(db: Db, person: Principal, sourceIp: string): Pr
     },
     inserted,
   );
-  const rows = await queryRows<UserRecord>(
+  const rows = await queryRows(
     db,
     sql`WITH ins AS (INSERT INTO users (id, email, name, roles, idp_subject)
           VALUES (${uuidParam(id)}, ${person.email}, ${person.name}, ${jsonParam(person.roles)}, ${textParam(person.subject)})
           ON CONFLICT (idp_subject) DO NOTHING RETURNING ${USER_COLUMNS}),
         audit AS (${audit} RETURNING 1)
         SELECT * FROM ins`,
+    USER_ROW,
   );
   // Another request made it first: that row holds.
   return rows[0] ?? ((await findUser(db, person.subject, false)) as UserRecord);

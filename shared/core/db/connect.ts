@@ -17,8 +17,8 @@ export async function connectDatabase(config: { db: Omit<Config['db'], 'service_
       if (parsed.dataDir) mkdirSync(parsed.dataDir, { recursive: true });
       const client = await PGlite.create(parsed.dataDir ?? 'memory://', {});
       await client.exec(`SET TIME ZONE 'UTC'`);
-      const db = drizzle(client) as unknown as Db;
-      return { db, driver: 'pglite', description, close: () => client.close() };
+      const db: Db = drizzle(client);
+      return { db, driver: 'pglite', client, description, close: () => client.close() };
     }
     case 'postgres': {
       const { default: pg } = await import('pg');
@@ -39,8 +39,8 @@ export async function connectDatabase(config: { db: Omit<Config['db'], 'service_
       // pool does not listen to then: its query fails (503) and the pool discards it on release.
       pool.on('error', () => {});
       pool.on('connect', (client) => client.on('error', () => {}));
-      const db = drizzle(pool) as unknown as Db;
-      return { db, driver: 'postgres', description, close: () => pool.end() };
+      const db: Db = drizzle(pool);
+      return { db, driver: 'postgres', client: pool, description, close: () => pool.end() };
     }
     case 'data-api': {
       const { createDataApiClient } = await import('./data-api-client.ts');
@@ -50,14 +50,15 @@ export async function connectDatabase(config: { db: Omit<Config['db'], 'service_
         endpoint: parsed.endpoint,
         resumeBudgetMs: config.db.resume_wait,
       });
-      const db = drizzle(client, {
+      const db: Db = drizzle(client, {
         database: parsed.database,
         resourceArn: parsed.resourceArn,
         secretArn: parsed.secretArn,
-      }) as unknown as Db;
+      });
       return {
         db,
         driver: 'data-api',
+        client,
         description,
         close: async () => client.destroy(),
       };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { Db } from './database.ts';
-import { queryRows } from './query.ts';
+import { col, queryRows } from './query.ts';
 
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 
@@ -47,10 +47,10 @@ export async function migrate(db: Db, dir?: string): Promise<{ applied: string[]
   );
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    const done = await queryRows<{ name: string; checksum: string }>(
-      tx,
-      sql`SELECT name, checksum FROM schema_migrations`,
-    );
+    const done = await queryRows(tx, sql`SELECT name, checksum FROM schema_migrations`, {
+      name: col.text,
+      checksum: col.text,
+    });
     const known = new Map(done.map((row) => [row.name, row.checksum]));
     const applied: string[] = [];
     for (const migration of migrations) {

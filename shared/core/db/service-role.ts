@@ -4,7 +4,7 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db } from './database.ts';
-import { queryRows } from './query.ts';
+import { col, queryRows } from './query.ts';
 
 /** PostgreSQL's stored form of a SCRAM-SHA-256 password (RFC 5802, 7677), as ALTER ROLE … PASSWORD accepts it. */
 export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
@@ -17,10 +17,9 @@ export function scramVerifier(password: string, salt = randomBytes(16), iteratio
 
 /** The service role of the database `db` is connected to: `<database>_service`. */
 export async function serviceRoleName(db: Db): Promise<string> {
-  const [row] = await queryRows<{ role: string }>(
-    db,
-    sql`SELECT left(current_database(), 55) || '_service' AS role`,
-  );
+  const [row] = await queryRows(db, sql`SELECT left(current_database(), 55) || '_service' AS role`, {
+    role: col.text,
+  });
   if (!row) throw new Error('no current database');
   return row.role;
 }

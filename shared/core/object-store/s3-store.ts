@@ -8,7 +8,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { s3ClientFor } from '../s3-client.ts';
+import { s3ClientFor } from './s3-client.ts';
 import type { ObjectStore, ObjectStoreSettings } from './store.ts';
 
 export class S3ObjectStore implements ObjectStore {

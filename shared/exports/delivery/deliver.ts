@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import type { Config } from '../../core/config/schema.ts';
 import type { Db } from '../../core/db/database.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows, type RowOf } from '../../core/db/query.ts';
 import { intParam, textParam, uuidParam } from '../../core/db/sql-values.ts';
 import type { DeliveryResult } from '../destinations/destination.ts';
 import { SENT_KINDS, senderFor } from '../destinations/registry.ts';
@@ -17,16 +17,17 @@ import { type ExportCursor, readBatch } from './read.ts';
 /** The kinds this pass sends (another pass may serve the others). */
 const SENT_KIND_LIST = sql.raw(SENT_KINDS.map((k) => `'${k}'`).join(', '));
 
-interface Due {
-  id: string;
-  kind: string;
-  name: string;
-  settings: string;
-  secret_ref: string | null;
-  x: string;
-  cid: string;
-  attempts: number;
-}
+const DUE = {
+  id: col.text,
+  kind: col.text,
+  name: col.text,
+  settings: col.text,
+  secret_ref: col.nullable(col.text),
+  x: col.text,
+  cid: col.text,
+  attempts: col.number,
+} as const;
+type Due = RowOf<typeof DUE>;
 
 export interface DestinationPass {
   name: string;
@@ -85,12 +86,13 @@ async function advance(
   count: number,
   retried: boolean,
 ): Promise<boolean> {
-  const moved = await queryRows<{ ok: boolean }>(
+  const moved = await queryRows(
     db,
     sql`UPDATE export_cursors SET cursor_xid = ${to.xid}::xid8, cursor_id = ${to.id}::bigint, attempts = 0,
       last_error = NULL, last_error_permanent = false, last_status = NULL, last_success_at = now(),
       delivered = delivered + ${intParam(count)}, resent = resent + ${intParam(retried ? count : 0)}
       WHERE destination_id = ${uuidParam(row.id)} AND ${sameCursor(from)} RETURNING true AS ok`,
+    { ok: col.bool },
   );
   return moved.length === 1;
 }
@@ -155,7 +157,7 @@ export async function deliverExports(
   const { time_budget, timeout } = config.exports;
   const until = Date.now() + time_budget;
   const lease = (time_budget + 2 * timeout) / 1000;
-  const due = await queryRows<Due>(
+  const due = await queryRows(
     db,
     sql`UPDATE export_cursors c SET next_attempt_at = now() + make_interval(secs => ${lease}::float8),
         last_attempt_at = now()
@@ -164,8 +166,7 @@ export async function deliverExports(
         AND c.next_attempt_at <= now()
       RETURNING d.id::text AS id, d.kind, d.name, d.settings::text AS settings, d.secret_ref,
         c.cursor_xid::text AS x, c.cursor_id::text AS cid, c.attempts`,
+    DUE,
   );
-  return Promise.all(
-    due.map((row) => deliverOne(db, config, { ...row, attempts: Number(row.attempts) }, until, options)),
-  );
+  return Promise.all(due.map((row) => deliverOne(db, config, row, until, options)));
 }

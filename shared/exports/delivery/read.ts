@@ -3,7 +3,7 @@
 // transaction that commits later can then never land behind the cursor, however ingest interleaves.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows } from '../../core/db/query.ts';
 import { iso } from '../../observability/cursor.ts';
 import { afterPosition } from '../positions.ts';
 import type { ExportSource, StoredEvent } from '../source.ts';
@@ -44,11 +44,12 @@ export interface Batch {
 
 /** At most `limit` settled events after `cursor`. */
 export async function readBatch(db: Db, cursor: ExportCursor, limit: number): Promise<Batch> {
-  const rows = await queryRows<{ x: string; id: string; j: string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT e.ingest_xid::text AS x, e.id::text AS id, ${EVENT_JSON} AS j FROM observability_events e
       WHERE ${afterCursor(cursor)} AND ${SETTLED}
       ORDER BY e.ingest_xid, e.id LIMIT ${limit}::int`,
+    { x: col.text, id: col.text, j: col.text },
   );
   const sources = rows.map((r) => ({ event: JSON.parse(r.j) as StoredEvent }));
   const end = rows.at(-1);

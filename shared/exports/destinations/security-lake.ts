@@ -5,7 +5,7 @@
 // delivery) rewrites the same object rather than adding a copy.
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { s3ClientFor } from '../../core/s3-client.ts';
+import { s3ClientFor } from '../../core/object-store/s3-client.ts';
 import { toOcsfApiActivity } from '../ocsf.ts';
 import type { OcsfClassKey, OcsfMetadata } from '../ocsf-objects.ts';
 import { encodeOcsfParquet } from '../ocsf-parquet.ts';

@@ -18,11 +18,17 @@
 import { sql } from 'drizzle-orm';
 import type { Config } from '../../core/config/schema.ts';
 import type { Db } from '../../core/db/database.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows } from '../../core/db/query.ts';
 import { jsonParam, tsParam } from '../../core/db/sql-values.ts';
 import { listEventPartitions } from '../partitions/partitions.ts';
 import { eventRetentionCutoff } from '../retention.ts';
-import { ARCHIVE_SCHEMA_VERSION, type ArchivedEventRow, encodeEventsParquet, sha256Hex } from './parquet.ts';
+import {
+  ARCHIVE_SCHEMA_VERSION,
+  ARCHIVED_EVENT_ROW,
+  type ArchivedEventRow,
+  encodeEventsParquet,
+  sha256Hex,
+} from './parquet.ts';
 import { type ArchiveStore, type HourManifest, hourDirectory, MANIFEST_NAME } from './store.ts';
 import { epochMs, fromMs, HOUR_MS, lateArchiveHours } from './watermark.ts';
 
@@ -73,9 +79,10 @@ export async function archiveClosedHours(
   let watermark: Date | null = null;
   while (hours.length < archive.max_hours_per_run) {
     const step = await db.transaction(async (tx): Promise<ArchivedHour | 'busy' | 'done'> => {
-      const [state] = await queryRows<{ ms: string | null }>(
+      const [state] = await queryRows(
         tx,
         sql`SELECT ${epochMs(sql`next_hour`)} AS ms FROM observability_archive_state FOR UPDATE SKIP LOCKED`,
+        { ms: col.nullable(col.text) },
       );
       if (!state) return 'busy';
       watermark = fromMs(state.ms);
@@ -83,10 +90,11 @@ export async function archiveClosedHours(
         const [late] = await lateArchiveHours(tx, keptFrom, watermark, 1);
         if (late) return await exportHour(tx, store, archive.prefix, late, true);
       }
-      const [first] = await queryRows<{ ms: string | null }>(
+      const [first] = await queryRows(
         tx,
         sql`SELECT ${epochMs(sql`min(event_time)`)} AS ms FROM observability_events
           WHERE event_time >= ${tsParam(watermark ?? new Date(0))} AND event_time < ${tsParam(closedBefore)}`,
+        { ms: col.nullable(col.text) },
       );
       const firstMs = fromMs(first?.ms);
       if (firstMs === null) {
@@ -132,10 +140,11 @@ async function exportHour(
 ): Promise<ArchivedHour> {
   // Read before the rows: an event stored after this count is either in the rows or counted later, which marks
   // the hour late (see lateArchiveHours).
-  const [folded] = await queryRows<{ n: string }>(
+  const [folded] = await queryRows(
     db,
     sql`SELECT coalesce(sum(calls), 0)::text AS n FROM observability_series
       WHERE grain = 'hour' AND bucket = ${tsParam(hour)}`,
+    { n: col.text },
   );
   const rows = await readHour(db, hour);
   const parquet = encodeEventsParquet(rows);
@@ -173,7 +182,7 @@ export async function readHour(db: Db, hour: Date): Promise<ArchivedEventRow[]> 
   const rows: ArchivedEventRow[] = [];
   let after: { us: string; id: string } | undefined;
   for (;;) {
-    const page = await queryRows<ArchivedEventRow>(
+    const page = await queryRows(
       db,
       sql`SELECT id::text AS id, event_id::text AS event_id, device_id::text AS device_id, serial_number, source_ip,
           (extract(epoch FROM received_at) * 1000000)::bigint::text AS received_us,
@@ -190,6 +199,7 @@ export async function readHour(db: Db, hour: Date): Promise<ArchivedEventRow[]> 
               : sql``
           }
         ORDER BY event_time NULLS FIRST, id NULLS FIRST LIMIT ${ARCHIVE_PAGE_ROWS}::int`,
+      ARCHIVED_EVENT_ROW,
     );
     rows.push(...page);
     const last = page.at(-1);

@@ -5,42 +5,44 @@
 // so a reader skips files by time. jsonb columns are JSON text. The Glue table of the stack
 // (infra/constructs/event-archive.ts) declares the same columns from ARCHIVE_COLUMNS.
 import { createHash } from 'node:crypto';
+import { col, type RowOf } from '../../core/db/query.ts';
 import { encodeParquet } from '../../core/parquet.ts';
 
 /** Raised when the columns below change incompatibly: it is written into every manifest. */
 export const ARCHIVE_SCHEMA_VERSION = 1;
 
 /** One event as the archive reads it from the database: text, integers and booleans (the same on every driver). */
-export interface ArchivedEventRow {
-  id: string;
-  event_id: string | null;
-  device_id: string;
-  serial_number: string;
-  source_ip: string | null;
+export const ARCHIVED_EVENT_ROW = {
+  id: col.text,
+  event_id: col.nullable(col.text),
+  device_id: col.text,
+  serial_number: col.text,
+  source_ip: col.nullable(col.text),
   /** Microseconds since the epoch, as text (exact). */
-  received_us: string;
-  event_us: string;
-  agent_type: string;
-  mcp_name: string;
-  tool: string;
-  event_type: string;
-  result: string;
-  deny_code: string | null;
-  deny_reason: string | null;
-  error_message: string | null;
-  rule_applied: string | null;
-  model: string | null;
-  session_id: string | null;
-  group_name: string | null;
-  actor_email: string | null;
-  tokens_in: number;
-  tokens_out: number;
-  duration_ms: number;
-  skills: string;
-  prompt: string | null;
-  prompt_truncated: boolean;
-  metadata: string;
-}
+  received_us: col.text,
+  event_us: col.text,
+  agent_type: col.text,
+  mcp_name: col.text,
+  tool: col.text,
+  event_type: col.text,
+  result: col.text,
+  deny_code: col.nullable(col.text),
+  deny_reason: col.nullable(col.text),
+  error_message: col.nullable(col.text),
+  rule_applied: col.nullable(col.text),
+  model: col.nullable(col.text),
+  session_id: col.nullable(col.text),
+  group_name: col.nullable(col.text),
+  actor_email: col.nullable(col.text),
+  tokens_in: col.number,
+  tokens_out: col.number,
+  duration_ms: col.number,
+  skills: col.text,
+  prompt: col.nullable(col.text),
+  prompt_truncated: col.bool,
+  metadata: col.text,
+};
+export type ArchivedEventRow = RowOf<typeof ARCHIVED_EVENT_ROW>;
 
 type ColumnKind = 'bigint' | 'string' | 'timestamp' | 'int' | 'boolean';
 

@@ -3,7 +3,7 @@
 // drops a day, and must not load the Parquet writer to do so.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows } from '../../core/db/query.ts';
 import { tsParam } from '../../core/db/sql-values.ts';
 
 export const HOUR_MS = 3_600_000;
@@ -14,9 +14,10 @@ const fromMs = (ms: string | null | undefined): Date | null => (ms == null ? nul
 
 /** Every hour before it is archived (or had no event when the archive passed it); null before the first run. */
 export async function archiveWatermark(db: Db): Promise<Date | null> {
-  const [row] = await queryRows<{ ms: string | null }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT ${epochMs(sql`next_hour`)} AS ms FROM observability_archive_state`,
+    { ms: col.nullable(col.text) },
   );
   return fromMs(row?.ms);
 }
@@ -27,7 +28,7 @@ export async function archiveWatermark(db: Db): Promise<Date | null> {
  * Only as fresh as the last fold. Oldest first.
  */
 export async function lateArchiveHours(db: Db, from: Date, to: Date, limit: number): Promise<Date[]> {
-  const rows = await queryRows<{ ms: string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT ${epochMs(sql`s.bucket`)} AS ms
       FROM (SELECT bucket, sum(calls) AS calls FROM observability_series
@@ -35,6 +36,7 @@ export async function lateArchiveHours(db: Db, from: Date, to: Date, limit: numb
       LEFT JOIN observability_archive_hours a ON a.hour = s.bucket
       WHERE s.calls > coalesce(a.folded_calls, 0)
       ORDER BY s.bucket LIMIT ${limit}::int`,
+    { ms: col.text },
   );
   return rows.map((r) => new Date(Number(r.ms)));
 }

@@ -196,7 +196,10 @@ export async function getSession(
     const [t, id] = decodeCursor(cursorKey(config), query.cursor, 'session', fh, [TS_RE, ID_RE]);
     where.push(sql`(e.event_time, e.id) > (${t}::timestamptz, ${id}::bigint)`);
   }
-  const distinctList = (col: 'agent_type' | 'actor_email' | 'model', name: string): SQL =>
+  const distinctList = (
+    col: 'agent_type' | 'actor_email' | 'model',
+    name: 'agent_types' | 'actors' | 'models',
+  ): SQL =>
     sql`${lit(name)}, (SELECT coalesce(json_agg(x.v ORDER BY x.v), '[]'::json) FROM (SELECT DISTINCT
         ${sql.raw(col)} AS v FROM observability_events WHERE session_id = ${sessionId} AND ${sql.raw(col)} IS NOT NULL
         ORDER BY 1 LIMIT ${SESSION_LIST_MAX}) x),

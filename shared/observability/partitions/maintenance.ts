@@ -9,7 +9,7 @@ import { type AuditActor, recordAudit } from '../../audit/audit.ts';
 import type { Config } from '../../core/config/schema.ts';
 import type { Db } from '../../core/db/database.ts';
 import { sqlState } from '../../core/db/errors.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows } from '../../core/db/query.ts';
 import { jsonParam, tsParam } from '../../core/db/sql-values.ts';
 import { undeliveredIn } from '../../exports/positions.ts';
 import { isArchived } from '../archive/watermark.ts';
@@ -45,10 +45,11 @@ export async function maintainEventPartitions(
   config: Config,
   now: Date = new Date(),
 ): Promise<PartitionMaintenance> {
-  const [row] = await queryRows<{ created: number | string; stray: number | string }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT created, stray FROM observability_events_maintain(${utcDay(now)}::date,
       ${config.events.partitions_ahead}::int, ${Math.ceil(config.events.retention / DAY_MS)}::int)`,
+    { created: col.number, stray: col.number },
   );
   return { created: Number(row?.created ?? 0), stray: Number(row?.stray ?? 0) };
 }
@@ -57,9 +58,10 @@ export async function maintainEventPartitions(
 export async function countEventPartitions(db: Db): Promise<Array<EventPartition & { rows: number }>> {
   const counted: Array<EventPartition & { rows: number }> = [];
   for (const partition of await listEventPartitions(db)) {
-    const [row] = await queryRows<{ n: string }>(
+    const [row] = await queryRows(
       db,
       sql.raw(`SELECT count(*)::text AS n FROM ${quotedPartition(partition.name)}`),
+      { n: col.text },
     );
     counted.push({ ...partition, rows: Number(row?.n ?? 0) });
   }
@@ -112,18 +114,20 @@ const DAILY_PARTITION = /^observability_events_p\d{8}$/;
 
 /** Whether some event of the partition is not in the rollups yet (unfoldedSql, shared/observability/rollups/rollups.ts). */
 async function hasUnfoldedEvents(db: Db, partition: string): Promise<boolean> {
-  const [row] = await queryRows<{ unfolded: boolean }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT EXISTS (SELECT 1 FROM ${sql.raw(quotedPartition(partition))} e WHERE ${unfoldedSql('e')}) AS unfolded`,
+    { unfolded: col.bool },
   );
   return row?.unfolded === true;
 }
 
 /** Whether some enabled export destination has not received every event of the partition (docs/exports.md). */
 async function hasUndeliveredEvents(db: Db, partition: string): Promise<boolean> {
-  const [row] = await queryRows<{ undelivered: boolean }>(
+  const [row] = await queryRows(
     db,
     sql`SELECT ${undeliveredIn(sql.raw(quotedPartition(partition)))} AS undelivered`,
+    { undelivered: col.bool },
   );
   return row?.undelivered === true;
 }
@@ -139,7 +143,7 @@ async function countAgainstArchive(
 ): Promise<{ rows: number; unarchived: string[] }> {
   const from = new Date(partition.from!);
   const to = new Date(partition.to!);
-  const counted = await queryRows<{ ms: string; stored: string; archived: string | null }>(
+  const counted = await queryRows(
     db,
     sql`WITH s AS (
         SELECT (floor(extract(epoch FROM event_time) / 3600) * 3600000)::bigint AS ms, count(*) AS n
@@ -148,6 +152,7 @@ async function countAgainstArchive(
       FROM s LEFT JOIN observability_archive_hours a
         ON a.hour = timestamptz 'epoch' + s.ms * interval '1 millisecond'
         AND a.hour >= ${tsParam(from)} AND a.hour < ${tsParam(to)}`,
+    { ms: col.text, stored: col.text, archived: col.nullable(col.text) },
   );
   return {
     rows: counted.reduce((n, c) => n + Number(c.stored), 0),
@@ -268,12 +273,13 @@ export async function applyEventRetention(
     else dropped.push(outcome);
   }
   const rollupCutoff = new Date(now.getTime() - config.events.rollup_retention);
-  const [deleted] = await queryRows<{ n: string }>(
+  const [deleted] = await queryRows(
     db,
     sql`WITH r AS (DELETE FROM observability_rollups WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1),
         s AS (DELETE FROM observability_series WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1),
         t AS (DELETE FROM observability_series_totals WHERE bucket < ${tsParam(rollupCutoff)} RETURNING 1)
       SELECT ((SELECT count(*) FROM r) + (SELECT count(*) FROM s) + (SELECT count(*) FROM t))::text AS n`,
+    { n: col.text },
   );
   return { dropped, kept, rollupRowsDeleted: Number(deleted?.n ?? 0) };
 }

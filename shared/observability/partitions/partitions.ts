@@ -3,7 +3,7 @@
 // shared/core/db/schema.ts, which shared/observability/partitions/maintenance.ts brings for retention's audit records (18 KB in all).
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows } from '../../core/db/query.ts';
 
 export interface EventPartition {
   name: string;
@@ -15,11 +15,12 @@ export interface EventPartition {
 
 /** The partitions of the events table from the catalog, oldest first (the default last); reads no row. */
 export async function listEventPartitions(db: Db): Promise<EventPartition[]> {
-  const rows = await queryRows<{ name: string; bound: string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
       WHERE i.inhparent = 'observability_events'::regclass`,
+    { name: col.text, bound: col.text },
   );
   return rows
     .map((r) => {

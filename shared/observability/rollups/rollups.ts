@@ -38,7 +38,8 @@
 //   (shared/observability/summary/filter-values.ts) and the fleet views (fleet.ts). The event browser reads the events (shared/observability/events/events.ts).
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
-import { queryRows } from '../../core/db/query.ts';
+import { col, queryRows } from '../../core/db/query.ts';
+import { lit } from '../conditions.ts';
 import {
   mergedSketchRowsSql,
   SKETCH_ADD_FUNCTION,
@@ -507,10 +508,10 @@ export const rollupFoldCall = ({
 
 /** Runs one call of a fold function (its FROM item, `call`), whose result is (folded, more). */
 export async function callFold(db: Db, call: SQL): Promise<FoldResult> {
-  const [row] = await queryRows<{ folded: number | string; more: boolean }>(
-    db,
-    sql`SELECT folded, more FROM ${call}`,
-  );
+  const [row] = await queryRows(db, sql`SELECT folded, more FROM ${call}`, {
+    folded: col.number,
+    more: col.bool,
+  });
   return { folded: Number(row?.folded ?? 0), more: row?.more === true };
 }
 
@@ -538,9 +539,6 @@ export async function repeatFold(
 export const foldBacklog = (db: Db, budgetMs: number) =>
   repeatFold(() => foldRollups(db, { maxEvents: SCHEDULED_FOLD_MAX_EVENTS, wait: true }), budgetMs);
 
-/** A grain or kind as an SQL literal (from a closed set, never user input). */
-const lit = (value: Grain | RollupKind): SQL => sql.raw(`'${value}'`);
-
 /**
  * Recomputes every rollup and series row from the events table (a backfill after a bulk load; the benchmark's
  * seeding), in one transaction: hourly call rows, daily actor rows and minute series rows from the events, each
@@ -553,10 +551,9 @@ export async function rebuildRollups(db: Db): Promise<void> {
     // As a fold does (foldFunctionSql): no fold meanwhile; every event below the oldest running transaction now,
     // and every event without ingest_xid, is in the rebuilt rows; later ones are left to the next fold.
     await tx.execute(sql`SELECT 1 FROM observability_fold_state FOR UPDATE`);
-    const [mark] = await queryRows<{ hi: string }>(
-      tx,
-      sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS hi`,
-    );
+    const [mark] = await queryRows(tx, sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS hi`, {
+      hi: col.text,
+    });
     const hi = sql`${mark?.hi}::xid8`;
     await tx.execute(sql`DELETE FROM observability_rollups`);
     await tx.execute(sql`DELETE FROM observability_series`);

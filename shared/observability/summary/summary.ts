@@ -412,8 +412,10 @@ function seriesPoints(rows: SeriesRow[] | null, range: { from: Date; to: Date },
 type Percentiles = readonly [number | null, number | null, number | null];
 
 /** p50, p95 and p99 of a sketch capped by its longest duration (sketchPercentiles), as the totals keep them. */
-const percentiles = (sketch: DurationSketch, max: number): Percentiles =>
-  sketchPercentiles(sketch, SERIES_TOTALS_PERCENTILES, max) as unknown as Percentiles;
+const percentiles = (sketch: DurationSketch, max: number): Percentiles => {
+  const [p50 = null, p95 = null, p99 = null] = sketchPercentiles(sketch, SERIES_TOTALS_PERCENTILES, max);
+  return [p50, p95, p99];
+};
 
 const TOOL_KEYS = ['mcp_name', 'tool'];
 /** The filters tool rows hold. */

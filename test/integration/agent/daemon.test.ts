@@ -90,7 +90,7 @@ describe('the daemon against the service', () => {
     return (await res.json()) as { data: Record<string, unknown> };
   };
   const stored = async () => {
-    const [row] = await queryRows<{ n: number; distinct: number }>(
+    const [row] = await queryRows(
       (service as LocalService).runtime.database.db,
       sql`SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS distinct FROM observability_events
         WHERE device_id = ${deviceId}::uuid`,

@@ -123,7 +123,7 @@ describe('the MCP policy from the admin to the hook', () => {
   };
   /** The events the service stored for the device, by the tool called. */
   const storedEvents = async () =>
-    queryRows<Json>(
+    queryRows(
       service.runtime.database.db,
       sql`SELECT tool, mcp_name, result, deny_code, deny_reason, rule_applied, group_name, metadata
         FROM observability_events WHERE device_id = ${deviceId}::uuid ORDER BY id`,
@@ -163,7 +163,7 @@ describe('the MCP policy from the admin to the hook', () => {
       identity,
       version: 'test',
       inventory: { scan: async () => ({ body: { agents: [] }, watchedPaths: [] }) },
-      spool: openSpool(device.stateDir) as unknown as Parameters<typeof startDaemon>[0]['spool'],
+      spool: openSpool(device.stateDir),
       log: rotatingLog(join(device.stateDir, 'logs', 'agent.log')),
       settings: {
         debounceMs: 100,

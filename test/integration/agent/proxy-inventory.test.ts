@@ -110,7 +110,7 @@ for (const driver of driversUnderTest()) {
       await device.reportInventory(body.agents, body.agentVersion);
       const db = svc.runtime.database.db;
       const stored = () =>
-        queryRows<{ tool_name: string; definition_hash: string; source_type: string; n: number }>(
+        queryRows(
           db,
           sql`SELECT tool_name, definition_hash, source_type, count(*) OVER (PARTITION BY tool_name)::int AS n
               FROM inventory_mcp_tools

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'drizzle-orm';
 import { handler as anchorHandler } from '#functions/audit/anchor.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { PROJECT_ROOT } from '#test/support/fresh-copy.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
@@ -130,9 +130,10 @@ for (const driver of driversUnderTest()) {
         await tx.execute(statement);
       });
     const chainRows = () =>
-      queryRows<{ id: string; seq: number; hash: string }>(
+      queryRows(
         svc.runtime.database.db,
         sql`SELECT id::text AS id, seq::int AS seq, hash FROM audit_logs ORDER BY seq`,
+        { id: col.text, seq: col.number, hash: col.text },
       );
 
     test('each run anchors the head it finds, signed with a key an auditor checks from the bucket alone', async () => {

@@ -181,12 +181,7 @@ for (const driver of driversUnderTest()) {
 
     test('timestamps outside 1970..9999 (UTC), or without a zone, are 400 naming the field; nothing is stored', async () => {
       const count = async () =>
-        (
-          await queryRows<{ n: number }>(
-            svc.runtime.database.db,
-            sql`SELECT count(*)::int AS n FROM audit_logs`,
-          )
-        )[0]?.n;
+        (await queryRows(svc.runtime.database.db, sql`SELECT count(*)::int AS n FROM audit_logs`))[0]?.n;
       const before = await count();
       for (const refused of [
         '0002-01-01T00:00:00Z',
@@ -230,7 +225,7 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(res.status, 201, res.text);
       const db = svc.runtime.database.db;
-      const rows = await queryRows<{ id: string; seq: number }>(
+      const rows = await queryRows(
         db,
         sql`SELECT id::text AS id, seq::int AS seq FROM audit_logs WHERE resource_id = ${resourceId} ORDER BY seq`,
       );

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { DeviceIdentity } from '#agent/identity.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { JSON_LIMITS } from '#shared/core/schemas/input-rules.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { enrolledDevice, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
@@ -33,9 +33,10 @@ for (const driver of driversUnderTest()) {
 
     const count = async (table: 'observability_events' | 'catalog_entries' | 'audit_logs') =>
       (
-        await queryRows<{ n: number }>(
+        await queryRows(
           svc.runtime.database.db,
           sql`SELECT count(*)::int AS n FROM ${sql.identifier(table)}`,
+          { n: col.number },
         )
       )[0]!.n;
 

@@ -424,7 +424,7 @@ for (const driver of driversUnderTest().filter((d) => d !== 'pglite')) {
 
     test('every accepted event batch is stored, exactly once', async () => {
       const ids = accepted.map((id) => `'${id}'`).join(',');
-      const rows = await queryRows<{ n: number }>(
+      const rows = await queryRows(
         svc.runtime.database.db,
         sql.raw(
           `SELECT count(*)::int AS n FROM observability_events WHERE event_id IN (${ids || `'${randomUUID()}'`})`,

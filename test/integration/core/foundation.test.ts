@@ -23,7 +23,7 @@ for (const driver of driversUnderTest()) {
     test('migrations are recorded and a second run applies nothing', async () => {
       const second = await migrate(svc.runtime.database.db);
       assert.deepEqual(second.applied, []);
-      const rows = await queryRows<{ name: string }>(
+      const rows = await queryRows(
         svc.runtime.database.db,
         sql`SELECT name FROM schema_migrations ORDER BY name`,
       );
@@ -162,7 +162,7 @@ for (const driver of driversUnderTest()) {
 
     test('a refused write stores nothing: invalid user body leaves users and audit_logs unchanged', async () => {
       const count = async () =>
-        queryRows<{ users: number; logs: number }>(
+        queryRows(
           svc.runtime.database.db,
           sql`SELECT (SELECT count(*)::int FROM users) AS users, (SELECT count(*)::int FROM audit_logs) AS logs`,
         );
@@ -253,7 +253,7 @@ for (const driver of driversUnderTest()) {
       const all = await list('');
       const hidden = await list('routine=hide');
       const routine = new Set(['device.registered', 'device.key_rotated', 'events.partition_dropped']);
-      const [counted] = await queryRows<{ n: number }>(
+      const [counted] = await queryRows(
         db,
         sql`SELECT count(*)::int AS n FROM audit_logs
           WHERE action_type NOT IN ('device.registered', 'device.key_rotated', 'events.partition_dropped')`,
@@ -264,7 +264,7 @@ for (const driver of driversUnderTest()) {
       assert.equal((await list('routine=whatever')).total, all.total, 'another value is the default');
       const actions = await svc.call('GET', '/v1/admin/audit-logs/actions', { token: admin });
       assert.equal(actions.status, 200, actions.text);
-      const byDatabase = await queryRows<{ action_type: string; records: number }>(
+      const byDatabase = await queryRows(
         db,
         sql`SELECT action_type, count(*)::int AS records FROM audit_logs GROUP BY 1 ORDER BY 1`,
       );
@@ -277,7 +277,7 @@ for (const driver of driversUnderTest()) {
       const db = svc.runtime.database.db;
       await assert.rejects(db.execute(sql`UPDATE audit_logs SET actor_email = 'mallory'`));
       await assert.rejects(db.execute(sql`DELETE FROM audit_logs`));
-      const [row] = await queryRows<{ n: number }>(
+      const [row] = await queryRows(
         db,
         sql`SELECT count(*)::int AS n FROM audit_logs WHERE actor_email = 'mallory'`,
       );
@@ -301,16 +301,13 @@ for (const driver of driversUnderTest()) {
       const intact = await verifyAuditChain(db);
       assert.equal(intact.intact, true);
       assert.ok(intact.checked >= 17);
-      const seqs = await queryRows<{ seq: number; prev_hash: string }>(
-        db,
-        sql`SELECT seq::int AS seq, prev_hash FROM audit_logs ORDER BY seq`,
-      );
+      const seqs = await queryRows(db, sql`SELECT seq::int AS seq, prev_hash FROM audit_logs ORDER BY seq`);
       assert.equal(seqs[0]?.prev_hash, '');
       assert.equal(new Set(seqs.map((r) => r.seq)).size, seqs.length);
 
       // Someone with database access edits a record, bypassing the append-only trigger.
       await db.execute(sql`ALTER TABLE audit_logs DISABLE TRIGGER audit_logs_no_update_delete`);
-      const [victim] = await queryRows<{ id: string }>(
+      const [victim] = await queryRows(
         db,
         sql`SELECT id::text AS id FROM audit_logs ORDER BY seq LIMIT 1 OFFSET 3`,
       );

@@ -78,7 +78,7 @@ for (const driver of driversUnderTest()) {
     let ana: string;
     let device: DeviceIdentity;
 
-    const stored = async <T>(query: ReturnType<typeof sql>) => queryRows<T>(svc.runtime.database.db, query);
+    const stored = async <_T>(query: ReturnType<typeof sql>) => queryRows(svc.runtime.database.db, query);
 
     before(async () => {
       svc = await startTestService(driver, { dashboard_url: DASHBOARD });

@@ -37,7 +37,7 @@ for (const driver of driversUnderTest()) {
 
     const stored = async () =>
       (
-        await queryRows<{ n: number }>(
+        await queryRows(
           svc.runtime.database.db,
           sql`SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM devices) + (SELECT count(*) FROM observability_events)
             + (SELECT count(*) FROM requests) + (SELECT count(*) FROM catalog_entries) + (SELECT count(*) FROM audit_logs)

@@ -13,7 +13,7 @@ import { is, sql } from 'drizzle-orm';
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { connectDatabase } from '#shared/core/db/connect.ts';
 import type { Database } from '#shared/core/db/database.ts';
-import { queryRows as rows } from '#shared/core/db/query.ts';
+import { col, queryRows as rows } from '#shared/core/db/query.ts';
 import * as schema from '#shared/core/db/schema.ts';
 import * as observabilitySchema from '#shared/observability/tables.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
@@ -59,12 +59,13 @@ for (const kind of driversUnderTest().filter((k) => k !== 'data-api')) {
       assert.ok(tables.length >= 15, `found ${tables.length} drizzle tables`);
       for (const table of tables) {
         const config = getTableConfig(table);
-        const actual = await rows<{ name: string; type: string; not_null: boolean }>(
+        const actual = await rows(
           database.db,
           sql`SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null
               FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
               WHERE n.nspname = 'public' AND c.relname = ${config.name} AND a.attnum > 0 AND NOT a.attisdropped
               ORDER BY a.attnum`,
+          { name: col.text, type: col.text, not_null: col.bool },
         );
         assert.ok(
           actual.length > 0,
@@ -82,12 +83,13 @@ for (const kind of driversUnderTest().filter((k) => k !== 'data-api')) {
         const undeclared = actual.filter((c) => !declared.has(c.name)).map((c) => c.name);
         assert.deepEqual(undeclared, [], `${config.name} has columns drizzle does not declare`);
 
-        const pk = await rows<{ name: string }>(
+        const pk = await rows(
           database.db,
           sql`SELECT a.attname AS name FROM pg_index i
               JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
               JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY (i.indkey)
               WHERE n.nspname = 'public' AND c.relname = ${config.name} AND i.indisprimary ORDER BY a.attname`,
+          { name: col.text },
         );
         const declaredPk = [
           ...config.columns.filter((c) => c.primary).map((c) => c.name),

@@ -66,7 +66,7 @@ describe('concurrent ingest on postgres', () => {
     );
     const accepted = results.reduce((n, r) => n + Number(r.body.accepted), 0);
     const duplicates = results.reduce((n, r) => n + Number(r.body.duplicates), 0);
-    const [row] = await queryRows<{ total: number; distinct_ids: number }>(
+    const [row] = await queryRows(
       svc.runtime.database.db,
       sql`SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct_ids FROM observability_events`,
     );
@@ -86,7 +86,7 @@ describe('concurrent ingest on postgres', () => {
       const res = await svc.call('GET', `/v1/admin/observability/summary?from=${from}`, { token });
       assert.equal(res.status, 200);
       const body = res.body.data as { range: { from: string; to: string }; totals: { calls: number } };
-      const [stored] = await queryRows<{ n: number }>(
+      const [stored] = await queryRows(
         db,
         sql`SELECT count(*)::int AS n FROM observability_events
           WHERE event_time >= ${body.range.from}::timestamptz AND event_time < ${body.range.to}::timestamptz`,
@@ -184,7 +184,7 @@ describe('concurrent ingest on postgres', () => {
     // nothing to fold writes nothing).
     await send(svc.url, prepare('/v1/devices/events', other, { events: [invocationEvent()] }));
     assert.equal((await foldRollups(db)).folded, 1);
-    const [state] = await queryRows<{ pending: string[] }>(
+    const [state] = await queryRows(
       db,
       sql`SELECT pending_xids::text[] AS pending FROM observability_fold_state`,
     );

@@ -7,7 +7,7 @@ import { SignJWT } from 'jose';
 import { refusedEventIndices } from '#agent/client.ts';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { login } from '#agent/login.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { setLogSink } from '#shared/core/logger.ts';
 import { oldestAcceptedEventTime } from '#shared/observability/retention.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
@@ -37,7 +37,7 @@ for (const driver of driversUnderTest()) {
     let svc: TestService;
     let token: string;
     const count = async (table: string) => {
-      const [row] = await queryRows<{ n: number }>(
+      const [row] = await queryRows(
         svc.runtime.database.db,
         sql.raw(`SELECT count(*)::int AS n FROM ${table}`),
       );
@@ -81,7 +81,7 @@ for (const driver of driversUnderTest()) {
         assert.equal(again.status, 200);
         assert.equal(again.body.deviceId, first.body.deviceId);
         const me = await svc.call('GET', '/v1/me', { token });
-        const [row] = await queryRows<{ owner_subject: string; owner_email: string }>(
+        const [row] = await queryRows(
           svc.runtime.database.db,
           sql`SELECT owner_subject, owner_email FROM devices WHERE id = ${first.body.deviceId as string}::uuid`,
         );
@@ -261,7 +261,7 @@ for (const driver of driversUnderTest()) {
       ).access_token;
       const owner = async () =>
         (
-          await queryRows<{ owner_email: string; released: boolean }>(
+          await queryRows(
             svc.runtime.database.db,
             sql`SELECT owner_email, released_at IS NOT NULL AS released FROM devices WHERE id = ${deviceId}::uuid`,
           )
@@ -467,7 +467,7 @@ for (const driver of driversUnderTest()) {
         assert.deepEqual([res.status, res.body.error], [400, 'invalid_json'], key);
       }
       assert.deepEqual(await counts(), before);
-      const [stored] = await queryRows<{ n: number }>(
+      const [stored] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT count(*)::int AS n FROM observability_events WHERE device_id = ${deviceId}::uuid`,
       );
@@ -511,15 +511,16 @@ for (const driver of driversUnderTest()) {
         { success: true, deviceId, agentsIn: 2, mcpsIn: 2 },
       );
       assert.ok(!Number.isNaN(Date.parse(String(first.body.receivedAt))));
-      const dump = await queryRows<{ t: string }>(
+      const dump = await queryRows(
         svc.runtime.database.db,
         sql`SELECT (SELECT coalesce(json_agg(m), '[]')::text FROM inventory_mcps m) || (SELECT coalesce(json_agg(a), '[]')::text FROM inventory_agents a) || (SELECT coalesce(json_agg(l), '[]')::text FROM audit_logs l) AS t`,
+        { t: col.text },
       );
       for (const secret of ['npx-secret-command', 'ghp_SECRETSECRET', 'ghp_ENVSECRET']) {
         assert.equal(dump[0]?.t.includes(secret), false, `${secret} stored`);
         assert.equal(lines.join('\n').includes(secret), false, `${secret} logged`);
       }
-      const [seen] = await queryRows<{ first: string }>(
+      const [seen] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT first_seen_at::text AS first FROM inventory_mcps WHERE device_id = ${deviceId}::uuid AND name = 'github'`,
       );
@@ -537,14 +538,7 @@ for (const driver of driversUnderTest()) {
         }),
       );
       assert.equal(second.status, 200);
-      const rows = await queryRows<{
-        name: string;
-        enabled: boolean;
-        transport: string;
-        removed: boolean;
-        first: string;
-        moved: boolean;
-      }>(
+      const rows = await queryRows(
         svc.runtime.database.db,
         sql`SELECT name, enabled, transport, removed_at IS NOT NULL AS removed, first_seen_at::text AS first,
                    last_seen_at > first_seen_at AS moved
@@ -559,7 +553,7 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(rows[1]?.first, seen?.first, 'first seen kept');
       assert.equal(rows[1]?.moved, true, 'last seen moved');
-      const changes = await queryRows<{ kind: string; agent_type: string; mcp_name: string | null }>(
+      const changes = await queryRows(
         svc.runtime.database.db,
         sql`SELECT kind, agent_type, mcp_name FROM inventory_changes WHERE device_id = ${deviceId}::uuid ORDER BY id`,
       );
@@ -618,16 +612,17 @@ for (const driver of driversUnderTest()) {
         }),
       );
       assert.deepEqual([again.body.accepted, again.body.duplicates], [0, 1]);
-      const stored = await queryRows<{
-        serial_number: string;
-        source_ip: string;
-        prompt: string | null;
-        prompt_truncated: boolean;
-        received: boolean;
-      }>(
+      const stored = await queryRows(
         svc.runtime.database.db,
         sql`SELECT serial_number, source_ip, prompt, prompt_truncated, received_at IS NOT NULL AS received
             FROM observability_events WHERE device_id = ${deviceId}::uuid ORDER BY id`,
+        {
+          serial_number: col.text,
+          source_ip: col.text,
+          prompt: col.nullable(col.text),
+          prompt_truncated: col.bool,
+          received: col.bool,
+        },
       );
       assert.equal(stored.length, 3);
       assert.equal(stored[0]?.prompt, 'a prompt that is');
@@ -636,7 +631,7 @@ for (const driver of driversUnderTest()) {
       assert.ok(
         stored.every((s) => s.source_ip === '127.0.0.1' && s.received && s.serial_number.startsWith('SN-')),
       );
-      const [dev] = await queryRows<{ seen: boolean }>(
+      const [dev] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT last_seen_at IS NOT NULL AND last_event_at IS NOT NULL AS seen FROM devices WHERE id = ${deviceId}::uuid`,
       );
@@ -659,7 +654,7 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.accepted, 2);
-      const stored = await queryRows<{ error_message: string | null; deny_reason: string | null }>(
+      const stored = await queryRows(
         svc.runtime.database.db,
         sql`SELECT error_message, deny_reason FROM observability_events WHERE device_id = ${deviceId}::uuid ORDER BY id`,
       );
@@ -911,7 +906,7 @@ for (const driver of driversUnderTest()) {
         const db = svc.runtime.database.db;
         const redirect = 'http://127.0.0.1:5003/callback';
         const requestId = await start(redirect);
-        const [life] = await queryRows<{ s: number }>(
+        const [life] = await queryRows(
           db,
           sql`SELECT extract(epoch FROM expires_at - created_at)::float8 AS s FROM cli_signins WHERE id = ${requestId}::uuid`,
         );
@@ -925,7 +920,7 @@ for (const driver of driversUnderTest()) {
         // A code, within its 60 seconds, works; past them, it does not.
         const id2 = await start(redirect);
         const code = (await approve(id2)).searchParams.get('code') as string;
-        const [codeLife] = await queryRows<{ s: number }>(
+        const [codeLife] = await queryRows(
           db,
           sql`SELECT extract(epoch FROM code_expires_at - now())::float8 AS s FROM cli_signins WHERE id = ${id2}::uuid`,
         );
@@ -1172,14 +1167,14 @@ for (const driver of driversUnderTest()) {
         signatures: await count('device_signatures'),
         expiredSignatures: Number(
           (
-            await queryRows<{ n: number }>(
+            await queryRows(
               db,
               sql`SELECT count(*)::int AS n FROM device_signatures WHERE expires_at < now()`,
             )
           )[0]?.n,
         ),
         signins: (
-          await queryRows<{ id: string }>(
+          await queryRows(
             db,
             sql`SELECT id::text AS id FROM cli_signins WHERE id IN (${oldSignin}::uuid, ${newSignin}::uuid)`,
           )
@@ -1285,7 +1280,7 @@ for (const driver of driversUnderTest()) {
         const db = service.runtime.database.db;
         const tally = async () =>
           (
-            await queryRows<{ t: string }>(
+            await queryRows(
               db,
               sql`SELECT concat_ws(',', (SELECT count(*) FROM devices), (SELECT count(*) FROM device_certificates),
                     (SELECT count(*) FROM device_signatures), (SELECT count(*) FROM audit_logs)) AS t`,

@@ -78,7 +78,7 @@ for (const driver of driversUnderTest()) {
     test('a bad counter is 400 naming it, and nothing of the batch is stored', async () => {
       const count = async () =>
         (
-          await queryRows<{ n: number }>(
+          await queryRows(
             svc.runtime.database.db,
             sql`SELECT count(*)::int AS n FROM observability_events WHERE device_id = ${deviceId}::uuid`,
           )

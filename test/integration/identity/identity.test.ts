@@ -33,7 +33,7 @@ for (const driver of driversUnderTest()) {
       return { token: data.access_token, id: data.user.id };
     };
     const userCount = async () =>
-      Number((await queryRows<{ n: number }>(db(), sql`SELECT count(*)::int AS n FROM users`))[0]?.n);
+      Number((await queryRows(db(), sql`SELECT count(*)::int AS n FROM users`))[0]?.n);
 
     before(async () => {
       svc = await startTestService(driver);
@@ -170,7 +170,7 @@ for (const driver of driversUnderTest()) {
 
     const rowOf = async (subject: string) =>
       (
-        await queryRows<{ email: string; roles: string; disabled: boolean }>(
+        await queryRows(
           svc.runtime.database.db,
           sql`SELECT email, roles::text AS roles, disabled_at IS NOT NULL AS disabled FROM users WHERE idp_subject = ${subject}`,
         )
@@ -219,7 +219,7 @@ for (const driver of driversUnderTest()) {
         answers.map((a) => a.status),
         [200, 200, 200, 200, 200],
       );
-      const [count] = await queryRows<{ n: number }>(
+      const [count] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT count(*)::int AS n FROM users WHERE idp_subject = 'idp|olga'`,
       );

@@ -400,7 +400,7 @@ for (const driver of driversUnderTest()) {
       const stored = async (origin: string) =>
         Number(
           (
-            await queryRows<{ n: number }>(
+            await queryRows(
               svc.runtime.database.db,
               sql`SELECT count(*)::int AS n FROM cli_signins WHERE source_ip = ${origin}`,
             )
@@ -456,7 +456,7 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(account.filter((r) => r?.lock_started).length, 1);
       assert.equal(account.find((r) => r?.lock_started)?.failures, MAX_ACCOUNT);
-      const [audits] = await queryRows<{ n: number }>(
+      const [audits] = await queryRows(
         db,
         sql`SELECT count(*)::int AS n FROM audit_logs WHERE action_type = 'signin.locked'
               AND actor_email = 'racing@example.test'`,
@@ -481,7 +481,7 @@ for (const driver of driversUnderTest()) {
             WHERE scope = 'account_source' AND key = ${key('stale-but-locked@example.test')}`,
       );
       await svc.runSchedule('healthProbe');
-      const left = await queryRows<{ key: string }>(
+      const left = await queryRows(
         db,
         sql`SELECT key FROM signin_lockouts WHERE scope = 'account_source'
               AND key IN (${key('stale@example.test')}, ${key('stale-but-locked@example.test')}, ${key('fresh@example.test')})

@@ -16,7 +16,7 @@ import type { Config } from '#shared/core/config/schema.ts';
 import { connectDatabase } from '#shared/core/db/connect.ts';
 import type { Database, Db } from '#shared/core/db/database.ts';
 import { migrate } from '#shared/core/db/migrate.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { DirectoryObjectStore } from '#shared/core/object-store/dir-store.ts';
 import { S3ObjectStore } from '#shared/core/object-store/s3-store.ts';
 import { archiveClosedHours, readArchivedHour } from '#shared/observability/archive/archive.ts';
@@ -49,11 +49,12 @@ interface HourFigures {
 
 /** PostgreSQL's figures per hour (ISO hour → figures). */
 async function databaseFigures(db: Db): Promise<Map<string, HourFigures>> {
-  const rows = await queryRows<{ ms: string; result: string; n: string; duration: string; tokens: string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT (floor(extract(epoch FROM event_time) / 3600) * 3600000)::bigint::text AS ms, result,
         count(*)::text AS n, sum(duration_ms)::text AS duration, sum(tokens_in + tokens_out)::text AS tokens
       FROM observability_events GROUP BY 1, 2`,
+    { ms: col.text, result: col.text, n: col.text, duration: col.text, tokens: col.text },
   );
   const figures = new Map<string, HourFigures>();
   for (const r of rows) {
@@ -356,10 +357,7 @@ for (const driver of driversUnderTest()) {
       const { figures, ids } = await archiveFigures(store, 'p', hours);
       assert.deepEqual(figures, await databaseFigures(db));
       assert.equal(new Set(ids).size, ids.length);
-      const [count] = await queryRows<{ n: number }>(
-        db,
-        sql`SELECT count(*)::int AS n FROM observability_events`,
-      );
+      const [count] = await queryRows(db, sql`SELECT count(*)::int AS n FROM observability_events`);
       assert.equal(ids.length, count?.n);
     });
 
@@ -527,12 +525,13 @@ for (const driver of driversUnderTest()) {
       const device = devices.get(db)!;
       // As in psql: a plain INSERT into an archived hour of the day (no ingest_xid, so the fold never counts it).
       const insertByHand = async (into: Db) => {
-        const [row] = await queryRows<{ id: string }>(
+        const [row] = await queryRows(
           into,
           sql`INSERT INTO observability_events (device_id, serial_number, event_time, agent_type, mcp_name, tool,
               event_type, result)
             VALUES (${device}::uuid, 'SER', ${new Date(dayStart + 2 * HOUR + 777).toISOString()}::timestamptz, 'a',
               'm', 'by-hand', 'invocation', 'allowed') RETURNING id::text AS id`,
+          { id: col.text },
         );
         return row!.id;
       };
@@ -560,7 +559,7 @@ for (const driver of driversUnderTest()) {
       };
       const waitsForLock = async () => {
         for (let i = 0; i < 400; i++) {
-          const [row] = await queryRows<{ waiting: boolean }>(
+          const [row] = await queryRows(
             db,
             sql`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted
               AND relation IN ('observability_events'::regclass, ${name}::regclass)) AS waiting`,
@@ -573,7 +572,7 @@ for (const driver of driversUnderTest()) {
       const stored = async (id: string) =>
         Number(
           (
-            await queryRows<{ n: number }>(
+            await queryRows(
               db,
               sql`SELECT count(*)::int AS n FROM observability_events WHERE id = ${id}::bigint`,
             )

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { createDeviceIdentity, type DeviceIdentity } from '#agent/identity.ts';
 import { canonicalize } from '#shared/core/canonical-json.ts';
+import { rowsOf } from '#shared/core/db/query.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { hardware, prepare, send } from '#test/support/device-requests.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
@@ -90,7 +91,7 @@ for (const driver of driversUnderTest()) {
         typeof v === 'string' ? Buffer.byteLength(v) : Buffer.byteLength(JSON.stringify(v) ?? '');
       db.execute = (async (query: Parameters<typeof execute>[0]) => {
         const result = await execute(query);
-        for (const row of (result as unknown as { rows?: Record<string, unknown>[] }).rows ?? []) {
+        for (const row of rowsOf(result)) {
           largestRow = Math.max(
             largestRow,
             Object.values(row).reduce<number>((n, v) => n + size(v), 0),

@@ -12,7 +12,7 @@ import { rng } from '#agent/simulate.ts';
 import { connectDatabase } from '#shared/core/db/connect.ts';
 import type { Database, Db } from '#shared/core/db/database.ts';
 import { migrate } from '#shared/core/db/migrate.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import type { VerifiedDeviceRequest } from '#shared/devices/enrollment.ts';
 import { ingestEvents } from '#shared/devices/events.ts';
 import { replaceInventory } from '#shared/devices/inventory.ts';
@@ -114,20 +114,24 @@ const counterSources = (via: 'stored' | 'read') =>
 
 async function assertCountersMatch(db: Db, model: Model, label: string, via: 'stored' | 'read' = 'stored') {
   const source = counterSources(via);
-  const rows = await queryRows<
-    Counts & {
-      name: string;
-      agent_type: string;
-      transport: string;
-      first: string | null;
-      last: string | null;
-    }
-  >(
+  const rows = await queryRows(
     db,
     sql`${source.with}SELECT name, agent_type, transport, devices, enabled_devices, disabled_devices, installs,
         enabled_installs, to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first,
         to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last
       FROM ${source.mcps} m`,
+    {
+      name: col.text,
+      agent_type: col.text,
+      transport: col.text,
+      devices: col.number,
+      enabled_devices: col.number,
+      disabled_devices: col.number,
+      installs: col.number,
+      enabled_installs: col.number,
+      first: col.nullable(col.text),
+      last: col.nullable(col.text),
+    },
   );
   const stored = new Map<string, Counts>();
   for (const r of rows) {
@@ -155,12 +159,13 @@ async function assertCountersMatch(db: Db, model: Model, label: string, via: 'st
     Object.fromEntries([...expected].sort()),
     `${label}: MCP counters`,
   );
-  const agents = await queryRows<{ agent_type: string; devices: number; first: string; last: string }>(
+  const agents = await queryRows(
     db,
     sql`${source.with}SELECT agent_type, devices,
         to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first,
         to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last
       FROM ${source.agents} a WHERE devices <> 0`,
+    { agent_type: col.text, devices: col.number, first: col.text, last: col.text },
   );
   for (const a of agents) {
     const seen = model.seen.get(agentKey(a.agent_type));
@@ -276,12 +281,13 @@ function expectedDeviceCounts(rows: DeviceRow[], thresholdMs: number, now: numbe
 }
 
 async function deviceRows(db: Db): Promise<DeviceRow[]> {
-  const rows = await queryRows<{ seen: string | null; reported: boolean; created: string }>(
+  const rows = await queryRows(
     db,
     sql`SELECT to_char(last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS seen,
         (last_inventory_at IS NOT NULL OR last_event_at IS NOT NULL) AS reported,
         to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created
       FROM devices`,
+    { seen: col.nullable(col.text), reported: col.bool, created: col.text },
   );
   return rows.map((r) => ({
     seen: r.seen === null ? null : Date.parse(r.seen),
@@ -315,7 +321,7 @@ async function assertDeviceCountsMatch(db: Db, label: string) {
       `${label}: devices at ${new Date(now).toISOString()}`,
     );
   }
-  const empty = await queryRows<{ n: number }>(
+  const empty = await queryRows(
     db,
     sql`SELECT count(*)::int AS n FROM fleet_device_minutes WHERE devices <= 0`,
   );
@@ -396,19 +402,27 @@ for (const driver of driversUnderTest()) {
       await report(db, model, fingerprints, 0, { body, agents: ['claude', 'cursor'], entries });
       const stored = async () =>
         (
-          await queryRows<Counts>(
+          await queryRows(
             db,
             sql`SELECT devices, enabled_devices, disabled_devices, installs, enabled_installs FROM fleet_mcp_stats
               WHERE name = 'github' AND agent_type = '' AND transport = ''`,
+            {
+              devices: col.number,
+              enabled_devices: col.number,
+              disabled_devices: col.number,
+              installs: col.number,
+              enabled_installs: col.number,
+            },
           )
         ).map((r) => ({ ...r }));
       const waiting = async () =>
         (
-          await queryRows<{ n: number }>(
+          await queryRows(
             db,
             sql`SELECT ((SELECT count(*) FROM inventory_agents WHERE stats_dirty)
               + (SELECT count(*) FROM inventory_mcps WHERE stats_dirty)
               + (SELECT count(*) FROM devices WHERE stats_dirty))::int AS n`,
+            { n: col.number },
           )
         )[0]?.n;
       const one = { devices: 1, enabled_devices: 1, disabled_devices: 1, installs: 2, enabled_installs: 1 };
@@ -446,7 +460,7 @@ for (const driver of driversUnderTest()) {
           VALUES (${`FD-${seed}-restored`}, 'Lenovo', 'X1', 'sub', ${randomBytes(16).toString('hex')}, 'pem', 'p256',
             now(), now(), ${at(60_000)}::timestamptz, ${at(60_000)}::timestamptz)`);
         for (let i = 0; i < 10; i++) {
-          const [row] = await queryRows<{ id: string }>(
+          const [row] = await queryRows(
             db,
             sql`INSERT INTO devices (serial_number, brand, model, owner_subject, certificate_fingerprint,
                 certificate_pem, key_type, cert_not_before, cert_not_after, last_seen_at, created_at)

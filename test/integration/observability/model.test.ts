@@ -384,7 +384,7 @@ for (const driver of driversUnderTest()) {
       db = database.db;
       await migrate(db);
       for (const serial of serials) {
-        const [row] = await queryRows<{ id: string }>(
+        const [row] = await queryRows(
           db,
           sql`INSERT INTO devices (serial_number, brand, model, owner_subject, owner_email, certificate_fingerprint,
               certificate_pem, key_type, cert_not_before, cert_not_after)
@@ -474,7 +474,7 @@ for (const driver of driversUnderTest()) {
     // Reads never fold: each adds the events the fold has not reached (the tail) to the rollups in its statement.
     test('reads add the unfolded events: summaries = the model before, during and after the fold, and write nothing', async () => {
       const state = () =>
-        queryRows<{ s: string }>(
+        queryRows(
           db,
           sql`SELECT (SELECT row(next_xid, pending_xids, events_folded)::text FROM observability_fold_state)
             || (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_rollups)

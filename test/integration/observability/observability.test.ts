@@ -596,7 +596,7 @@ for (const driver of driversUnderTest()) {
         await ingest(d.identity, events);
       }
       const from = new Date(now - 30 * 86_400_000).toISOString();
-      const [exact] = await queryRows<{ p50: number; p95: number; p99: number }>(
+      const [exact] = await queryRows(
         db(),
         sql`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95,
@@ -763,7 +763,7 @@ for (const driver of driversUnderTest()) {
       // What the folds write: the rollups and their watermark, the fleet counters and the rows they have counted.
       const foldState = async () =>
         (
-          await queryRows<{ s: string }>(
+          await queryRows(
             db(),
             sql`SELECT concat_ws(' ', (SELECT row(next_xid, pending_xids, events_folded)::text FROM observability_fold_state),
                 (SELECT count(*)::text || '/' || coalesce(sum(calls), 0)::text FROM observability_rollups),
@@ -853,10 +853,7 @@ for (const driver of driversUnderTest()) {
       } while (cursor);
       assert.ok(pages > 2);
       assert.equal(new Set(all).size, all.length, 'no repeats');
-      const [n] = await queryRows<{ n: number }>(
-        db(),
-        sql`SELECT count(*)::int AS n FROM observability_events`,
-      );
+      const [n] = await queryRows(db(), sql`SELECT count(*)::int AS n FROM observability_events`);
       assert.equal(all.length, Number(n?.n) - 2, 'every event that existed at the first page, once');
       // Last page and empty result.
       const empty = data(await get('/v1/admin/observability/events?tool=nope'));
@@ -916,7 +913,7 @@ for (const driver of driversUnderTest()) {
         ),
       );
       assert.equal(body.accepted, times.length);
-      const stored = await queryRows<{ id: string; t: string }>(
+      const stored = await queryRows(
         db(),
         sql`SELECT id::text AS id, (extract(epoch FROM event_time) * 1000)::bigint::text AS t
           FROM observability_events WHERE tool = 'window_probe'`,
@@ -1238,7 +1235,7 @@ for (const driver of driversUnderTest()) {
       assert.equal(typeof q.last_seen_at, 'string', 'register counts as seen');
       // A device row written outside the register path (a restore, an import) without last_seen_at, that reported
       // an inventory two days ago: offline, last seen null.
-      const [stale] = await queryRows<{ id: string }>(
+      const [stale] = await queryRows(
         db(),
         sql`INSERT INTO devices (serial_number, brand, model, owner_subject, owner_email, certificate_fingerprint,
             certificate_pem, key_type, cert_not_before, cert_not_after, last_inventory_at)

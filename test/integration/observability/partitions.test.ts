@@ -88,14 +88,14 @@ for (const driver of driversUnderTest()) {
             (gen_random_uuid(), ${device}::uuid, 'SER-1', '2026-03-05T23:59:59.999999Z', 'a', 'm', 't', 'result', 'denied'),
             (NULL, ${device}::uuid, 'SER-1', '1999-12-31T23:59:59Z', 'a', 'm', 't', 'error', 'error'),
             (gen_random_uuid(), ${device}::uuid, 'SER-1', now() + interval '365 days', 'a', 'm', 't', 'invocation', 'allowed')`);
-        const [before] = await queryRows<{ n: number; ids: string; digest: string }>(db, fingerprintSql);
-        const daysBefore = await queryRows<{ day: string; n: number }>(db, perDaySql);
+        const [before] = await queryRows(db, fingerprintSql);
+        const daysBefore = await queryRows(db, perDaySql);
         assert.equal(before?.n, 304);
         assert.equal(daysBefore.length, 7);
 
         assert.deepEqual((await migrate(db)).applied.slice(0, 1), [PARTITIONED]);
 
-        const [afterwards] = await queryRows<{ n: number; ids: string; digest: string }>(db, fingerprintSql);
+        const [afterwards] = await queryRows(db, fingerprintSql);
         assert.deepEqual(afterwards, before, 'the same rows, ids and values');
         assert.deepEqual(await queryRows(db, perDaySql), daysBefore);
         const partitions = await countEventPartitions(db);
@@ -116,7 +116,7 @@ for (const driver of driversUnderTest()) {
           );
         }
         // The identity continues after the copied ids.
-        const [next] = await queryRows<{ id: number | string }>(
+        const [next] = await queryRows(
           db,
           sql`INSERT INTO observability_events (device_id, serial_number, event_time, agent_type, mcp_name, tool,
               event_type, result)
@@ -144,7 +144,7 @@ for (const driver of driversUnderTest()) {
       let storedEarlier: (events: Array<Record<string, unknown>>) => Promise<number>;
       const partitionOf = async (eventId: string) =>
         (
-          await queryRows<{ part: string; n: number }>(
+          await queryRows(
             db,
             sql`SELECT tableoid::regclass::text AS part, count(*) OVER ()::int AS n FROM observability_events
               WHERE event_id = ${eventId}::uuid`,
@@ -171,7 +171,7 @@ for (const driver of driversUnderTest()) {
             prompt_truncated: false,
             ...e,
           }));
-          const [row] = await queryRows<{ inserted: number | string }>(
+          const [row] = await queryRows(
             db,
             sql`SELECT inserted FROM ingest_events(${identity.fingerprint}, NULL, now(), now(), ${randomUUID()},
               now() + interval '5 minutes', ${JSON.stringify(rows)}::json)`,
@@ -312,7 +312,7 @@ for (const driver of driversUnderTest()) {
         assert.deepEqual(await partitionOf(old[0]!.event_id), []);
         assert.deepEqual(await queryRows(db, rollupCalls), [{ n: 4 }], 'the rollups still count them');
         const audit = (
-          await queryRows<{ resource_id: string; metadata: Record<string, unknown> | string }>(
+          await queryRows(
             db,
             sql`SELECT resource_id, metadata FROM audit_logs WHERE action_type = 'events.partition_dropped'
               AND resource_id <> ${emptyName}`,
@@ -407,7 +407,7 @@ for (const driver of driversUnderTest()) {
         // The ancient event's series and totals rows (minute, hour and day): nothing else is that old.
         const series = (table: string) =>
           sql`SELECT count(*)::int AS n FROM ${sql.raw(table)} WHERE bucket < ${new Date(Date.now() - 410 * DAY).toISOString()}::timestamptz`;
-        const [before] = await queryRows<{ n: number }>(db, rows);
+        const [before] = await queryRows(db, rows);
         assert.ok(Number(before?.n) > 0);
         for (const table of ['observability_series', 'observability_series_totals']) {
           assert.deepEqual(await queryRows(db, series(table)), [{ n: 3 }], table);
@@ -418,7 +418,7 @@ for (const driver of driversUnderTest()) {
         for (const table of ['observability_series', 'observability_series_totals']) {
           assert.deepEqual(await queryRows(db, series(table)), [{ n: 0 }], table);
         }
-        const [kept] = await queryRows<{ n: number }>(
+        const [kept] = await queryRows(
           db,
           sql`SELECT count(*)::int AS n FROM observability_rollups WHERE tool = 'retained'`,
         );
@@ -456,7 +456,7 @@ for (const driver of driversUnderTest()) {
           const maintenance = maintainEventPartitions(db, svc.runtime.config);
           // Once maintenance waits for a lock, the writer goes on to its events.
           for (let i = 0; i < 200; i++) {
-            const [row] = await queryRows<{ waiting: boolean }>(
+            const [row] = await queryRows(
               db,
               sql`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted) AS waiting`,
             );

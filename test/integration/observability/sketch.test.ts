@@ -19,7 +19,7 @@ import { foldRollups } from '#shared/observability/rollups/rollups.ts';
 import { summaryQuery } from '#shared/observability/schemas.ts';
 import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
-import { percentileErrors, type SummaryPercentiles } from '#test/support/exact-percentiles.ts';
+import { percentileErrors } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
 
 const HOUR = 3_600_000;
@@ -112,7 +112,7 @@ for (const driver of driversUnderTest()) {
           await ingest(events.slice(i, i + 150));
           if (i < 300) await foldRollups(db, { maxEvents: 100_000, wait: true });
         }
-        const [stored] = await queryRows<{ n: number }>(
+        const [stored] = await queryRows(
           db,
           sql`SELECT count(*)::int AS n FROM observability_events
             WHERE event_time >= ${new Date(from).toISOString()}::timestamptz
@@ -124,7 +124,7 @@ for (const driver of driversUnderTest()) {
           for (const source of ['auto', 'raw'] as const) {
             const q = summaryQuery.parse({ ...range, ...filters, bucket: 'hour', top: 50 });
             const summary = await observabilitySummary(db, q, { now: new Date(NOW), source });
-            const error = await percentileErrors(db, summary as unknown as SummaryPercentiles, filters.mcp);
+            const error = await percentileErrors(db, summary, filters.mcp);
             assert.ok(error.compared >= 3 * (1 + TOOLS.length), `compared ${error.compared}`);
             assert.ok(
               error.worst <= BOUND,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { Principal } from '#shared/core/auth/principal.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { createBuiltinProvider } from '#shared/requests/environments/builtin/provider.ts';
 import { environmentNames } from '#shared/requests/environments/builtin/view-sql.ts';
 import { seedDemoDatasource } from '#shared/requests/environments/demo.ts';
@@ -86,9 +86,10 @@ describe('request environments over the RDS Data API', () => {
     // Roles are cluster-wide: tear down what is left before the database goes.
     if (svc) {
       const provider = createBuiltinProvider(svc.runtime.database);
-      const left = await queryRows<{ id: string }>(
+      const left = await queryRows(
         db(),
         sql`SELECT id::text AS id FROM requests WHERE environment_status = 'ready'`,
+        { id: col.text },
       );
       for (const { id } of left) {
         const row = await findRequest(db(), id);
@@ -126,7 +127,7 @@ describe('request environments over the RDS Data API', () => {
       ['id:int4', 'total:numeric', 'ordered_at:timestamptz', 'customers_country:text'],
     );
     assert.equal(data.row_count, 3);
-    const [first] = await queryRows<{ id: number; total: string; at: string; country: string }>(
+    const [first] = await queryRows(
       db(),
       sql`SELECT o.id, o.total::text AS total, to_char(o.ordered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at,
             c.country FROM demo.orders o JOIN demo.customers c ON c.id = o.customer_id
@@ -174,7 +175,7 @@ describe('request environments over the RDS Data API', () => {
 
     const revoked = await svc.call('POST', `/v1/requests/${id}/revoke`, { token: ana, body: {} });
     assert.equal((revoked.body.data as { environment_status: string }).environment_status, 'torn_down');
-    const [left] = await queryRows<{ s: number; r: number }>(
+    const [left] = await queryRows(
       db(),
       sql`SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = ${schema})::int AS s,
                  (SELECT count(*) FROM pg_roles WHERE rolname = ${role})::int AS r`,

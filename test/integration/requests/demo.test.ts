@@ -10,7 +10,7 @@ import { type ProvisionedDatabase, provisionDatabase } from '#test/support/datab
 import { startCheckedService, testConfig } from '#test/support/service.ts';
 
 const catalog = async (service: LocalService) =>
-  queryRows<{ target: string; n: number }>(
+  queryRows(
     service.runtime.database.db,
     sql`SELECT target_name AS target, (SELECT count(*)::int FROM demo.orders) AS n
         FROM catalog_entries WHERE datasource_name = 'demo' ORDER BY target_name`,
@@ -40,7 +40,7 @@ describe('demo datasource on a local start', () => {
 
   test('not seeded by default outside npm start, nor with the http provider', async () => {
     for (const service of [await start(), await start({ demoData: true, provider: 'http' })]) {
-      const [{ n }] = (await queryRows<{ n: number }>(
+      const [{ n }] = (await queryRows(
         service.runtime.database.db,
         sql`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'demo'`,
       )) as [{ n: number }];

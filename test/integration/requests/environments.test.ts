@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { handler as expireHandler } from '#functions/requests/expire.ts';
 import type { Principal } from '#shared/core/auth/principal.ts';
-import { queryRows } from '#shared/core/db/query.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
 import { ServiceError } from '#shared/core/errors.ts';
 import { STATUS_OF_KIND } from '#shared/core/http/middleware/error-response.ts';
 import { roleSessionFor } from '#shared/requests/environments/builtin/drivers.ts';
@@ -200,7 +200,7 @@ for (const driver of driversUnderTest()) {
       svc.call('POST', `/v1/requests/${id}/query`, { token, body: { sql: text } });
     const db = () => svc.runtime.database.db;
     const exists = async (schema: string, role: string) => {
-      const [row] = await queryRows<{ s: number; r: number }>(
+      const [row] = await queryRows(
         db(),
         sql`SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = ${schema})::int AS s,
                    (SELECT count(*) FROM pg_roles WHERE rolname = ${role})::int AS r`,
@@ -219,9 +219,10 @@ for (const driver of driversUnderTest()) {
     after(async () => {
       // Roles are cluster-wide on PostgreSQL: tear down what the tests left active before the database is dropped.
       const provider = createBuiltinProvider(svc.runtime.database);
-      const left = await queryRows<{ id: string }>(
+      const left = await queryRows(
         db(),
         sql`SELECT id::text AS id FROM requests WHERE environment_status = 'ready' AND tunnel ->> 'provider' = 'builtin'`,
+        { id: col.text },
       );
       for (const { id } of left) {
         const row = await findRequest(db(), id);
@@ -257,9 +258,10 @@ for (const driver of driversUnderTest()) {
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(Object.keys(res.body), ['data']);
       const data = res.body.data as QueryData;
-      const [expected] = await queryRows<{ n: number }>(
+      const [expected] = await queryRows(
         db(),
         sql`SELECT count(*)::int AS n FROM demo.orders WHERE region = 'EU' AND status IN ('paid', 'shipped')`,
+        { n: col.number },
       );
       assert.equal(data.rows[0]?.[0], expected?.n, 'int8 is a JSON number on every driver');
       assert.ok((expected?.n ?? 0) > 10);
@@ -375,7 +377,7 @@ for (const driver of driversUnderTest()) {
       const r = await activeRequest();
       const count = async () =>
         (
-          await queryRows<{ n: number }>(
+          await queryRows(
             db(),
             sql`SELECT (SELECT count(*) FROM demo.orders)::int + (SELECT count(*) FROM demo.customers)::int AS n`,
           )
@@ -388,7 +390,7 @@ for (const driver of driversUnderTest()) {
       assert.equal(await count(), before);
       const still = await query(r.id, 'SELECT count(*) FROM eu_orders');
       assert.equal(still.status, 200);
-      const [tables] = await queryRows<{ n: number }>(
+      const [tables] = await queryRows(
         db(),
         sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'x'`,
       );
@@ -426,7 +428,7 @@ for (const driver of driversUnderTest()) {
       assert.equal(String(path.rows[0]?.[0]).replaceAll('"', ''), `${schema}, pg_catalog, pg_temp`);
       assert.equal(await code(as(role, schema, 'SELECT count(*) FROM tables')), '42P01');
       // Read-only transaction: even a privileged role cannot write inside it.
-      const [me] = await queryRows<{ u: string }>(db(), sql`SELECT current_user::text AS u`);
+      const [me] = await queryRows(db(), sql`SELECT current_user::text AS u`);
       assert.equal(
         await code(as(me?.u as string, 'public', 'CREATE TABLE public.layer_test (a int)')),
         '25006',
@@ -435,7 +437,7 @@ for (const driver of driversUnderTest()) {
       // Extended protocol: one statement per message, so COMMIT cannot end the read-only transaction.
       const multi = await code(as(role, schema, 'SELECT 1; COMMIT; CREATE TABLE escaped (a int)'));
       assert.notEqual(multi, 'ok');
-      const [escaped] = await queryRows<{ n: number }>(
+      const [escaped] = await queryRows(
         db(),
         sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'escaped'`,
       );
@@ -620,7 +622,7 @@ for (const driver of driversUnderTest()) {
       );
       // Values come out the same on every driver: numeric as text, instants as ISO 8601 UTC with milliseconds.
       const first = await query(ok.id, 'SELECT * FROM euorders ORDER BY id LIMIT 1');
-      const [expected] = await queryRows<{ id: number; total: string; country: string; at: string }>(
+      const [expected] = await queryRows(
         db(),
         sql`SELECT o.id, o.total::text AS total, c.country,
               to_char(o.ordered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
@@ -668,7 +670,7 @@ for (const driver of driversUnderTest()) {
       assert.equal((await query(r.id, 'SELECT nope FROM products')).status, 400);
       const view = (await svc.call('GET', `/v1/requests/${r.id}`, { token: ana })).body.data as RequestData;
       assert.equal(view.tunnel?.credentials[0]?.use_count, 8, 'failed queries are not uses');
-      const [last] = await queryRows<{ t: string }>(
+      const [last] = await queryRows(
         db(),
         sql`SELECT to_char(max(timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t
             FROM request_usage_events WHERE request_id = ${r.id}::uuid AND action_type = 'query'`,
@@ -695,7 +697,7 @@ for (const driver of driversUnderTest()) {
         limit: number;
         offset: number;
       };
-      const [stored] = await queryRows<{ n: number; q: number }>(
+      const [stored] = await queryRows(
         db(),
         sql`SELECT count(*)::int AS n, (count(*) FILTER (WHERE action_type = 'query'))::int AS q
             FROM request_usage_events WHERE request_id = ${r.id}::uuid`,
@@ -762,7 +764,7 @@ for (const driver of driversUnderTest()) {
         await db().execute(sql.raw('DROP TRIGGER test_refuse_usage ON request_usage_events'));
         await db().execute(sql.raw('DROP FUNCTION test_refuse_usage()'));
       }
-      const [stored] = await queryRows<{ n: number }>(
+      const [stored] = await queryRows(
         db(),
         sql`SELECT count(*)::int AS n FROM request_usage_events WHERE request_id = ${r.id}::uuid`,
       );

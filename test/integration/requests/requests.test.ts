@@ -194,7 +194,7 @@ for (const driver of driversUnderTest()) {
         'tunnel',
         'usage_events',
       ]) {
-        assert.ok(key in (r as unknown as Json), `field ${key}`);
+        assert.ok(key in r, `field ${key}`);
       }
       const logs = await auditActions(r.id);
       assert.deepEqual(
@@ -374,7 +374,7 @@ for (const driver of driversUnderTest()) {
       assert.ok(won.length >= 1 && racing.every((r) => r.status === 201 || r.status === 422));
       assert.equal(new Set(won.map((r) => (r.body.data as RequestData).id)).size, 1);
       assert.equal(new Set(won.map((r) => (r.body.data as RequestData).title)).size, 1);
-      const [rows] = await queryRows<{ n: number }>(
+      const [rows] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT count(*)::int AS n FROM requests WHERE idempotency_key = ${raceKey}`,
       );
@@ -779,7 +779,7 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(rows[0]?.timestamp, '2026-01-01T00:00:01.000Z');
       assert.equal(rows[0]?.metadata.ingested_by, 'admin@example.test');
-      const seq = await queryRows<{ container_id: string }>(
+      const seq = await queryRows(
         svc.runtime.database.db,
         sql`SELECT container_id FROM audit_logs WHERE source = 'logshipper' ORDER BY seq`,
       );
@@ -848,7 +848,7 @@ for (const driver of driversUnderTest()) {
         body: { records: [record] },
       });
       assert.equal(wrong.status, 401, wrong.text);
-      const [count] = await queryRows<{ n: number }>(
+      const [count] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT count(*)::int AS n FROM audit_logs WHERE resource_id = 'env-shipper-token'`,
       );
@@ -864,7 +864,7 @@ for (const driver of driversUnderTest()) {
       assert.ok(data.checked > 10);
       assert.equal(data.broken_at, null);
       // The head (last seq and hash) is what an auditor keeps outside; ?at_seq= reports a record's hash later.
-      const [last] = await queryRows<{ seq: number; hash: string; n: number }>(
+      const [last] = await queryRows(
         svc.runtime.database.db,
         sql`SELECT seq::int AS seq, hash, (SELECT count(*)::int FROM audit_logs) AS n FROM audit_logs ORDER BY seq DESC LIMIT 1`,
       );
@@ -885,7 +885,7 @@ for (const driver of driversUnderTest()) {
       assert.equal((await svc.call('GET', '/v1/admin/audit-logs/verify', { token: ana })).status, 403);
 
       const db = svc.runtime.database.db;
-      const [victim] = await queryRows<{ id: string; seq: number }>(
+      const [victim] = await queryRows(
         db,
         sql`SELECT id::text AS id, seq::int AS seq FROM audit_logs WHERE action_type = 'request.approved' ORDER BY seq LIMIT 1`,
       );
@@ -907,7 +907,7 @@ for (const driver of driversUnderTest()) {
       assert.equal(b.broken_at.id, victim.id);
       assert.equal(b.broken_at.seq, victim.seq);
       // The head is the last record before the break.
-      const [beforeBreak] = await queryRows<{ seq: number; hash: string }>(
+      const [beforeBreak] = await queryRows(
         db,
         sql`SELECT seq::int AS seq, hash FROM audit_logs WHERE seq < ${victim.seq} ORDER BY seq DESC LIMIT 1`,
       );

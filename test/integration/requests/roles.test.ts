@@ -45,7 +45,7 @@ for (const driver of driversUnderTest()) {
     /** Whether the request's role and schema exist, read from the catalogs (roles: the whole server's). */
     const leftOf = async (id: string) => {
       const { schema, role } = environmentNames(id);
-      const [row] = await queryRows<{ s: number; r: number }>(
+      const [row] = await queryRows(
         db(),
         sql`SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = ${schema})::int AS s,
                    (SELECT count(*) FROM pg_roles WHERE rolname = ${role})::int AS r`,
@@ -66,7 +66,7 @@ for (const driver of driversUnderTest()) {
       db().execute(sql`UPDATE requests SET status = ${status}, updated_at = now() WHERE id = ${id}::uuid`);
     const sweepAudits = async (id: string) =>
       (
-        await queryRows<{ n: number }>(
+        await queryRows(
           db(),
           sql`SELECT count(*)::int AS n FROM audit_logs WHERE resource_id = ${id}
                 AND action_type = 'environment.torn_down' AND metadata ->> 'swept' = 'true'`,
@@ -176,7 +176,7 @@ for (const driver of driversUnderTest()) {
     if (driver === 'postgres') {
       test('the service connects as <database>_service: DML and the owner functions, no DDL, no roles', async () => {
         const name = svc.database.url ? new URL(svc.database.url).pathname.slice(1) : '';
-        const [me] = await queryRows<{ user: string; superuser: boolean; createrole: boolean }>(
+        const [me] = await queryRows(
           db(),
           sql`SELECT current_user AS user, rolsuper AS superuser, rolcreaterole AS createrole
                 FROM pg_roles WHERE rolname = current_user`,
@@ -198,7 +198,7 @@ for (const driver of driversUnderTest()) {
         await refused("SELECT request_role_create('someone')");
         await refused("SELECT observability_events_drop_partition('users')");
         // Partition maintenance and retention, through the owner's functions.
-        const [made] = await queryRows<{ created: number }>(
+        const [made] = await queryRows(
           db(),
           sql`SELECT created FROM observability_events_maintain('2000-01-01'::date, 0, 0)`,
         );
@@ -208,7 +208,7 @@ for (const driver of driversUnderTest()) {
           await tx.execute(sql`LOCK TABLE observability_events_p20000101 IN SHARE MODE`);
           await tx.execute(sql`SELECT observability_events_drop_partition('observability_events_p20000101')`);
         });
-        const [left] = await queryRows<{ n: number }>(
+        const [left] = await queryRows(
           db(),
           sql`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'observability_events_p20000101'`,
         );

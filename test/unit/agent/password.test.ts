@@ -30,7 +30,7 @@ test('typed at the prompt: nothing echoed, backspace honoured, raw mode restored
   const t = terminal();
   const read = readPassword('admin@example.test', {
     env: {},
-    input: t.input as unknown as NodeJS.ReadStream,
+    input: t.input,
     output: t.output,
   });
   t.input.write('s3cr');
@@ -44,7 +44,7 @@ test('Ctrl-C cancels the prompt', async () => {
   const t = terminal();
   const read = readPassword('a@b.test', {
     env: {},
-    input: t.input as unknown as NodeJS.ReadStream,
+    input: t.input,
     output: t.output,
   });
   t.input.write('abc\u0003');
@@ -56,12 +56,12 @@ test('ACP_PASSWORD first; without it and without a terminal, none', async () => 
   assert.equal(
     await readPassword('a@b.test', {
       env: { ACP_PASSWORD: 'from-env' },
-      input: t.input as unknown as NodeJS.ReadStream,
+      input: t.input,
       output: t.output,
     }),
     'from-env',
   );
   assert.equal(t.written(), '', 'no prompt');
-  const notTty = new PassThrough() as unknown as NodeJS.ReadStream;
+  const notTty = Object.assign(new PassThrough(), { isTTY: false, isRaw: false, setRawMode: () => notTty });
   assert.equal(await readPassword('a@b.test', { env: {}, input: notTty, output: t.output }), undefined);
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { s3ClientFor } from '#shared/core/s3-client.ts';
+import { s3ClientFor } from '#shared/core/object-store/s3-client.ts';
 import {
   SecurityLakeDestination,
   type SecurityLakeSettings,

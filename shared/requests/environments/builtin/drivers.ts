@@ -3,8 +3,8 @@
 import type { Database } from '../../../core/db/database.ts';
 import type { RoleSession } from './session.ts';
 import { dataApiSession } from './session-data-api.ts';
-import { type Pglite, pgliteSession } from './session-pglite.ts';
-import { type PgPool, postgresSession } from './session-postgres.ts';
+import { pgliteSession } from './session-pglite.ts';
+import { postgresSession } from './session-postgres.ts';
 
 /**
  * One parameterized statement of ours ($1, $2… placeholders) on the driver's own client, without the ORM's per-call
@@ -15,25 +15,21 @@ import { type PgPool, postgresSession } from './session-postgres.ts';
 export function rawExecutor(
   database: Database,
 ): ((name: string, text: string, params: unknown[]) => Promise<void>) | undefined {
-  const client = (database.db as unknown as { $client: unknown }).$client;
   if (database.driver === 'postgres') {
-    const pool = client as {
-      query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
-    };
+    const pool = database.client;
     return async (name, text, values) => {
       await pool.query({ name, text, values });
     };
   }
   if (database.driver !== 'pglite') return undefined;
-  const pglite = client as { query(text: string, params: unknown[]): Promise<unknown> };
+  const pglite = database.client;
   return async (_name, text, params) => {
     await pglite.query(text, params);
   };
 }
 
 export function roleSessionFor(database: Database): RoleSession {
-  const client = (database.db as unknown as { $client: unknown }).$client;
-  if (database.driver === 'postgres') return postgresSession(client as PgPool);
-  if (database.driver === 'pglite') return pgliteSession(client as Pglite);
+  if (database.driver === 'postgres') return postgresSession(database.client);
+  if (database.driver === 'pglite') return pgliteSession(database.client);
   return dataApiSession(database);
 }

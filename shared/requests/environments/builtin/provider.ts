@@ -13,7 +13,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { recordAudit } from '../../../audit/audit.ts';
 import type { Database, Db } from '../../../core/db/database.ts';
-import { queryRows } from '../../../core/db/query.ts';
+import { col, queryRows } from '../../../core/db/query.ts';
 import { catalogEntries } from '../../../core/db/schema.ts';
 import type { CheckedStatement } from '../../query/guard.ts';
 import type { RequestRow } from '../../requests.ts';
@@ -60,7 +60,7 @@ function catalogResolver(db: Db): ResolveTable {
     if (!entry) throw new Error(`no catalog entry for ${source.name}.${source.table}`);
     const m = /^([A-Za-z_][A-Za-z0-9_]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,62})$/.exec(entry.location);
     if (!m) throw new Error(`catalog entry ${source.name}.${source.table} has no schema.table location`);
-    const [, schema, table] = m as unknown as [string, string, string];
+    const [, schema = '', table = ''] = m;
     if (FORBIDDEN_SCHEMAS.has(schema.toLowerCase()) || /^(req_|pg_)/i.test(schema)) {
       throw new Error(
         `catalog entry ${source.name}.${source.table} points into a schema requests may not read`,
@@ -159,7 +159,7 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
     },
     async sweep(): Promise<string[]> {
       const swept: string[] = [];
-      const stale = await queryRows<{ hex: string }>(db, sql.raw(staleEnvironmentsSql));
+      const stale = await queryRows(db, sql.raw(staleEnvironmentsSql), { hex: col.text });
       for (const { hex } of stale) {
         const id = requestIdOf({ schema: `req_${hex}`, role: '' });
         try {
@@ -169,7 +169,7 @@ export function createBuiltinProvider(database: Database): EnvironmentProvider {
           // A teardown of the same environment racing this one; whatever is left, the next sweep finds.
         }
       }
-      for (const { rolname } of await queryRows<{ rolname: string }>(db, sql.raw(orphanRolesSql))) {
+      for (const { rolname } of await queryRows(db, sql.raw(orphanRolesSql), { rolname: col.text })) {
         // Another database's service may have made it (and only its maker may drop it): left to that one.
         await db.execute(sql.raw(dropRoleSql(rolname))).catch(() => {});
       }

@@ -90,7 +90,7 @@ type Aliases = Map<string, string>;
 function columnRef(column: string, aliases: Aliases): string {
   const m = COLUMN.exec(column);
   if (!m) throw new Error(`bad column ${column}`);
-  const [, qualifier, name] = m as unknown as [string, string | undefined, string];
+  const [, qualifier, name = ''] = m;
   const alias = qualifier ? aliases.get(qualifier.toLowerCase()) : 't0';
   if (!alias) throw new Error(`column ${column} names no declared join`);
   return `${alias}.${quoteIdent(name)}`;
@@ -145,13 +145,7 @@ export async function datasetViewSql(schema: string, d: Dataset, resolve: Resolv
     }
     const m = JOIN_ON.exec(j.on);
     if (!m) throw new Error(`join ${j.namespace}: bad on`);
-    const [, q1, c1, q2, c2] = m as unknown as [
-      string,
-      string,
-      string | undefined,
-      string,
-      string | undefined,
-    ];
+    const [, q1 = '', c1, q2 = '', c2] = m;
     // `a.x = b.y` or `x = y` (left: the dataset, right: the join).
     const left = c1 === undefined ? `t0.${quoteIdent(q1)}` : columnRef(`${q1}.${c1}`, aliases);
     const right = c2 === undefined ? `${alias}.${quoteIdent(q2)}` : columnRef(`${q2}.${c2}`, aliases);
