@@ -1,8 +1,5 @@
 // Rows of the route table for the audit log: the admins' listing and chain check, the log shipper's ingest;
 // merged into shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import {
@@ -13,7 +10,7 @@ import {
 } from '../requests/schemas.ts';
 import { auditActionsResponse, auditLogListResponse, listAuditLogsQuery } from './schemas.ts';
 
-export const listAuditLogs = /* @__PURE__ */ defineRoute({
+export const listAuditLogs = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs',
   handler: 'audit/list',
@@ -29,7 +26,7 @@ export const listAuditLogs = /* @__PURE__ */ defineRoute({
   errors: [400],
 });
 
-export const verifyAuditLogs = /* @__PURE__ */ defineRoute({
+export const verifyAuditLogs = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs/verify',
   handler: 'audit/verify',
@@ -43,7 +40,7 @@ export const verifyAuditLogs = /* @__PURE__ */ defineRoute({
   response: auditVerifyResponse,
 });
 
-export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
+export const ingestAuditLogs = defineRoute({
   method: 'POST',
   path: '/v1/admin/audit-logs',
   handler: 'audit/ingest',
@@ -62,7 +59,7 @@ export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'batch_too_large' },
 });
 
-export const listAuditActions = /* @__PURE__ */ defineRoute({
+export const listAuditActions = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs/actions',
   handler: 'audit/actions',
