@@ -95,12 +95,15 @@ async function main() {
       );
       const first = planned.routes[0];
       const route = first ? (routes as Record<string, RouteSpec>)[first.id]! : undefined;
+      // The $default route's function answers what no row matches.
       const event = route
         ? httpEvent(route, {
             ...(route.auth === 'public' || route.auth === 'device' ? {} : { token }),
             ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
           })
-        : { schedule: planned.schedules[0]!.id };
+        : planned.schedules[0]
+          ? { schedule: planned.schedules[0].id }
+          : { ...httpEvent(routes.healthcheck), routeKey: '$default', rawPath: '/v1/nowhere' };
       subjects.push({
         name: planned.handler,
         dir,
