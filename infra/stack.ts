@@ -127,8 +127,6 @@ export class ControlPlaneStack extends Stack {
       stagingDir: stagingDirOf(this),
       sourceMaps: props.sourceMaps ?? true,
       samLocal: props.samLocal ?? false,
-      // The providers this config does not pick are left out of the bundles (infra/bundling.ts).
-      providers: { authProvider: config.auth.provider, envProvider: config.envsvc.provider },
       logRetention,
       logRemovalPolicy: retain,
       database,

@@ -1,10 +1,10 @@
 // The admin routes of fleet alerts (shared/alerts/routes.ts), one function for all of them.
 import { acknowledgeAlert, getAlert, listAlerts, listDeliveries } from '#shared/alerts/alerts.ts';
+import { alertRoutes as routes } from '#shared/alerts/routes.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { ok } from '#shared/core/http/reply.ts';
 import { routedHandler } from '#shared/core/http/routed.ts';
 import { actorOf } from '#shared/requests/requests.ts';
-import { routes } from '#shared/routes.ts';
 
 export const handler = routedHandler([
   [

@@ -1,7 +1,7 @@
 import { exportAuditChain } from '#shared/audit/audit.ts';
+import { auditRoutes as routes } from '#shared/audit/routes.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { text } from '#shared/core/http/reply.ts';
-import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.exportAuditLogs, async ({ query }, { db }) => {
   const lines = await exportAuditChain(db, query.after_seq, query.limit);

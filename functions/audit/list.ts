@@ -1,7 +1,7 @@
 import { listAuditLogs } from '#shared/audit/audit.ts';
+import { auditRoutes as routes } from '#shared/audit/routes.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { ok } from '#shared/core/http/reply.ts';
-import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.listAuditLogs, async ({ query }, { db }) =>
   ok(await listAuditLogs(db, query)),

@@ -1,8 +1,8 @@
 import { anchorsToCheck } from '#shared/audit/anchors.ts';
 import { verifyAuditChain } from '#shared/audit/audit.ts';
+import { auditRoutes as routes } from '#shared/audit/routes.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { ok } from '#shared/core/http/reply.ts';
-import { routes } from '#shared/routes.ts';
 
 export const handler = httpHandler(routes.verifyAuditLogs, async ({ query }, { db, config }) => {
   const anchors = await anchorsToCheck(config.audit.anchors);

@@ -3,8 +3,8 @@ import type { Precheck } from '#shared/core/http/middleware/validate.ts';
 import { flat } from '#shared/core/http/reply.ts';
 import { deviceSignature } from '#shared/devices/device-signature.ts';
 import { checkBatchSize, ingestEvents } from '#shared/devices/events.ts';
+import { deviceRoutes as routes } from '#shared/devices/routes.ts';
 import { recordSpoolCounters } from '#shared/devices/spool.ts';
-import { routes } from '#shared/routes.ts';
 
 /** 1001 events with a bad one are 413, not 400: the bound is checked before every event is validated. */
 const batchBound: Precheck = ({ context }) => {

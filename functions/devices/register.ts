@@ -2,7 +2,7 @@ import { httpHandler } from '#shared/core/http/handler.ts';
 import { flat } from '#shared/core/http/reply.ts';
 import { deviceSignature } from '#shared/devices/device-signature.ts';
 import { registerDevice } from '#shared/devices/devices.ts';
-import { cliSigninEnabled, routes } from '#shared/routes.ts';
+import { cliSigninEnabled, deviceRoutes as routes } from '#shared/devices/routes.ts';
 
 export const handler = httpHandler(
   routes.registerDevice,

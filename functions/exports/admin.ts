@@ -2,6 +2,7 @@
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { ok } from '#shared/core/http/reply.ts';
 import { routedHandler } from '#shared/core/http/routed.ts';
+import { exportRoutes as routes } from '#shared/exports/routes.ts';
 import {
   createDestination,
   deleteDestination,
@@ -11,7 +12,6 @@ import {
   updateDestination,
 } from '#shared/exports/streams.ts';
 import { actorOf } from '#shared/requests/requests.ts';
-import { routes } from '#shared/routes.ts';
 
 export const handler = routedHandler([
   [

@@ -2,7 +2,7 @@ import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '#shared/core/errors.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { flat } from '#shared/core/http/reply.ts';
 import { healthReport } from '#shared/health/health.ts';
-import { routes } from '#shared/routes.ts';
+import { healthRoutes as routes } from '#shared/health/routes.ts';
 
 export const handler = httpHandler(routes.healthcheck, async (_input, { config, runtime }) => {
   const report = await healthReport(config, runtime.database, runtime.startedAt, runtime.lambda);

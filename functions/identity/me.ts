@@ -1,6 +1,6 @@
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { ok } from '#shared/core/http/reply.ts';
-import { routes } from '#shared/routes.ts';
+import { identityRoutes as routes } from '#shared/identity/routes.ts';
 
 export const handler = httpHandler(routes.me, async (_input, { principal }) => {
   const p = principal;

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { text } from '#shared/core/http/reply.ts';
-import { routes } from '#shared/routes.ts';
+import { metaRoutes as routes } from '#shared/meta/routes.ts';
 
 const SCRIPT = 'redoc.standalone.js';
 const SCRIPT_FILES = [

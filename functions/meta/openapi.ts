@@ -1,7 +1,7 @@
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { flat } from '#shared/core/http/reply.ts';
 import { buildOpenApi } from '#shared/meta/openapi.ts';
-import { routes } from '#shared/routes.ts';
+import { metaRoutes as routes } from '#shared/meta/routes.ts';
 
 let document: unknown;
 

@@ -14,8 +14,8 @@ import {
   savePolicy,
   validatePolicy,
 } from '#shared/policy/policy.ts';
+import { policyRoutes as routes } from '#shared/policy/routes.ts';
 import { actorOf } from '#shared/requests/requests.ts';
-import { routes } from '#shared/routes.ts';
 
 export const handler = routedHandler([
   [routes.getPolicy, httpHandler(routes.getPolicy, async (_input, { db }) => ok(await currentPolicy(db)))],

@@ -2,7 +2,7 @@ import { httpHandler } from '#shared/core/http/handler.ts';
 import { flat } from '#shared/core/http/reply.ts';
 import { deviceSignature } from '#shared/devices/device-signature.ts';
 import { fetchDevicePolicy } from '#shared/policy/policy.ts';
-import { routes } from '#shared/routes.ts';
+import { policyRoutes as routes } from '#shared/policy/routes.ts';
 
 // 304 has no body (RFC 9110 15.4.5); its ETag still names the version the device holds.
 export const handler = httpHandler(

@@ -3,7 +3,7 @@ import { ok } from '#shared/core/http/reply.ts';
 import { providerFor } from '#shared/requests/environments.ts';
 import { provisionAfterApproval } from '#shared/requests/lifecycle.ts';
 import { approveRequest, viewOf } from '#shared/requests/requests.ts';
-import { routes } from '#shared/routes.ts';
+import { requestRoutes as routes } from '#shared/requests/routes.ts';
 
 // Approve, then provision: the answer is active, or approved with environment_status = failed and tunnel.last_error.
 export const handler = httpHandler(routes.approveRequest, async ({ params, body }, ctx) => {

@@ -3,7 +3,7 @@ import { ok } from '#shared/core/http/reply.ts';
 import { providerFor } from '#shared/requests/environments.ts';
 import { retryProvisioning } from '#shared/requests/lifecycle.ts';
 import { viewOf } from '#shared/requests/requests.ts';
-import { routes } from '#shared/routes.ts';
+import { requestRoutes as routes } from '#shared/requests/routes.ts';
 
 export const handler = httpHandler(routes.retryProvisioning, async ({ params }, ctx) => {
   const provider = providerFor(ctx.runtime.database, ctx.config);

@@ -3,7 +3,7 @@ import { flat } from '#shared/core/http/reply.ts';
 import { environmentSettings } from '#shared/requests/environments/types.ts';
 import { querierFor } from '#shared/requests/environments.ts';
 import { runQuery } from '#shared/requests/query/proxy.ts';
-import { routes } from '#shared/routes.ts';
+import { requestRoutes as routes } from '#shared/requests/routes.ts';
 
 // The spec's body is {data: <proxied result>} (no success member).
 export const handler = httpHandler(routes.queryRequest, async ({ params, body }, ctx) => {

@@ -3,7 +3,7 @@ import { ok } from '#shared/core/http/reply.ts';
 import { providerFor } from '#shared/requests/environments.ts';
 import { teardownEnvironment } from '#shared/requests/lifecycle.ts';
 import { revokeRequest, viewOf } from '#shared/requests/requests.ts';
-import { routes } from '#shared/routes.ts';
+import { requestRoutes as routes } from '#shared/requests/routes.ts';
 
 export const handler = httpHandler(routes.revokeRequest, async ({ params, body }, ctx) => {
   const revoked = await revokeRequest(ctx.db, params.id, body.reason, ctx.principal, ctx.sourceIp);

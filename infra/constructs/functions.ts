@@ -1,5 +1,5 @@
 // The service's functions: one NodejsFunction per planned handler (infra/plan.ts), each with its own role and log
-// group, its own route table and the deployment's config bundled beside it, and the ARNs of the secrets it reads.
+// group, the deployment's config bundled beside it, and the ARNs of the secrets it reads.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
@@ -7,7 +7,6 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { parse as parseToml } from 'smol-toml';
-import { generatedModules } from '../generated-modules.ts';
 import type { PlannedFunction } from '../plan.ts';
 import { contentHash, LAMBDA_CONFIG_PATH } from '../settings.ts';
 import { FlatConstruct } from './flat-construct.ts';
@@ -46,7 +45,7 @@ export class ServiceFunctions extends FlatConstruct {
     const samLocal = defaults.samLocal;
 
     // The config every function reads at cold start: the TOML without secrets, as JSON (loadConfig reads a `.json`
-    // file with JSON.parse, so the bundles carry no TOML parser), copied into each bundle from the staging directory.
+    // file with JSON.parse), copied into each bundle from the staging directory.
     const configDir = join(defaults.stagingDir, 'lambda-config');
     mkdirSync(configDir, { recursive: true });
     const lambdaConfigJson = `${JSON.stringify(parseToml(props.lambdaConfigToml), null, 2)}\n`;
@@ -87,7 +86,6 @@ export class ServiceFunctions extends FlatConstruct {
           ...(readsIngestToken ? [secrets.auditIngestToken] : []),
         ],
         afterBundling: (_inputDir, outputDir) => [copyConfig(outputDir)],
-        modules: generatedModules(planned.handler, planned.entry, defaults.stagingDir),
       });
       this.byHandler.set(planned.handler, fn);
     }

@@ -1,6 +1,6 @@
 // One Lambda of the service, built as every one is (the route-table functions and Migrate): its own log group and
 // role (the Data API on the cluster, GetSecretValue on exactly the secrets it reads), Node.js 24 on arm64, bundled by
-// infra/bundling.ts for the deployment's providers. Not a construct: the parts that own functions call it.
+// infra/bundling.ts. Not a construct: the parts that own functions call it.
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Duration, type RemovalPolicy, Stage } from 'aws-cdk-lib';
@@ -11,7 +11,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { COMMAND_LINE_OPTIONS } from '#shared/core/config/load.ts';
-import { type DeploymentChoices, lambdaBundling } from '../bundling.ts';
+import { lambdaBundling } from '../bundling.ts';
 
 /** Environment variable names the functions read (see shared/core/config/load.ts and the secrets hook). */
 export const ENV = {
@@ -42,8 +42,6 @@ export interface FunctionDefaults {
   sourceMaps: boolean;
   /** Also bundle the node-postgres driver, for `sam local` against a local PostgreSQL. */
   samLocal: boolean;
-  /** The providers the config picks; the others are left out of the bundles. */
-  providers: DeploymentChoices;
   logRetention: logs.RetentionDays;
   logRemovalPolicy: RemovalPolicy;
   /** The cluster every function reaches through the Data API. */
@@ -62,8 +60,6 @@ export interface ServiceFunctionProps {
   readsSecrets: secretsmanager.ISecret[];
   /** Shell commands run after esbuild, e.g. to copy what the function reads next to its bundle. */
   afterBundling: (inputDir: string, outputDir: string) => string[];
-  /** Generated modules bundled in place of project modules (infra/generated-modules.ts). */
-  modules?: Readonly<Record<string, string>>;
 }
 
 export interface ServiceFunction {
@@ -113,8 +109,6 @@ export function addServiceFunction(
       sourceMap: defaults.sourceMaps,
       includePostgresDriver: defaults.samLocal,
       afterBundling: props.afterBundling,
-      ...(props.modules ? { modules: props.modules } : {}),
-      deployment: defaults.providers,
     }),
   });
   return { fn, role, logGroup };

@@ -1,6 +1,5 @@
 // Rows of the route table for fleet alerts (docs/policy.md, "Alerts"): the admin list, one alert with its devices,
-// the acknowledgement, and the webhook deliveries (the dead-letter list). Merged into shared/routes.ts; each row
-// exported on its own and marked pure, as in the other area tables (infra/route-tables.ts).
+// the acknowledgement, and the webhook deliveries (the dead-letter list). Merged into shared/routes.ts.
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import {
@@ -14,7 +13,7 @@ import {
   listDeliveriesQuery,
 } from './schemas.ts';
 
-export const listAlerts = /* @__PURE__ */ defineRoute({
+export const listAlerts = defineRoute({
   method: 'GET',
   path: '/v1/admin/alerts',
   handler: 'alerts/admin',
@@ -26,7 +25,7 @@ export const listAlerts = /* @__PURE__ */ defineRoute({
   response: alertListResponse,
 });
 
-export const listAlertDeliveries = /* @__PURE__ */ defineRoute({
+export const listAlertDeliveries = defineRoute({
   method: 'GET',
   path: '/v1/admin/alerts/deliveries',
   handler: 'alerts/admin',
@@ -38,7 +37,7 @@ export const listAlertDeliveries = /* @__PURE__ */ defineRoute({
   response: deliveryListResponse,
 });
 
-export const getAlert = /* @__PURE__ */ defineRoute({
+export const getAlert = defineRoute({
   method: 'GET',
   path: '/v1/admin/alerts/{id}',
   handler: 'alerts/admin',
@@ -50,7 +49,7 @@ export const getAlert = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const acknowledgeAlert = /* @__PURE__ */ defineRoute({
+export const acknowledgeAlert = defineRoute({
   method: 'POST',
   path: '/v1/admin/alerts/{id}/acknowledge',
   handler: 'alerts/admin',

@@ -1,8 +1,5 @@
 // Rows of the route table for the audit log: the admins' listing and chain check, the log shipper's ingest;
 // merged into shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import {
@@ -18,7 +15,7 @@ import {
   listAuditLogsQuery,
 } from './schemas.ts';
 
-export const listAuditLogs = /* @__PURE__ */ defineRoute({
+export const listAuditLogs = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs',
   handler: 'audit/list',
@@ -34,7 +31,7 @@ export const listAuditLogs = /* @__PURE__ */ defineRoute({
   errors: [400],
 });
 
-export const verifyAuditLogs = /* @__PURE__ */ defineRoute({
+export const verifyAuditLogs = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs/verify',
   handler: 'audit/verify',
@@ -48,7 +45,7 @@ export const verifyAuditLogs = /* @__PURE__ */ defineRoute({
   response: auditVerifyResponse,
 });
 
-export const exportAuditLogs = /* @__PURE__ */ defineRoute({
+export const exportAuditLogs = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs/export',
   handler: 'audit/export',
@@ -62,7 +59,7 @@ export const exportAuditLogs = /* @__PURE__ */ defineRoute({
   responseType: 'application/x-ndjson',
 });
 
-export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
+export const ingestAuditLogs = defineRoute({
   method: 'POST',
   path: '/v1/admin/audit-logs',
   handler: 'audit/ingest',
@@ -81,7 +78,7 @@ export const ingestAuditLogs = /* @__PURE__ */ defineRoute({
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'batch_too_large' },
 });
 
-export const listAuditActions = /* @__PURE__ */ defineRoute({
+export const listAuditActions = defineRoute({
   method: 'GET',
   path: '/v1/admin/audit-logs/actions',
   handler: 'audit/actions',

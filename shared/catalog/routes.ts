@@ -1,8 +1,5 @@
 // Rows of the route table for the catalog (read by anyone signed in, written by admins); merged into
 // shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import { envelope } from '../core/schemas/common.ts';
@@ -15,7 +12,7 @@ import {
   updateCatalogBody,
 } from './schemas.ts';
 
-export const listCatalog = /* @__PURE__ */ defineRoute({
+export const listCatalog = defineRoute({
   method: 'GET',
   path: '/v1/catalog',
   handler: 'catalog/list',
@@ -26,7 +23,7 @@ export const listCatalog = /* @__PURE__ */ defineRoute({
   response: catalogListResponse,
 });
 
-export const getCatalogEntry = /* @__PURE__ */ defineRoute({
+export const getCatalogEntry = defineRoute({
   method: 'GET',
   path: '/v1/catalog/{id}',
   handler: 'catalog/get',
@@ -34,11 +31,11 @@ export const getCatalogEntry = /* @__PURE__ */ defineRoute({
   tags: ['catalog'],
   summary: 'One catalog entry',
   params: requestIdParam,
-  response: /* @__PURE__ */ envelope(catalogEntryView),
+  response: envelope(catalogEntryView),
   errors: [404],
 });
 
-export const createCatalogEntry = /* @__PURE__ */ defineRoute({
+export const createCatalogEntry = defineRoute({
   method: 'POST',
   path: '/v1/admin/catalog',
   handler: 'catalog/create',
@@ -47,12 +44,12 @@ export const createCatalogEntry = /* @__PURE__ */ defineRoute({
   tags: ['catalog', 'admin'],
   summary: 'Create a catalog entry (audited)',
   body: createCatalogBody,
-  response: /* @__PURE__ */ envelope(catalogEntryView),
+  response: envelope(catalogEntryView),
   successStatuses: [201],
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
 });
 
-export const updateCatalogEntry = /* @__PURE__ */ defineRoute({
+export const updateCatalogEntry = defineRoute({
   method: 'PATCH',
   path: '/v1/admin/catalog/{id}',
   handler: 'catalog/update',

@@ -4,9 +4,8 @@
 // function_request_id, xray_trace_id (when X-Ray is on) and correlation_id (the request id the caller sees as
 // x-request-id). Keys that can carry secrets are redacted wherever they appear, at any depth.
 //
-// Why not @aws-lambda-powertools/logger itself: bundled minified it is 22.8 KB and ~10 ms of module load in every
-// function's start (measured with esbuild 0.28.2, hello world 20 → 30 ms), which would take functions past the start
-// load goal (≤ 2.5× hello world, most at 2.0–2.3× today; see README Performance).
+// Why not @aws-lambda-powertools/logger itself: its cost to every function's cold start, measured against this
+// module, is in docs/benchmarks.md (Bundles).
 const SECRET_KEYS =
   /^(authorization|cookie|password|passwd|secret|jwt_secret|token|access_token|refresh_token|id_token|code_verifier|code|dsn|command|args|env|prompt|sql)$/i;
 

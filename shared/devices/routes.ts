@@ -1,9 +1,6 @@
 // Rows of the route table for devices (signed register, release, inventory, events); merged into shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
-import { defineRoute } from '../core/http/route.ts';
+import { defineRoute, withUnversionedAliases } from '../core/http/route.ts';
 import { envelope, uuidParam } from '../core/schemas/common.ts';
 import {
   deviceReleaseView,
@@ -18,7 +15,7 @@ import {
 // Registration opens enrollment only when CLI sign-in is on; its handler reads that from this table.
 export { cliSigninEnabled } from '../identity/cli-sign-in-enabled.ts';
 
-export const registerDevice = /* @__PURE__ */ defineRoute({
+export const registerDevice = defineRoute({
   method: 'POST',
   path: '/v1/devices/register',
   handler: 'devices/register',
@@ -42,7 +39,7 @@ export const registerDevice = /* @__PURE__ */ defineRoute({
 const releaseDescription =
   'A registered device stays with the user who enrolled it: registering it as another user is 409 device_owned_by_another_user. Released, its next registration by any signed-in user makes that user the owner (audited device.re_enrolled, with the old and the new owner). Until then the owner and the certificate stay as they are. Audited device.released; releasing a released device again answers it as it is.';
 
-export const releaseDevice = /* @__PURE__ */ defineRoute({
+export const releaseDevice = defineRoute({
   method: 'POST',
   path: '/v1/admin/devices/{id}/release',
   handler: 'devices/release',
@@ -52,23 +49,10 @@ export const releaseDevice = /* @__PURE__ */ defineRoute({
   summary: 'Release a device from its owner, so that another user can enroll it (audited)',
   description: releaseDescription,
   params: uuidParam,
-  response: /* @__PURE__ */ envelope(deviceReleaseView),
+  response: envelope(deviceReleaseView),
 });
 
-export const releaseDeviceAlias = /* @__PURE__ */ defineRoute({
-  method: 'POST',
-  path: '/admin/devices/{id}/release',
-  handler: 'devices/release',
-  auth: 'admin',
-  kind: 'write',
-  tags: ['devices'],
-  summary: 'Alias of POST /v1/admin/devices/{id}/release',
-  description: releaseDescription,
-  params: uuidParam,
-  response: /* @__PURE__ */ envelope(deviceReleaseView),
-});
-
-export const reportInventory = /* @__PURE__ */ defineRoute({
+export const reportInventory = defineRoute({
   method: 'POST',
   path: '/v1/devices/inventory',
   handler: 'devices/inventory',
@@ -82,20 +66,7 @@ export const reportInventory = /* @__PURE__ */ defineRoute({
   maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
 });
 
-export const reportInventoryAlias = /* @__PURE__ */ defineRoute({
-  method: 'POST',
-  path: '/devices/inventory',
-  handler: 'devices/inventory',
-  auth: 'device',
-  kind: 'ingest',
-  tags: ['devices'],
-  summary: 'Alias of POST /v1/devices/inventory',
-  body: inventoryBody,
-  response: inventoryResponse,
-  maxBody: { bytes: 1_048_576 /* 1 MiB */, code: 'payload_too_large' },
-});
-
-export const ingestEvents = /* @__PURE__ */ defineRoute({
+export const ingestEvents = defineRoute({
   method: 'POST',
   path: '/v1/devices/events',
   handler: 'devices/events',
@@ -113,9 +84,6 @@ export const ingestEvents = /* @__PURE__ */ defineRoute({
 
 export const deviceRoutes = {
   registerDevice,
-  releaseDevice,
-  releaseDeviceAlias,
-  reportInventory,
-  reportInventoryAlias,
+  ...withUnversionedAliases({ releaseDevice, reportInventory }),
   ingestEvents,
 } satisfies Record<string, RouteSpec>;

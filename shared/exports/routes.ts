@@ -1,5 +1,5 @@
 // Rows of the route table for export destinations (docs/exports.md, "Destinations"): list, create, change, delete,
-// status with lag, and replay. Merged into shared/routes.ts; each row exported on its own and marked pure.
+// status with lag, and replay. Merged into shared/routes.ts.
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import {
@@ -16,7 +16,7 @@ import {
 
 const common = { handler: 'exports/admin', auth: 'admin', tags: ['exports'] } as const;
 
-export const listExportDestinations = /* @__PURE__ */ defineRoute({
+export const listExportDestinations = defineRoute({
   ...common,
   method: 'GET',
   path: '/v1/admin/exports/destinations',
@@ -24,7 +24,7 @@ export const listExportDestinations = /* @__PURE__ */ defineRoute({
   response: destinationListResponse,
 });
 
-export const createExportDestination = /* @__PURE__ */ defineRoute({
+export const createExportDestination = defineRoute({
   ...common,
   method: 'POST',
   path: '/v1/admin/exports/destinations',
@@ -37,7 +37,7 @@ export const createExportDestination = /* @__PURE__ */ defineRoute({
   errors: [409],
 });
 
-export const getExportDestinationStatus = /* @__PURE__ */ defineRoute({
+export const getExportDestinationStatus = defineRoute({
   ...common,
   method: 'GET',
   path: '/v1/admin/exports/destinations/{id}',
@@ -47,7 +47,7 @@ export const getExportDestinationStatus = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const updateExportDestination = /* @__PURE__ */ defineRoute({
+export const updateExportDestination = defineRoute({
   ...common,
   method: 'PATCH',
   path: '/v1/admin/exports/destinations/{id}',
@@ -59,7 +59,7 @@ export const updateExportDestination = /* @__PURE__ */ defineRoute({
   errors: [404, 409],
 });
 
-export const deleteExportDestination = /* @__PURE__ */ defineRoute({
+export const deleteExportDestination = defineRoute({
   ...common,
   method: 'DELETE',
   path: '/v1/admin/exports/destinations/{id}',
@@ -70,7 +70,7 @@ export const deleteExportDestination = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const replayExportDestination = /* @__PURE__ */ defineRoute({
+export const replayExportDestination = defineRoute({
   ...common,
   method: 'POST',
   path: '/v1/admin/exports/destinations/{id}/replay',

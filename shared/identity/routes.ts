@@ -1,8 +1,5 @@
 // Rows of the route table for identity: local sign-in, the caller, users, sign-in lockouts and the
 // browser-brokered CLI sign-in; merged into shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import { envelope, uuidParam } from '../core/schemas/common.ts';
@@ -30,7 +27,7 @@ import {
   userView,
 } from './schemas.ts';
 
-export const login = /* @__PURE__ */ defineRoute({
+export const login = defineRoute({
   method: 'POST',
   path: '/v1/auth/login',
   handler: 'identity/login',
@@ -47,17 +44,17 @@ export const login = /* @__PURE__ */ defineRoute({
   mountedWhen: (config) => config.auth.provider === 'local',
 });
 
-export const me = /* @__PURE__ */ defineRoute({
+export const me = defineRoute({
   method: 'GET',
   path: '/v1/me',
   handler: 'identity/me',
   auth: 'user',
   tags: ['auth'],
   summary: 'The signed-in caller',
-  response: /* @__PURE__ */ envelope(meView),
+  response: envelope(meView),
 });
 
-export const createUser = /* @__PURE__ */ defineRoute({
+export const createUser = defineRoute({
   method: 'POST',
   path: '/v1/admin/users',
   handler: 'identity/users-create',
@@ -66,12 +63,12 @@ export const createUser = /* @__PURE__ */ defineRoute({
   tags: ['admin'],
   summary: 'Create a user (local auth) with roles',
   body: createUserBody,
-  response: /* @__PURE__ */ envelope(userView),
+  response: envelope(userView),
   successStatuses: [201],
   errors: [409],
 });
 
-export const listUsers = /* @__PURE__ */ defineRoute({
+export const listUsers = defineRoute({
   method: 'GET',
   path: '/v1/admin/users',
   handler: 'identity/users-list',
@@ -82,7 +79,7 @@ export const listUsers = /* @__PURE__ */ defineRoute({
   response: userListResponse,
 });
 
-export const listSigninLockouts = /* @__PURE__ */ defineRoute({
+export const listSigninLockouts = defineRoute({
   method: 'GET',
   path: '/v1/admin/signin-lockouts',
   handler: 'identity/lockouts-list',
@@ -94,7 +91,7 @@ export const listSigninLockouts = /* @__PURE__ */ defineRoute({
   response: signinLockoutListResponse,
 });
 
-export const clearSigninLockout = /* @__PURE__ */ defineRoute({
+export const clearSigninLockout = defineRoute({
   method: 'DELETE',
   path: '/v1/admin/signin-lockouts/{id}',
   handler: 'identity/lockouts-clear',
@@ -109,7 +106,7 @@ export const clearSigninLockout = /* @__PURE__ */ defineRoute({
 
 export { cliSigninEnabled };
 
-export const cliAuthorize = /* @__PURE__ */ defineRoute({
+export const cliAuthorize = defineRoute({
   method: 'GET',
   path: '/v1/auth/cli/authorize',
   handler: 'identity/cli-authorize',
@@ -125,7 +122,7 @@ export const cliAuthorize = /* @__PURE__ */ defineRoute({
   mountedWhen: cliSigninEnabled,
 });
 
-export const getCliRequest = /* @__PURE__ */ defineRoute({
+export const getCliRequest = defineRoute({
   method: 'GET',
   path: '/v1/auth/cli/requests/{id}',
   handler: 'identity/cli-request',
@@ -140,7 +137,7 @@ export const getCliRequest = /* @__PURE__ */ defineRoute({
   mountedWhen: cliSigninEnabled,
 });
 
-export const cliApprove = /* @__PURE__ */ defineRoute({
+export const cliApprove = defineRoute({
   method: 'POST',
   path: '/v1/auth/cli/approve',
   handler: 'identity/cli-approve',
@@ -152,12 +149,12 @@ export const cliApprove = /* @__PURE__ */ defineRoute({
   description:
     'redirect_to is the loopback redirect with code and state. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.',
   body: cliDecisionBody,
-  response: /* @__PURE__ */ envelope(cliDecisionView),
+  response: envelope(cliDecisionView),
   errors: [404, 409],
   mountedWhen: cliSigninEnabled,
 });
 
-export const cliRefuse = /* @__PURE__ */ defineRoute({
+export const cliRefuse = defineRoute({
   method: 'POST',
   path: '/v1/auth/cli/refuse',
   handler: 'identity/cli-refuse',
@@ -169,12 +166,12 @@ export const cliRefuse = /* @__PURE__ */ defineRoute({
   description:
     'redirect_to is the loopback redirect with error=access_denied and state (RFC 6749 section 4.1.2.1), so the agent stops waiting. 404 not_found: unknown or past its 10 minutes; 409 signin_already_approved or signin_already_refused: it was decided already.',
   body: cliDecisionBody,
-  response: /* @__PURE__ */ envelope(cliDecisionView),
+  response: envelope(cliDecisionView),
   errors: [404, 409],
   mountedWhen: cliSigninEnabled,
 });
 
-export const cliToken = /* @__PURE__ */ defineRoute({
+export const cliToken = defineRoute({
   method: 'POST',
   path: '/v1/auth/cli/token',
   handler: 'identity/cli-token',

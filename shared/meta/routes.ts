@@ -1,12 +1,9 @@
 // The routes about the API itself (its OpenAPI document and reference page); merged into shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import { openApiDocument } from '../core/schemas/common.ts';
 
-export const openapi = /* @__PURE__ */ defineRoute({
+export const openapi = defineRoute({
   method: 'GET',
   path: '/v1/openapi.json',
   handler: 'meta/openapi',
@@ -17,7 +14,7 @@ export const openapi = /* @__PURE__ */ defineRoute({
   response: openApiDocument,
 });
 
-export const apiReference = /* @__PURE__ */ defineRoute({
+export const apiReference = defineRoute({
   method: 'GET',
   path: '/v1/docs',
   handler: 'meta/api-reference',
@@ -29,7 +26,7 @@ export const apiReference = /* @__PURE__ */ defineRoute({
   responseType: 'text/html',
 });
 
-export const apiReferenceScript = /* @__PURE__ */ defineRoute({
+export const apiReferenceScript = defineRoute({
   method: 'GET',
   path: '/v1/docs/redoc.standalone.js',
   handler: 'meta/api-reference',

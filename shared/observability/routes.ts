@@ -1,11 +1,7 @@
 // Rows of the route table for the admin observability endpoints; merged into shared/routes.ts.
-// Each endpoint is given under /v1/admin/* and, as the spec says, also under /admin/* (an alias row naming the
-// same handler file, so both share one Lambda).
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
-import type { RouteSpec } from '../core/http/route.ts';
-import { defineRoute } from '../core/http/route.ts';
+// Each endpoint is given under /v1/admin/* and, as the spec says, also under /admin/* (withUnversionedAliases: an
+// alias row naming the same handler file, so both share one Lambda).
+import { defineRoute, withUnversionedAliases } from '../core/http/route.ts';
 import {
   agentListResponse,
   deviceDetailResponse,
@@ -31,7 +27,7 @@ import {
   summaryResponse,
 } from './schemas.ts';
 
-export const obsListDevices = /* @__PURE__ */ defineRoute({
+export const obsListDevices = defineRoute({
   method: 'GET',
   path: '/v1/admin/devices',
   handler: 'observability/devices-list',
@@ -43,18 +39,7 @@ export const obsListDevices = /* @__PURE__ */ defineRoute({
   response: deviceListResponse,
 });
 
-export const obsListDevicesAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/devices',
-  handler: 'observability/devices-list',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/devices',
-  query: listDevicesQuery,
-  response: deviceListResponse,
-});
-
-export const obsGetDevice = /* @__PURE__ */ defineRoute({
+export const obsGetDevice = defineRoute({
   method: 'GET',
   path: '/v1/admin/devices/{id}',
   handler: 'observability/devices-get',
@@ -68,19 +53,7 @@ export const obsGetDevice = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const obsGetDeviceAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/devices/{id}',
-  handler: 'observability/devices-get',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/devices/{id}',
-  params: deviceIdParams,
-  response: deviceDetailResponse,
-  errors: [404],
-});
-
-export const obsListAgents = /* @__PURE__ */ defineRoute({
+export const obsListAgents = defineRoute({
   method: 'GET',
   path: '/v1/admin/agents',
   handler: 'observability/agents-list',
@@ -92,18 +65,7 @@ export const obsListAgents = /* @__PURE__ */ defineRoute({
   response: agentListResponse,
 });
 
-export const obsListAgentsAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/agents',
-  handler: 'observability/agents-list',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/agents',
-  query: listAgentsQuery,
-  response: agentListResponse,
-});
-
-export const obsListMcps = /* @__PURE__ */ defineRoute({
+export const obsListMcps = defineRoute({
   method: 'GET',
   path: '/v1/admin/mcps',
   handler: 'observability/mcps-list',
@@ -115,18 +77,7 @@ export const obsListMcps = /* @__PURE__ */ defineRoute({
   response: mcpListResponse,
 });
 
-export const obsListMcpsAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/mcps',
-  handler: 'observability/mcps-list',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/mcps',
-  query: listMcpsQuery,
-  response: mcpListResponse,
-});
-
-export const obsFleetSummary = /* @__PURE__ */ defineRoute({
+export const obsFleetSummary = defineRoute({
   method: 'GET',
   path: '/v1/admin/fleet/summary',
   handler: 'observability/fleet-summary',
@@ -137,17 +88,7 @@ export const obsFleetSummary = /* @__PURE__ */ defineRoute({
   response: fleetSummaryResponse,
 });
 
-export const obsFleetSummaryAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/fleet/summary',
-  handler: 'observability/fleet-summary',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/fleet/summary',
-  response: fleetSummaryResponse,
-});
-
-export const obsFleetChanges = /* @__PURE__ */ defineRoute({
+export const obsFleetChanges = defineRoute({
   method: 'GET',
   path: '/v1/admin/fleet/changes',
   handler: 'observability/fleet-changes',
@@ -159,18 +100,7 @@ export const obsFleetChanges = /* @__PURE__ */ defineRoute({
   response: fleetChangesResponse,
 });
 
-export const obsFleetChangesAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/fleet/changes',
-  handler: 'observability/fleet-changes',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/fleet/changes',
-  query: fleetChangesQuery,
-  response: fleetChangesResponse,
-});
-
-export const obsListEvents = /* @__PURE__ */ defineRoute({
+export const obsListEvents = defineRoute({
   method: 'GET',
   path: '/v1/admin/observability/events',
   handler: 'observability/events-list',
@@ -184,18 +114,7 @@ export const obsListEvents = /* @__PURE__ */ defineRoute({
   response: eventListResponse,
 });
 
-export const obsListEventsAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/observability/events',
-  handler: 'observability/events-list',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/observability/events',
-  query: listEventsQuery,
-  response: eventListResponse,
-});
-
-export const obsGetEvent = /* @__PURE__ */ defineRoute({
+export const obsGetEvent = defineRoute({
   method: 'GET',
   path: '/v1/admin/observability/events/{id}',
   handler: 'observability/events-get',
@@ -207,19 +126,7 @@ export const obsGetEvent = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const obsGetEventAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/observability/events/{id}',
-  handler: 'observability/events-get',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/observability/events/{id}',
-  params: eventIdParams,
-  response: eventResponse,
-  errors: [404],
-});
-
-export const obsGetSession = /* @__PURE__ */ defineRoute({
+export const obsGetSession = defineRoute({
   method: 'GET',
   path: '/v1/admin/observability/sessions/{session_id}',
   handler: 'observability/sessions-get',
@@ -234,20 +141,7 @@ export const obsGetSession = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const obsGetSessionAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/observability/sessions/{session_id}',
-  handler: 'observability/sessions-get',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/observability/sessions/{session_id}',
-  params: sessionParams,
-  query: sessionQuery,
-  response: sessionResponse,
-  errors: [404],
-});
-
-export const obsObservabilitySummary = /* @__PURE__ */ defineRoute({
+export const obsObservabilitySummary = defineRoute({
   method: 'GET',
   path: '/v1/admin/observability/summary',
   handler: 'observability/summary',
@@ -261,18 +155,7 @@ export const obsObservabilitySummary = /* @__PURE__ */ defineRoute({
   response: summaryResponse,
 });
 
-export const obsObservabilitySummaryAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/observability/summary',
-  handler: 'observability/summary',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/observability/summary',
-  query: summaryQuery,
-  response: summaryResponse,
-});
-
-export const obsObservabilityFilters = /* @__PURE__ */ defineRoute({
+export const obsObservabilityFilters = defineRoute({
   method: 'GET',
   path: '/v1/admin/observability/filters',
   handler: 'observability/filters',
@@ -285,38 +168,16 @@ export const obsObservabilityFilters = /* @__PURE__ */ defineRoute({
   response: filtersResponse,
 });
 
-export const obsObservabilityFiltersAlias = /* @__PURE__ */ defineRoute({
-  method: 'GET',
-  path: '/admin/observability/filters',
-  handler: 'observability/filters',
-  auth: 'admin',
-  tags: ['observability'],
-  summary: 'Alias of GET /v1/admin/observability/filters',
-  query: filtersQuery,
-  response: filtersResponse,
-});
-
-export const observabilityRoutes = {
+export const observabilityRoutes = withUnversionedAliases({
   obsListDevices,
-  obsListDevicesAlias,
   obsGetDevice,
-  obsGetDeviceAlias,
   obsListAgents,
-  obsListAgentsAlias,
   obsListMcps,
-  obsListMcpsAlias,
   obsFleetSummary,
-  obsFleetSummaryAlias,
   obsFleetChanges,
-  obsFleetChangesAlias,
   obsListEvents,
-  obsListEventsAlias,
   obsGetEvent,
-  obsGetEventAlias,
   obsGetSession,
-  obsGetSessionAlias,
   obsObservabilitySummary,
-  obsObservabilitySummaryAlias,
   obsObservabilityFilters,
-  obsObservabilityFiltersAlias,
-} satisfies Record<string, RouteSpec>;
+});

@@ -1,7 +1,6 @@
 // Rows of the route table for the fleet's MCP policy (docs/policy.md): the admin routes that read, write, restore,
 // validate, compare and dry-run it, the list of which version each device holds, and the signed device route that
-// fetches it with an ETag. Merged into shared/routes.ts; each row exported on its own and marked pure, as in the
-// other area tables (infra/route-tables.ts).
+// fetches it with an ETag. Merged into shared/routes.ts.
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import { envelope } from '../core/schemas/common.ts';
@@ -24,7 +23,7 @@ import {
   validatePolicyBody,
 } from './schemas.ts';
 
-export const getPolicy = /* @__PURE__ */ defineRoute({
+export const getPolicy = defineRoute({
   method: 'GET',
   path: '/v1/admin/policy',
   handler: 'policy/admin',
@@ -34,7 +33,7 @@ export const getPolicy = /* @__PURE__ */ defineRoute({
   response: policyEnvelope,
 });
 
-export const putPolicy = /* @__PURE__ */ defineRoute({
+export const putPolicy = defineRoute({
   method: 'PUT',
   path: '/v1/admin/policy',
   handler: 'policy/admin',
@@ -50,7 +49,7 @@ export const putPolicy = /* @__PURE__ */ defineRoute({
   maxBody: { bytes: 524_288 /* 512 KiB */, code: 'payload_too_large' },
 });
 
-export const listPolicyVersions = /* @__PURE__ */ defineRoute({
+export const listPolicyVersions = defineRoute({
   method: 'GET',
   path: '/v1/admin/policy/versions',
   handler: 'policy/admin',
@@ -61,7 +60,7 @@ export const listPolicyVersions = /* @__PURE__ */ defineRoute({
   response: policyVersionListResponse,
 });
 
-export const getPolicyVersion = /* @__PURE__ */ defineRoute({
+export const getPolicyVersion = defineRoute({
   method: 'GET',
   path: '/v1/admin/policy/versions/{version}',
   handler: 'policy/admin',
@@ -73,7 +72,7 @@ export const getPolicyVersion = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const restorePolicy = /* @__PURE__ */ defineRoute({
+export const restorePolicy = defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/versions/{version}/restore',
   handler: 'policy/admin',
@@ -87,7 +86,7 @@ export const restorePolicy = /* @__PURE__ */ defineRoute({
   errors: [404, 409],
 });
 
-export const validatePolicy = /* @__PURE__ */ defineRoute({
+export const validatePolicy = defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/validate',
   handler: 'policy/admin',
@@ -97,11 +96,11 @@ export const validatePolicy = /* @__PURE__ */ defineRoute({
   description:
     'Always 200 for a body {policy}: valid false lists each problem with the path of its field. Warnings name rules no call can reach (an earlier enforce rule decides all they match) and audit-mode allow rules (they do nothing).',
   body: validatePolicyBody,
-  response: /* @__PURE__ */ envelope(policyValidation),
+  response: envelope(policyValidation),
   maxBody: { bytes: 524_288 /* 512 KiB */, code: 'payload_too_large' },
 });
 
-export const diffPolicy = /* @__PURE__ */ defineRoute({
+export const diffPolicy = defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/diff',
   handler: 'policy/admin',
@@ -110,12 +109,12 @@ export const diffPolicy = /* @__PURE__ */ defineRoute({
   summary:
     'Compare two versions of the MCP policy, or a version with a draft: rules added, removed, changed, moved',
   body: diffPolicyBody,
-  response: /* @__PURE__ */ envelope(policyDiff),
+  response: envelope(policyDiff),
   errors: [404],
   maxBody: { bytes: 524_288 /* 512 KiB */, code: 'payload_too_large' },
 });
 
-export const dryRunPolicy = /* @__PURE__ */ defineRoute({
+export const dryRunPolicy = defineRoute({
   method: 'POST',
   path: '/v1/admin/policy/dry-run',
   handler: 'policy/admin',
@@ -127,11 +126,11 @@ export const dryRunPolicy = /* @__PURE__ */ defineRoute({
   description:
     'Counts per rule, computed from the stored events in one statement: an enforce rule counts the calls it decides, an audit rule the calls it matches before any enforce rule decides them; the default counts the rest. Device tags and source identities are the ones the agent recorded with each event (metadata.device_tags, metadata.mcp_source).',
   body: dryRunBody,
-  response: /* @__PURE__ */ envelope(policyDryRun),
+  response: envelope(policyDryRun),
   maxBody: { bytes: 524_288 /* 512 KiB */, code: 'payload_too_large' },
 });
 
-export const listPolicyDevices = /* @__PURE__ */ defineRoute({
+export const listPolicyDevices = defineRoute({
   method: 'GET',
   path: '/v1/admin/policy/devices',
   handler: 'policy/admin',
@@ -142,7 +141,7 @@ export const listPolicyDevices = /* @__PURE__ */ defineRoute({
   response: policyDeviceListResponse,
 });
 
-export const fetchDevicePolicy = /* @__PURE__ */ defineRoute({
+export const fetchDevicePolicy = defineRoute({
   method: 'POST',
   path: '/v1/devices/policy',
   handler: 'policy/device',

@@ -1,7 +1,4 @@
 // Rows of the route table for data-access requests (the requester's and the admins'); merged into shared/routes.ts.
-// Each row is exported on its own, marked pure, and the table lists them: a function's bundle takes its own rows
-// and leaves the others out (infra/route-tables.ts). So a row holds nothing esbuild would keep for its side effects
-// (body limits are numbers, not products; `envelope(...)` is marked pure too).
 import type { RouteSpec } from '../core/http/route.ts';
 import { defineRoute } from '../core/http/route.ts';
 import {
@@ -20,7 +17,7 @@ import {
   usageEventListResponse,
 } from './schemas.ts';
 
-export const createRequest = /* @__PURE__ */ defineRoute({
+export const createRequest = defineRoute({
   method: 'POST',
   path: '/v1/requests',
   handler: 'requests/create',
@@ -46,7 +43,7 @@ export const createRequest = /* @__PURE__ */ defineRoute({
   maxBody: { bytes: 262_144 /* 256 KiB */, code: 'payload_too_large' },
 });
 
-export const listOwnRequests = /* @__PURE__ */ defineRoute({
+export const listOwnRequests = defineRoute({
   method: 'GET',
   path: '/v1/requests',
   handler: 'requests/list',
@@ -57,7 +54,7 @@ export const listOwnRequests = /* @__PURE__ */ defineRoute({
   response: requestListResponse,
 });
 
-export const getRequest = /* @__PURE__ */ defineRoute({
+export const getRequest = defineRoute({
   method: 'GET',
   path: '/v1/requests/{id}',
   handler: 'requests/get',
@@ -69,7 +66,7 @@ export const getRequest = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const listUsageEvents = /* @__PURE__ */ defineRoute({
+export const listUsageEvents = defineRoute({
   method: 'GET',
   path: '/v1/requests/{id}/usage-events',
   handler: 'requests/usage-events',
@@ -85,7 +82,7 @@ export const listUsageEvents = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const revokeRequest = /* @__PURE__ */ defineRoute({
+export const revokeRequest = defineRoute({
   method: 'POST',
   path: '/v1/requests/{id}/revoke',
   handler: 'requests/revoke',
@@ -100,7 +97,7 @@ export const revokeRequest = /* @__PURE__ */ defineRoute({
   statusOf: { conflict: 400 },
 });
 
-export const queryRequest = /* @__PURE__ */ defineRoute({
+export const queryRequest = defineRoute({
   method: 'POST',
   path: '/v1/requests/{id}/query',
   handler: 'requests/query',
@@ -118,7 +115,7 @@ export const queryRequest = /* @__PURE__ */ defineRoute({
   maxBody: { bytes: 131_072 /* 128 KiB */, code: 'payload_too_large' },
 });
 
-export const listAdminRequests = /* @__PURE__ */ defineRoute({
+export const listAdminRequests = defineRoute({
   method: 'GET',
   path: '/v1/admin/requests',
   handler: 'requests/admin-list',
@@ -134,7 +131,7 @@ export const listAdminRequests = /* @__PURE__ */ defineRoute({
   errors: [400],
 });
 
-export const getAdminRequest = /* @__PURE__ */ defineRoute({
+export const getAdminRequest = defineRoute({
   method: 'GET',
   path: '/v1/admin/requests/{id}',
   handler: 'requests/admin-get',
@@ -146,7 +143,7 @@ export const getAdminRequest = /* @__PURE__ */ defineRoute({
   errors: [404],
 });
 
-export const approveRequest = /* @__PURE__ */ defineRoute({
+export const approveRequest = defineRoute({
   method: 'POST',
   path: '/v1/admin/requests/{id}/approve',
   handler: 'requests/approve',
@@ -164,7 +161,7 @@ export const approveRequest = /* @__PURE__ */ defineRoute({
   statusOf: { conflict: 404 },
 });
 
-export const denyRequest = /* @__PURE__ */ defineRoute({
+export const denyRequest = defineRoute({
   method: 'POST',
   path: '/v1/admin/requests/{id}/deny',
   handler: 'requests/deny',
@@ -178,7 +175,7 @@ export const denyRequest = /* @__PURE__ */ defineRoute({
   errors: [404, 409],
 });
 
-export const retryProvisioning = /* @__PURE__ */ defineRoute({
+export const retryProvisioning = defineRoute({
   method: 'POST',
   path: '/v1/admin/requests/{id}/provision',
   handler: 'requests/provision',

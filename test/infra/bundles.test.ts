@@ -40,17 +40,11 @@ import { assertContract } from '#test/support/contract.ts';
 import { createPostgresDatabase, testDatabaseUrl } from '#test/support/databases.ts';
 import { startS3Server } from '#test/support/s3-server.ts';
 import { randomSecret } from '#test/support/secrets.ts';
-import {
-  CHUNK_FILE,
-  ENTRY_FILE,
-  ESM_REQUIRE_BANNER,
-  READS_REQUIRE,
-  RUNTIME_ASSETS,
-} from '../../infra/bundling.ts';
+import { ENTRY_FILE, RUNTIME_ASSETS } from '../../infra/bundling.ts';
 import { ENV } from '../../infra/constructs/service-function.ts';
 import type { PlannedFunction } from '../../infra/plan.ts';
-import { takesBearerToken } from '../../infra/route-tables.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
+import { httpEvent, LAMBDA_ENVIRONMENT, RUNNER } from './bundle-invoke.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
 const JWT_SECRET = randomSecret();
@@ -88,30 +82,6 @@ interface Invocation {
   stdout: string;
   stderr: string;
 }
-
-const RUNNER = `
-import { readFileSync, writeFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-const [bundle, eventFile, resultFile] = process.argv.slice(2);
-const mod = await import(pathToFileURL(bundle).href);
-const context = {
-  awsRequestId: 'bundle-test', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:bundle-test', memoryLimitInMB: '512',
-  logGroupName: 'bundle-test', logStreamName: 'bundle-test', callbackWaitsForEmptyEventLoop: false,
-  getRemainingTimeInMillis: () => 20000, done() {}, fail() {}, succeed() {},
-};
-let outcome;
-try {
-  // Several invocations of one container when asked (what is cached per container is then visible).
-  for (let i = Number(process.env.BUNDLE_TEST_INVOCATIONS ?? 1); i > 0; i--) {
-    outcome = { result: await mod.handler(JSON.parse(readFileSync(eventFile, 'utf8')), context) };
-  }
-} catch (err) {
-  outcome = { error: { name: err?.name, message: err?.message } };
-}
-writeFileSync(resultFile, JSON.stringify(outcome ?? {}));
-process.exit(0);
-`;
 
 /** A Secrets Manager endpoint (awsJson1.1 GetSecretValue) serving `secrets`, recording what it was asked. */
 async function fakeSecretsManager(secrets: Record<string, string>) {
@@ -198,11 +168,7 @@ async function invoke(
   writeFileSync(eventFile, JSON.stringify(event));
   // What Lambda gives the process, and the function's own variables from the template; nothing inherited.
   const env: Record<string, string> = {
-    TZ: 'UTC',
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'AKIDBUNDLETEST',
-    AWS_SECRET_ACCESS_KEY: 'bundle-test-secret-key',
-    AWS_SESSION_TOKEN: 'bundle-test-session-token',
+    ...LAMBDA_ENVIRONMENT,
     AWS_LAMBDA_FUNCTION_NAME: bundle.planned.constructId,
     ...bundle.environment,
     [ENV.config]: join(bundle.dir, basename(LAMBDA_CONFIG_PATH)),
@@ -236,55 +202,6 @@ async function invoke(
     });
   }
   return { ...outcome, stdout, stderr } as Invocation;
-}
-
-function httpEvent(
-  route: RouteSpec,
-  options: { token?: string; body?: unknown; query?: Record<string, string> } = {},
-): APIGatewayProxyEventV2 {
-  const pathParameters: Record<string, string> = {};
-  const rawPath = route.path.replace(/\{(\w+)\+?\}/g, (_, name: string) => {
-    pathParameters[name] = randomUUID();
-    return pathParameters[name];
-  });
-  const headers: Record<string, string> = { host: 'bundle.test', 'user-agent': 'bundle-test' };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.body);
-  }
-  const now = new Date();
-  const rawQueryString = new URLSearchParams(options.query ?? {}).toString();
-  return {
-    version: '2.0',
-    routeKey: `${route.method} ${route.path}`,
-    rawPath,
-    rawQueryString,
-    headers,
-    ...(options.query ? { queryStringParameters: options.query } : {}),
-    ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'bundletest',
-      domainName: 'bundle.test',
-      domainPrefix: 'bundle',
-      http: {
-        method: route.method,
-        path: rawPath,
-        protocol: 'HTTP/1.1',
-        sourceIp: '203.0.113.7',
-        userAgent: 'bundle-test',
-      },
-      requestId: randomUUID(),
-      routeKey: `${route.method} ${route.path}`,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    ...(body !== undefined ? { body } : {}),
-    isBase64Encoded: false,
-  };
 }
 
 function jsonBody(invocation: Invocation, what: string): { status: number; body: Record<string, unknown> } {
@@ -468,83 +385,30 @@ after(() => {
 });
 
 describe('bundles as synthesized', () => {
-  test('each function is index.mjs and its chunks (minified ESM, source maps), and the config without secrets', () => {
+  test('each function is index.mjs (minified ESM, source map), and the config without secrets', () => {
     for (const { planned, dir } of [...bundles.values(), migrateBundle]) {
-      const files = readdirSync(dir).sort();
-      const chunks = files.filter((file) => CHUNK_FILE.test(file));
-      const code = [ENTRY_FILE, ...chunks].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
+      const code = readFileSync(join(dir, ENTRY_FILE), 'utf8');
       const expectedFiles = [
         ...(planned.handler === 'migrate' ? ['migrations'] : [basename(LAMBDA_CONFIG_PATH)]),
         ENTRY_FILE,
         `${ENTRY_FILE}.map`,
-        ...chunks.flatMap((chunk) => [chunk, `${chunk}.map`]),
-        // What the bundle loads from its directory at run time (e.g. the SQL parser's WASM), and only then.
-        ...RUNTIME_ASSETS.filter((asset) => code.includes(asset.name)).map((asset) => asset.name),
       ].sort();
-      assert.deepEqual(files, expectedFiles, planned.handler);
-      // The runtime (config, secrets, Data API client) is split off: loaded by the first invocation, not the import.
-      if (planned.routes.length > 0) assert.ok(chunks.length > 0, `${planned.handler}: no chunks`);
-      // `require` (the banner) in the files whose code may read it, and only there; __dirname and __filename
-      // replaced where they are read (infra/bundling.ts).
-      for (const file of [ENTRY_FILE, ...chunks]) {
-        const text = readFileSync(join(dir, file), 'utf8');
-        assert.equal(
-          text.startsWith(ESM_REQUIRE_BANNER),
-          READS_REQUIRE.test(text),
-          `${planned.handler}: banner of ${file}`,
-        );
-        assert.doesNotMatch(text, /\b__dirname\b|\b__filename\b/, `${planned.handler}: ${file}`);
-      }
+      // Besides what the bundle loads from its directory at run time (checked below).
+      const assets = new Set(RUNTIME_ASSETS.map((asset) => asset.name));
+      assert.deepEqual(
+        readdirSync(dir)
+          .filter((file) => !assets.has(file))
+          .sort(),
+        expectedFiles,
+        planned.handler,
+      );
       // The local drivers stay outside the bundle (imported lazily, never on the Data API path).
       for (const marker of ['pglite.wasm', 'initdb.wasm', 'Client has already been connected']) {
         assert.ok(!code.includes(marker), `${planned.handler} bundles a local driver (${marker})`);
       }
-      // Only the environment credential provider: no SSO/INI/process/IMDS chain, no STS client.
-      for (const marker of [
-        'fromSSO',
-        'fromIni',
-        'fromProcess',
-        'fromTokenFile',
-        'AssumeRoleWithWebIdentity',
-        'sso-oidc',
-      ]) {
-        assert.ok(!code.includes(marker), `${planned.handler} bundles ${marker}`);
-      }
       // zod imported as a namespace: its locales are tree-shaken away, no message of another language.
       assert.ok(!code.includes('Ungültige Eingabe') && !code.includes('Entrada inválida'), planned.handler);
-      // What Lambda never runs (infra/bundling.ts), each by a string of its own code: the browser user-agent
-      // parser, the CBOR codec, the TOML parser, the pure-JS SHA-256, drizzle's column types nobody declares, the
-      // Cognito verifier, Secrets Manager commands besides GetSecretValue.
-      for (const [what, marker] of [
-        ['bowser', 'Yandex'],
-        ['the CBOR codec', 'application/cbor'],
-        ['the CBOR codec', '@smithy/core/cbor'],
-        ['the TOML parser', 'Invalid TOML document'],
-        ['the JavaScript SHA-256', '1116352408'],
-        ['drizzle geometry columns', 'PgGeometry'],
-        ['drizzle vector columns', 'PgHalfVector'],
-        ['the Cognito verifier', 'cognito-idp'],
-        ['Secrets Manager commands', 'GetRandomPassword'],
-      ]) {
-        assert.ok(!code.includes(marker!), `${planned.handler} bundles ${what} (${marker})`);
-      }
-      // zod's JSON Schema generator nowhere: GET /v1/openapi.json serves the document built at synth time
-      // (infra/openapi-module.ts).
-      assert.ok(!code.includes('draft-2020-12'), `${planned.handler} bundles zod's JSON Schema generator`);
       if (planned.handler !== 'migrate') {
-        // The token authenticators only in functions with a row that takes a bearer token: the local tokens' (jose,
-        // shared/core/auth/local-tokens.ts) in each; the OIDC verifier only with auth.provider = "idp" (test/infra/config-stubs.test.ts has one).
-        const bearer = takesBearerToken(planned.entry, PROJECT_ROOT);
-        assert.equal(
-          code.includes('The token was issued in the future.'),
-          bearer,
-          `${planned.handler}: token authenticators`,
-        );
-        assert.equal(
-          code.includes('not found in the JWKS'),
-          bearer && prodConfig().auth.provider === 'idp',
-          `${planned.handler}: the OIDC verifier`,
-        );
         const json = readFileSync(join(dir, basename(LAMBDA_CONFIG_PATH)), 'utf8');
         assert.doesNotMatch(json, /jwt_secret|admin_password|"dsn"/);
         // The same config as the TOML copy the stack derives it from, read by the same loader.
@@ -557,10 +421,13 @@ describe('bundles as synthesized', () => {
         );
       }
     }
-    // Functions of each kind exist, so that the checks above mean something both ways.
-    const handlers = [...bundles.values()].map(({ planned }) => planned);
-    assert.ok(handlers.some((planned) => takesBearerToken(planned.entry, PROJECT_ROOT)));
-    assert.ok(handlers.some((planned) => !takesBearerToken(planned.entry, PROJECT_ROOT)));
+    // Only the query proxy carries the SQL parser, and only the API reference Redoc's script.
+    const withAsset = (name: string) =>
+      [...bundles.values()]
+        .filter(({ dir }) => readdirSync(dir).includes(name))
+        .map((b) => b.planned.handler);
+    assert.deepEqual(withAsset('libpg-query.wasm'), ['requests/query']);
+    assert.deepEqual(withAsset('redoc.standalone.js'), ['meta/api-reference']);
     const migrations = readdirSync(join(migrateBundle.dir, 'migrations'));
     assert.deepEqual(
       migrations,

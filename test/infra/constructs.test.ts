@@ -286,7 +286,6 @@ test('MigrationsOnDeploy with the database alone: Migrate runs after the cluster
       stagingDir: stagingDirOf(stack),
       sourceMaps: false,
       samLocal: false,
-      providers: { authProvider: 'local', envProvider: 'builtin' },
       logRetention: logs.RetentionDays.ONE_MONTH,
       logRemovalPolicy: RemovalPolicy.RETAIN,
       database,

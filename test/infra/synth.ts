@@ -2,11 +2,14 @@
 // and the bundle benchmark. Without bundling it takes about a second; with bundling, esbuild runs per function.
 // The root stack and its feature stacks are also given as one template (`template`), each nested stack's parameters
 // and outputs replaced by what they carry, so that tests check the deployment's resources wherever they live.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App, NestedStack } from 'aws-cdk-lib';
+import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingChoices, ENTRY_FILE, lambdaBundling } from '../../infra/bundling.ts';
 import { type Deployment, loadDeployment } from '../../infra/settings.ts';
 import { ControlPlaneStack } from '../../infra/stack.ts';
 
@@ -114,6 +117,28 @@ export function synth(options: SynthOptions = {}): Synthesized {
     templateText: stacks.map((synthesized) => JSON.stringify(synthesized.template)).join('\n'),
     outdir: assembly.directory,
   };
+}
+
+/**
+ * Bundles the one function `choices.entry` as the stack bundles each (a NodejsFunction of its own stack, in the cloud
+ * assembly `outdir`) and returns the directory of its bundle.
+ */
+export function bundleFunction(outdir: string, choices: Omit<BundlingChoices, 'stagingDir'>): string {
+  const app = new App({ context: cdkJsonContext(), outdir });
+  new NodejsFunction(new Stack(app, 'OneFunction'), 'Function', {
+    entry: choices.entry,
+    handler: 'handler',
+    runtime: lambda.Runtime.NODEJS_24_X,
+    architecture: lambda.Architecture.ARM_64,
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+    bundling: lambdaBundling({ ...choices, stagingDir: outdir }),
+  });
+  const assembly = app.synth();
+  const [asset] = readdirSync(assembly.directory).filter((name) => name.startsWith('asset.'));
+  if (!asset || !readdirSync(join(assembly.directory, asset)).includes(ENTRY_FILE))
+    throw new Error(`no bundle of ${choices.entry} in ${assembly.directory}`);
+  return join(assembly.directory, asset);
 }
 
 /**

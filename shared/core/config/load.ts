@@ -118,7 +118,7 @@ export function describeIssues(error: z.ZodError): string {
 
 /**
  * The file's table: JSON for a `.json` file (the Lambda bundles carry their config as JSON, written by the stack from
- * the TOML, so that they need no TOML parser), TOML for any other name. Either way the table goes through the same
+ * the TOML), TOML for any other name. Either way the table goes through the same
  * overrides and the same validation.
  */
 function parseConfigText(file: string, text: string): Table {

@@ -76,6 +76,35 @@ export interface RouteSpec {
 
 export const defineRoute = <const R extends RouteSpec>(route: R): R => route;
 
+/** A row given again without its `/v1` prefix: same handler (so the same Lambda), auth and schemas. */
+export type Unversioned<R extends RouteSpec> = Omit<R, 'path' | 'summary' | 'description'> & {
+  path: string;
+  summary: string;
+};
+type WithUnversioned<T extends Record<string, RouteSpec>> = T & {
+  [K in keyof T & string as `${K}Alias`]: Unversioned<T[K]>;
+};
+
+/**
+ * The rows of `table`, each followed by its alias `<id>Alias` at the path without `/v1` (the spec gives the admin
+ * observability endpoints under /admin/* too). The alias's summary points at its row, which carries the description.
+ */
+export function withUnversionedAliases<const T extends Record<string, RouteSpec>>(
+  table: T,
+): WithUnversioned<T> {
+  return Object.fromEntries(
+    Object.entries(table).flatMap(([id, row]) => {
+      if (!row.path.startsWith('/v1/')) throw new Error(`${id}: ${row.path} has no /v1 prefix to drop`);
+      const { description: _description, ...rest } = row;
+      const alias = { ...rest, path: row.path.slice(3), summary: `Alias of ${row.method} ${row.path}` };
+      return [
+        [id, row],
+        [`${id}Alias`, alias],
+      ];
+    }),
+  ) as WithUnversioned<T>;
+}
+
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 export interface RouteInput<R extends RouteSpec> {
   params: Out<R['params']>;

@@ -5,7 +5,6 @@
 // functions that multiply a value's size only in a bounded form. Anything else is refused before it reaches the
 // database. The other layers (the request's role, its search_path, the read-only transaction, the extended protocol,
 // the statement timeout, the result caps) hold even when this one is bypassed; each is tested on its own.
-import { loadModule, parseSync } from 'libpg-query';
 import { invalid } from '../../core/errors.ts';
 
 /** Node types a statement may contain. Everything else (DML, DDL, utility statements, table functions…) is refused. */
@@ -204,10 +203,18 @@ export interface CheckedStatement {
   combines: boolean;
 }
 
+type Parser = typeof import('libpg-query');
+let parser: Parser | undefined;
 let loaded: Promise<void> | undefined;
-/** Loads the parser's WASM module once; call before checkStatement (the query path awaits it). */
+/**
+ * Loads the parser once; call before checkStatement (the query path awaits it). Imported here, not at the top: the
+ * package compiles its WASM as soon as it is imported, which only the first query should pay.
+ */
 export function loadSqlParser(): Promise<void> {
-  loaded ??= loadModule();
+  loaded ??= import('libpg-query').then(async (library) => {
+    await library.loadModule();
+    parser = library;
+  });
   return loaded;
 }
 
@@ -405,9 +412,10 @@ function walkNode(value: unknown, walk: Walk, scope: ReadonlySet<string>, depth:
 export function checkStatement(text: string, ctx: GuardContext): CheckedStatement {
   if (text.includes('\0')) throw refuse('it contains a NUL character');
   if (text.trim() === '') throw refuse('it is empty');
+  if (!parser) throw new Error('the SQL parser is not loaded: call loadSqlParser() first');
   let parsed: { stmts?: Array<{ stmt?: unknown; stmt_location?: number; stmt_len?: number }> };
   try {
-    parsed = parseSync(text) as typeof parsed;
+    parsed = parser.parseSync(text) as typeof parsed;
   } catch (err) {
     throw invalid('sql_syntax_error', `The statement does not parse: ${(err as Error).message}.`);
   }

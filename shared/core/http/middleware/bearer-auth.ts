@@ -1,8 +1,8 @@
 // Who is calling, for the routes a person signs in to (user, admin, and register's device+user): the service token a
 // route names (the log shipper's, on audit ingest only), or the bearer token's person as the users table has them
 // now (shared/core/auth/caller.ts: one indexed read per request, so a deleted, disabled or demoted user loses access at
-// once). The authenticators (jose, the OIDC verifier) load at the first invocation that needs them, in a chunk of
-// their own.
+// once). The authenticators (jose, the OIDC verifier) are imported by the first invocation that needs them, so that
+// the functions of public and device routes never initialise them.
 import { isAdmin } from '../../auth/principal.ts';
 import { forbidden, unauthenticated } from '../../errors.ts';
 import type { RouteSpec } from '../route.ts';

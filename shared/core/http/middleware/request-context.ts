@@ -1,5 +1,5 @@
 // The first step of every request: its id (the caller's x-request-id, else API Gateway's), a logger bound to it, the
-// runtime (config, secrets, database; loaded at the first invocation, in a chunk of its own), the body's size;
+// runtime (config, secrets, database; imported by the first invocation), the body's size;
 // and, on the way out, the x-request-id header and the access log line.
 import { randomUUID } from 'node:crypto';
 import { invocationFields, rootLogger } from '../../logger.ts';

@@ -1,2 +1,0 @@
-// See node-http.cjs.
-module.exports = process.getBuiltinModule('node:http2');
