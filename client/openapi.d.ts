@@ -387,10 +387,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Alias of POST /v1/admin/devices/{id}/release
-         * @description A registered device stays with the user who enrolled it: registering it as another user is 409 device_owned_by_another_user. Released, its next registration by any signed-in user makes that user the owner (audited device.re_enrolled, with the old and the new owner). Until then the owner and the certificate stay as they are. Audited device.released; releasing a released device again answers it as it is.
-         */
+        /** Alias of POST /v1/admin/devices/{id}/release */
         post: operations["releaseDeviceAlias"];
         delete?: never;
         options?: never;

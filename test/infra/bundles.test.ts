@@ -256,6 +256,25 @@ interface Scenario {
 }
 
 /**
+ * The anchor function signs with the stack's KMS key into the stack's bucket; no local KMS exists, so the bundle runs
+ * with its own config but a directory and a key file instead (the signing and the S3 path have their own tests).
+ */
+function anchorsInDirectory(bundle: Bundle): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(work, 'anchors-'));
+  const config = JSON.parse(readFileSync(join(bundle.dir, basename(LAMBDA_CONFIG_PATH)), 'utf8'));
+  config.audit.anchors = {
+    ...config.audit.anchors,
+    target: 'dir',
+    dir,
+    key_file: join(dir, 'key.pem'),
+    kms_key_id: '',
+  };
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  return { dir, env: { [ENV.config]: file, SVC_AUDIT_ANCHOR_KMS_KEY: '' } };
+}
+
+/**
  * Every handler against one database: migrations and the first admin through the migrate bundle, then each route (real
  * 200s where the request can succeed without fixtures; otherwise a JSON error that is not a 5xx), then the schedules.
  */
@@ -337,10 +356,20 @@ async function runAll(scenario: Scenario) {
     planned.schedules.map((schedule) => ({ planned, schedule })),
   );
   await inParallel(scheduled, CONCURRENCY, async ({ planned, schedule }) => {
-    const invocation = await invoke(bundleOf(planned.handler), { schedule: schedule.id }, scenario.forkDsn());
+    const bundle = bundleOf(planned.handler);
+    const anchors = planned.handler === 'audit/anchor' ? anchorsInDirectory(bundle) : undefined;
+    const invocation = await invoke(bundle, { schedule: schedule.id }, scenario.forkDsn(), {
+      env: anchors?.env,
+    });
     assert.equal(invocation.error, undefined, `${planned.handler}: ${JSON.stringify(invocation.error)}`);
     if (planned.handler === 'health/probe')
       assert.equal((invocation.result as { status?: string }).status, 'ok');
+    if (anchors) {
+      const run = invocation.result as { target?: string; anchored?: unknown };
+      assert.equal(run.target, 'dir');
+      if (run.anchored)
+        assert.ok(readdirSync(join(anchors.dir, 'audit', 'anchors')).length > 0, 'the anchor written');
+    }
   });
   // Handlers that fail the same way unbundled are not a bundling problem; the suites of their areas own them.
   return { results, sourceFailures };
