@@ -30,6 +30,8 @@ export interface MonitoringProps {
   /** The function behind POST /v1/devices/events, when the route table has that route. */
   eventsFunction?: lambda.IFunction;
   eventsP99Ms: number;
+  /** The export delivery function, when exports are on: alarms when a destination's lag passes the threshold. */
+  exportLag?: { namespace: string; metricName: string; thresholdSeconds: number };
   /** The health probe function and how often it runs. */
   probe?: { fn: lambda.IFunction; everyMs: number };
   deadLetterQueues: Array<{ name: string; queue: sqs.IQueue }>;
@@ -155,6 +157,28 @@ export class Monitoring extends Construct {
       });
     }
 
+    let exportLag: cloudwatch.IMetric | undefined;
+    if (props.exportLag) {
+      const { namespace, metricName, thresholdSeconds } = props.exportLag;
+      exportLag = new cloudwatch.Metric({
+        namespace,
+        metricName,
+        period: FIVE_MINUTES,
+        statistic: 'Maximum',
+        label: 'oldest undelivered event (s)',
+      });
+      // Missing data is a pass that did not run or found no enabled destination: the dead-letter alarm covers the first.
+      alarm('ExportLag', {
+        alarmDescription: `An export destination's oldest undelivered event is older than ${thresholdSeconds} s (destination down or too slow; GET /v1/admin/exports/destinations/{id} says which)`,
+        metric: exportLag,
+        threshold: thresholdSeconds,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.hours(3),
     });
@@ -210,6 +234,11 @@ export class Monitoring extends Construct {
             label: name,
           }),
         ),
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Export lag (s)',
+        left: exportLag ? [exportLag] : [],
         width: 12,
       }),
       new cloudwatch.GraphWidget({

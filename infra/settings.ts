@@ -76,6 +76,8 @@ const awsSchema = z
     signin_burst_limit: num(1, 5_000),
     alarm_email: z.email().optional(),
     events_p99_ms: num(10, 29_000),
+    // The ExportLag alarm: an enabled export destination's oldest undelivered event older than this, in seconds.
+    export_lag_seconds: num(60, 86_400),
     // The admin console on S3 + CloudFront (infra/constructs/console-site.ts).
     console: bool,
   })
@@ -105,6 +107,7 @@ export const AWS_DEFAULTS = {
   signin_rate_limit: 5,
   signin_burst_limit: 10,
   events_p99_ms: 1_000,
+  export_lag_seconds: 1_800,
   console: true,
 } as const;
 
@@ -124,6 +127,7 @@ export const AWS_CONTEXT_KEYS: Record<keyof AwsSettings, string> = {
   signin_burst_limit: 'signinBurstLimit',
   alarm_email: 'alarmEmail',
   events_p99_ms: 'eventsP99Ms',
+  export_lag_seconds: 'exportLagSeconds',
   console: 'console',
 };
 

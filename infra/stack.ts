@@ -3,12 +3,24 @@
 // reached through the Data API, secrets in Secrets Manager, EventBridge schedules, migrations on deploy, alarms and a
 // dashboard. Each of those is a part with one job (infra/constructs/*.ts, infra/monitoring.ts); this file puts them
 // together, in the order they are created.
-import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  Annotations,
+  Aws,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type { Construct } from 'constructs';
+import { METRIC_NAMESPACE } from '#shared/core/metrics.ts';
+import { EXPORT_LAG_METRIC } from '#shared/exports/streams.ts';
 import { OLDEST_EVENT_DAY } from '#shared/observability/retention.ts';
 import { routes } from '#shared/routes.ts';
 import { AlertEvents } from './constructs/alert-events.ts';
@@ -40,6 +52,8 @@ export const ARCHIVE_HANDLER = 'observability/archive';
 
 /** The function that writes the audit anchors (schedules.auditAnchor), and the one that checks the chain with them. */
 export const ANCHOR_HANDLER = 'audit/anchor';
+/** Streams events to the export destinations; reads their secrets under exports.secret_prefix. */
+export const EXPORT_HANDLER = 'exports/deliver';
 export const ANCHOR_READERS = [routes.verifyAuditLogs.handler] as const;
 
 /** The functions whose answers say where archived events are (archive_location): they are told the bucket too. */
@@ -230,6 +244,27 @@ export class ControlPlaneStack extends Stack {
         })
       : undefined;
 
+    const exportDelivery = this.functions.get(EXPORT_HANDLER);
+    if (exportDelivery && config.exports.secret_store === 'secretsmanager') {
+      if (!config.exports.secret_prefix) {
+        throw new Error(
+          'exports.secret_prefix is empty: the delivery function would read every secret of the account',
+        );
+      }
+      const secrets = `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${config.exports.secret_prefix}*`;
+      const grant = new iam.Policy(exportDelivery, 'ExportSecretsPolicy', {
+        statements: [
+          new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secrets] }),
+        ],
+        roles: exportDelivery.role ? [exportDelivery.role] : [],
+      });
+      Validations.of(grant).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${config.exports.secret_prefix}*]`,
+        reason:
+          'Operators add a secret per export destination (docs/exports.md) after the deploy, so their names are known only by the prefix.',
+      });
+    }
+
     const eventsHandler = this.plan.find((planned) =>
       planned.routes.some(
         (route) => route.method === EVENTS_ROUTE.method && route.path === EVENTS_ROUTE.path,
@@ -241,6 +276,15 @@ export class ControlPlaneStack extends Stack {
       functions: this.plan.map((planned) => ({ name: planned.constructId, fn: functionOf(planned.handler) })),
       ...(eventsHandler ? { eventsFunction: functionOf(eventsHandler.handler) } : {}),
       eventsP99Ms: aws.events_p99_ms,
+      ...(exportDelivery
+        ? {
+            exportLag: {
+              namespace: METRIC_NAMESPACE,
+              metricName: EXPORT_LAG_METRIC,
+              thresholdSeconds: aws.export_lag_seconds,
+            },
+          }
+        : {}),
       ...(probe ? { probe: { fn: probe.fn, everyMs: probe.everyMs } } : {}),
       deadLetterQueues: schedules.deadLetterQueues,
       ...(aws.alarm_email ? { alarmEmail: aws.alarm_email } : {}),

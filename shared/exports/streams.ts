@@ -191,6 +191,24 @@ export async function destinationLag(
   return { lag_events: Number(row?.n ?? 0), lag_seconds: Math.max(0, Number(row?.s ?? 0)) };
 }
 
+/** The metric the stack's ExportLag alarm watches (infra/monitoring.ts): the oldest undelivered event's age. */
+export const EXPORT_LAG_METRIC = 'ExportLagSeconds';
+
+/** Every enabled destination's lag (the exports/deliver schedule reports it as a metric the stack's alarm watches). */
+export async function enabledDestinationLags(
+  db: Db,
+): Promise<Array<{ name: string; lag_events: number; lag_seconds: number }>> {
+  const rows = await queryRows(
+    db,
+    sql`SELECT d.name, c.cursor_xid::text AS x, c.cursor_id::text AS cid
+      FROM export_destinations d JOIN export_cursors c ON c.destination_id = d.id WHERE d.enabled ORDER BY d.name`,
+    { name: col.text, x: col.text, cid: col.text },
+  );
+  return Promise.all(
+    rows.map(async (r) => ({ name: r.name, ...(await destinationLag(db, { xid: r.x, id: r.cid })) })),
+  );
+}
+
 export async function destinationStatus(db: Db, id: string) {
   const destination = await getDestination(db, id);
   return { destination, status: await statusOf(db, id) };

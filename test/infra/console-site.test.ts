@@ -266,12 +266,12 @@ test('a config with its own dashboard_url keeps it; -c console=false leaves the 
 
   const without = synth({ context: { console: 'false' } });
   without.template.resourceCountIs('AWS::CloudFront::Distribution', 0);
-  // The stack's one bucket then is the event archive's (config/prod.toml archives to S3).
+  // The stack's buckets then are the event archive's and the audit anchors' (config/prod.toml puts both in S3).
   assert.deepEqual(
     Object.entries(without.template.findResources('AWS::S3::Bucket')).map(([id]) =>
       id.replace(/[0-9A-F]{8}$/, ''),
     ),
-    ['EventArchiveBucket'],
+    ['EventArchiveBucket', 'AuditAnchorBucket'],
   );
   const bare = without.template.toJSON().Outputs as Record<string, unknown>;
   assert.ok(!('ConsoleUrl' in bare) && !('DashboardUrl' in bare));

@@ -134,6 +134,7 @@ const ROOT_ON_MAIN: ReadonlyArray<readonly [type: string, logicalId: string]> = 
   ['AWS::S3::Bucket', 'AuditAnchorBucket67D1229B'],
   ['AWS::KMS::Key', 'AuditAnchorKeyF7E3633E'],
   ['AWS::SQS::Queue', 'AuditAnchorDeadLettersB7D746FB'],
+  ['AWS::SQS::Queue', 'ExportsDeliverDeadLetters2AF7695A'],
 ];
 /** The types ROOT_ON_MAIN was recorded by (with any resource whose deletion policy is Retain). */
 const ROOT_STATEFUL_TYPES = new Set([

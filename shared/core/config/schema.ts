@@ -335,8 +335,9 @@ export const configSchema = z
     /** Export destinations (docs/exports.md): how the exports/deliver schedule streams stored events to them. */
     exports: z
       .object({
-        // How often the delivery pass runs, and how long one pass may spend (it stops between batches).
-        interval: duration('30s'),
+        // How often the delivery pass runs (whole minutes: EventBridge's least rate), and how long one pass may
+        // spend (it stops between batches).
+        interval: duration('1m'),
         time_budget: duration('20s'),
         // Events read, mapped and sent per request.
         batch: z.number().int().min(1).max(10_000).default(1000),
