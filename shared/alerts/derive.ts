@@ -213,7 +213,9 @@ export async function deriveInventoryAlerts(
     const done = await db.transaction(async (tx) => {
       const [state] = await queryRows(
         tx,
-        sql`SELECT to_char(watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at,
+        // to_char gives NULL for the '-infinity' a rewind leaves (before any server was seen): keep it as text.
+        sql`SELECT CASE WHEN isfinite(watermark)
+              THEN to_char(watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') ELSE watermark::text END AS at,
             watermark_id::text AS id, policy_version FROM alert_pass_state WHERE id = 1 FOR UPDATE`,
         { at: col.text, id: col.text, policy_version: col.number },
       );

@@ -8,7 +8,7 @@
 // The AWS SDK is bundled (pinned), so nothing is loaded from the runtime's copy. Each function's process is paired
 // with a hello-world process run just before it; the ratio is the median of its times over the median of its pairs.
 //   RUNS=10 npm run bench:bundles
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
@@ -23,7 +23,7 @@ import { createPostgresDatabase, useBenchDatabase } from '#test/support/database
 import { randomSecret } from '#test/support/secrets.ts';
 import { ENTRY_FILE } from '../../infra/bundling.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
-import { httpEvent, LAMBDA_ENVIRONMENT, RUNNER } from '../infra/bundle-invoke.ts';
+import { httpEvent, LAMBDA_ENVIRONMENT, localStoresConfig, RUNNER } from '../infra/bundle-invoke.ts';
 import { bundleFunction, PROJECT_ROOT, synth } from '../infra/synth.ts';
 
 const RUNS = Number(process.env.RUNS ?? 10);
@@ -111,7 +111,13 @@ async function main() {
         env: {
           ...env,
           AWS_LAMBDA_FUNCTION_NAME: planned.constructId,
-          SVC_CONFIG: join(dir, basename(LAMBDA_CONFIG_PATH)),
+          SVC_CONFIG:
+            planned.handler === 'audit/anchor' || planned.handler === 'observability/archive'
+              ? localStoresConfig(
+                  join(dir, basename(LAMBDA_CONFIG_PATH)),
+                  mkdtempSync(join(work, 'anchors-')),
+                )
+              : join(dir, basename(LAMBDA_CONFIG_PATH)),
           SVC_DB_DSN: dsn,
           SVC_JWT_SECRET: jwtSecret,
           SVC_ENVSVC_TOKEN: randomSecret(),
@@ -125,20 +131,22 @@ async function main() {
 
     const runner = join(work, 'invoke.mjs');
     writeFileSync(runner, RUNNER);
-    const coldStart = (subject: Subject) => {
+    // Asynchronous: the Data API endpoint the functions call runs in this process and must keep answering.
+    const coldStart = async (subject: Subject) => {
       const eventFile = join(work, 'event.json');
       const resultFile = join(work, 'result.json');
       writeFileSync(eventFile, JSON.stringify(subject.event));
       const started = performance.now();
-      const result = spawnSync(
-        process.execPath,
-        [runner, join(subject.dir, ENTRY_FILE), eventFile, resultFile],
-        { cwd: subject.dir, env: { ...LAMBDA_ENVIRONMENT, ...subject.env }, stdio: 'ignore' },
-      );
+      const child = spawn(process.execPath, [runner, join(subject.dir, ENTRY_FILE), eventFile, resultFile], {
+        cwd: subject.dir,
+        env: { ...LAMBDA_ENVIRONMENT, ...subject.env },
+        stdio: 'ignore',
+      });
+      const status = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       const elapsed = performance.now() - started;
       const outcome = JSON.parse(readFileSync(resultFile, 'utf8')) as { error?: unknown };
-      if (result.status !== 0 || outcome.error)
-        throw new Error(`${subject.name}: ${JSON.stringify(outcome.error ?? result.status)}`);
+      if (status !== 0 || outcome.error)
+        throw new Error(`${subject.name}: ${JSON.stringify(outcome.error ?? status)}`);
       return elapsed;
     };
 
@@ -148,8 +156,8 @@ async function main() {
     for (let run = 0; run <= RUNS; run++) {
       // A different order each round, so that no function always follows another.
       for (const subject of [...subjects].sort(() => Math.random() - 0.5)) {
-        const baseline = coldStart(hello);
-        const time = coldStart(subject);
+        const baseline = await coldStart(hello);
+        const time = await coldStart(subject);
         // The first round warms the file cache and is not counted.
         if (run === 0) continue;
         hello.times.push(baseline);

@@ -1,6 +1,8 @@
 // Invoking a bundled function as Lambda does, for the bundle test and the cold-start benchmark: a fresh Node
 // process imports the bundle's index.mjs and calls its handler with an API Gateway (payload 2.0) or schedule event.
 import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { RouteSpec } from '#shared/core/http/route.ts';
 
@@ -86,4 +88,24 @@ export function httpEvent(
     ...(body !== undefined ? { body } : {}),
     isBase64Encoded: false,
   };
+}
+
+/**
+ * The archive and anchor functions write to the stack's buckets, and the anchors are signed by its KMS key, none of
+ * which exists locally: a copy of a bundle's config (`configFile`) that writes both into directories under `dir`,
+ * with a key file there. Returns the copy's path (for SVC_CONFIG); the S3 and signing paths have their own tests.
+ */
+export function localStoresConfig(configFile: string, dir: string): string {
+  const config = JSON.parse(readFileSync(configFile, 'utf8'));
+  config.events.archive = { ...config.events.archive, target: 'dir', dir: join(dir, 'archive') };
+  config.audit.anchors = {
+    ...config.audit.anchors,
+    target: 'dir',
+    dir,
+    key_file: join(dir, 'key.pem'),
+    kms_key_id: '',
+  };
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
 }

@@ -44,7 +44,7 @@ import { ENTRY_FILE, RUNTIME_ASSETS } from '../../infra/bundling.ts';
 import { ENV } from '../../infra/constructs/service-function.ts';
 import type { PlannedFunction } from '../../infra/plan.ts';
 import { LAMBDA_CONFIG_PATH } from '../../infra/settings.ts';
-import { httpEvent, LAMBDA_ENVIRONMENT, RUNNER } from './bundle-invoke.ts';
+import { httpEvent, LAMBDA_ENVIRONMENT, localStoresConfig, RUNNER } from './bundle-invoke.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
 const JWT_SECRET = randomSecret();
@@ -255,22 +255,10 @@ interface Scenario {
   forkDsn: () => string;
 }
 
-/**
- * The anchor function signs with the stack's KMS key into the stack's bucket; no local KMS exists, so the bundle runs
- * with its own config but a directory and a key file instead (the signing and the S3 path have their own tests).
- */
+/** The anchor bundle run against a directory (localStoresConfig). */
 function anchorsInDirectory(bundle: Bundle): { dir: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(work, 'anchors-'));
-  const config = JSON.parse(readFileSync(join(bundle.dir, basename(LAMBDA_CONFIG_PATH)), 'utf8'));
-  config.audit.anchors = {
-    ...config.audit.anchors,
-    target: 'dir',
-    dir,
-    key_file: join(dir, 'key.pem'),
-    kms_key_id: '',
-  };
-  const file = join(dir, 'config.json');
-  writeFileSync(file, JSON.stringify(config));
+  const file = localStoresConfig(join(bundle.dir, basename(LAMBDA_CONFIG_PATH)), dir);
   return { dir, env: { [ENV.config]: file, SVC_AUDIT_ANCHOR_KMS_KEY: '' } };
 }
 
