@@ -14,6 +14,7 @@ import { savePolicyCache } from '#agent/hooks/policy.ts';
 import { McpProxy } from '#agent/proxy/proxy.ts';
 import { readToolHashes } from '#agent/proxy/tool-hashes.ts';
 import { spooledEvents } from '#test/support/hook-runner.ts';
+import { until } from '#test/support/until.ts';
 
 type Event = Record<string, unknown> & { metadata: Record<string, unknown> };
 const ENTRY = fileURLToPath(new URL('../../../../agent/proxy/entry.ts', import.meta.url));
@@ -94,7 +95,10 @@ test('through the proxy, the SDK client lists and calls the everything server; e
     assert.ok(echo, 'the server lists echo');
 
     // tools/list: one hash per tool over {name, description, inputSchema} in canonical JSON, and no text kept.
-    const hashes = readToolHashes(dir, 'claude-desktop', 'everything');
+    // The proxy answers the client first and writes the file beside it: wait for it.
+    const hashes = await until('the tool hashes file', () =>
+      readToolHashes(dir, 'claude-desktop', 'everything'),
+    );
     assert.deepEqual(hashes?.map((h) => h.name).sort(), tools.map((t) => t.name).sort());
     const sorted = (v: unknown): unknown =>
       Array.isArray(v)
