@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { AuditActor } from '../audit/audit.ts';
 import { recordAudit } from '../audit/audit.ts';
 import type { Db } from '../core/db/database.ts';
+import { sqlState } from '../core/db/errors.ts';
 import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
@@ -43,10 +44,6 @@ function checkSecret(kind: string, secretRef: string | null | undefined) {
   if (k?.secret.required && !secretRef)
     throw invalidField('body', ['secret_ref'], `is required for ${kind}: the name of ${k.secret.what}`);
 }
-
-const isUniqueViolation = (err: unknown) =>
-  /export_destinations_name_key|duplicate key/.test(String((err as Error)?.message ?? '')) ||
-  /export_destinations_name_key/.test(String((err as { cause?: Error })?.cause?.message ?? ''));
 
 export async function listDestinations(db: Db): Promise<{ destinations: DestinationView[] }> {
   const rows = await queryRows(db, sql`SELECT ${VIEW} AS j FROM export_destinations d ORDER BY d.name`, {
@@ -95,7 +92,8 @@ export async function createDestination(
       return row;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('destination_exists', 'A destination with this name exists.');
+    if (sqlState(err) === '23505')
+      throw conflict('destination_exists', 'A destination with this name exists.');
     throw err;
   }
 }
@@ -135,7 +133,8 @@ export async function updateDestination(
       return row;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('destination_exists', 'A destination with this name exists.');
+    if (sqlState(err) === '23505')
+      throw conflict('destination_exists', 'A destination with this name exists.');
     throw err;
   }
 }
