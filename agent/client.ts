@@ -3,8 +3,9 @@
 // so that retries never duplicate events.
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import type { RequestBody, ResponseBody } from '#client/api.ts';
+import { retryAfterMs } from '#shared/core/backoff.ts';
 import { canonicalBytes } from '#shared/core/canonical-json.ts';
-import { type BackoffSettings, nextWait, retryAfterMs } from './daemon/backoff.ts';
+import { type BackoffSettings, nextWait } from './daemon/backoff.ts';
 import type { DeviceIdentity } from './identity.ts';
 import {
   endpoint,

@@ -80,7 +80,7 @@ export interface ControlPlaneStackProps extends StackProps {
   sourceMaps?: boolean;
   /**
    * Stack traces through the source maps (NODE_OPTIONS=--enable-source-maps). Off by default: Node then parses the
-   * map at cold start (~20 ms for a 3.7 MB map), and the service logs error names and codes, not stacks. Turn it on
+   * map at cold start, and the service logs error names and codes, not stacks. Turn it on
    * (`-c sourceMapsAtRuntime=true`) while chasing an uncaught error.
    */
   sourceMapsAtRuntime?: boolean;

@@ -1,6 +1,7 @@
 // When to try again after a failure: exponential backoff with full jitter (a random wait between zero and the
 // exponential bound), so that 500 laptops that lost the service at the same moment do not come back in step; and the
 // service's own Retry-After (RFC 9110 section 10.2.3) when it gave one, never retried before.
+import { exponentialBound } from '#shared/core/backoff.ts';
 
 export interface BackoffSettings {
   /** The bound of the first wait. */
@@ -15,21 +16,7 @@ export function fullJitter(
   settings: BackoffSettings,
   random: () => number = Math.random,
 ): number {
-  const bound = Math.min(settings.capMs, settings.baseMs * 2 ** Math.min(attempt, 30));
-  return Math.floor(random() * bound);
-}
-
-/**
- * A Retry-After value in milliseconds from `now`: delay-seconds or an HTTP date; undefined when absent or not
- * one of those (a malformed value is ignored rather than trusted).
- */
-export function retryAfterMs(header: string | null | undefined, now = Date.now()): number | undefined {
-  const value = header?.trim();
-  if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  if (Number.isNaN(date) || !/[a-z]/i.test(value)) return undefined;
-  return Math.max(0, date - now);
+  return Math.floor(random() * exponentialBound(attempt + 1, settings.baseMs, settings.capMs));
 }
 
 /**

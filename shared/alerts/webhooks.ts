@@ -4,6 +4,7 @@
 // alerts.delivery.backoff doubled per failure (at most max_backoff); or dead after max_attempts (the dead-letter list).
 import { createHmac } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { exponentialBound } from '../core/backoff.ts';
 import type { Config } from '../core/config/schema.ts';
 import type { Db } from '../core/db/database.ts';
 import { col, queryRows } from '../core/db/query.ts';
@@ -104,7 +105,7 @@ export async function deliverAlerts(db: Db, config: Pick<Config, 'alerts'>, now 
         finished_at = now(), last_error = ${error} WHERE id = ${id}`);
     } else {
       result.retried++;
-      const wait = Math.min(delivery.backoff * 2 ** (attempts - 1), delivery.max_backoff);
+      const wait = exponentialBound(attempts, delivery.backoff, delivery.max_backoff);
       await db.execute(sql`UPDATE alert_deliveries SET attempts = ${attempts}::int, last_error = ${error},
         next_attempt_at = ${tsParam(new Date(Date.now() + wait))} WHERE id = ${id}`);
     }

@@ -37,7 +37,7 @@ const chunkStart = (j: string): string => {
  *
  * The chunks are cut from the document's UTF-8 bytes, at character boundaries. Cut from the text, they would cost
  * more as documents grow: substr() of UTF-8 text counts the characters before its start, so n chunks read the
- * document n/2 times (a 270 KB document: 38 ms to chunk as text, 17 ms as bytes, 21 ms unchunked, in psql).
+ * document n/2 times.
  */
 export async function queryDoc<T>(db: Db, query: SQL): Promise<T> {
   const rows = await queryRows(

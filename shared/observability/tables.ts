@@ -109,8 +109,8 @@ export const observabilitySeries = pgTable(
     primaryKey({ name: 'observability_series_pkey', columns: [t.grain, t.bucket, t.eventType, t.result] }),
     // The minute series in bucket order (a 24-hour minute summary groups ~7,000 rows by bucket). On the primary key
     // the planner prices a walk by the correlation of `grain` with the table's order, which is low, and reads the
-    // rows by bitmap and sorts them: 31 ms where this index walk takes 14 (500k events, bench:observability). Buckets
-    // and grains are never updated, so the fold's upserts stay HOT.
+    // rows by bitmap and sorts them, which is slower than this index walk. Buckets and grains are never updated, so
+    // the fold's upserts stay HOT.
     index('observability_series_minute_idx').on(t.bucket).where(sql`${t.grain} = 'minute'`),
     check('observability_series_grain_check', sql`${t.grain} in ('minute', 'hour', 'day')`),
   ],

@@ -108,8 +108,7 @@ export const devices = pgTable(
     // tests (the last-seen sort key and whether the device has reported), so the filter is checked on the index
     // entries and only the rows of the page are read from the table: a status is time-relative (no partial index
     // can hold it), and devices that report often are updated since the last vacuum, so walking past rows of the
-    // other statuses on the table cost a read of each (bench:fleet, the first 10,000 serials online: 30 ms before the
-    // first offline page). The writers of these columns also set last_seen_at, which devices_last_seen_idx indexes,
+    // other statuses on the table cost a read of each. The writers of these columns also set last_seen_at, which devices_last_seen_idx indexes,
     // so their updates were never HOT: reports write no more index entries than before.
     index('devices_last_seen_sort_idx').using('btree', lastSeenKey(t.lastSeenAt), t.id, reported(t)),
     index('devices_created_sort_idx').using(

@@ -1,18 +1,10 @@
 // One POST of a batch to a receiver, read back as a DeliveryResult: which statuses are worth trying again, and how
 // long the receiver asked us to wait (Retry-After, in seconds or as an HTTP date).
+import { retryAfterMs } from '../../core/backoff.ts';
 import type { DeliveryResult } from './destination.ts';
 
 /** Statuses for which the same request cannot succeed later: the destination's settings or secret need a change. */
 const PERMANENT = new Set([400, 401, 403, 404, 405, 413, 415, 422]);
-
-/** Retry-After as milliseconds from now, or undefined when absent or unreadable. */
-export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 export interface Post {
   url: string;

@@ -87,12 +87,10 @@ const FIRST_WINDOW_MS = 86_400_000;
  * Whether a page reads its newest day first (newestFirst) rather than the whole table at once. Filters on a device, a
  * session or the text have an index of their own in every partition that leads with them, where each partition's
  * first match is one short descent; the whole table is cheaper to plan and the planner keeps its ordered walks (read
- * newest day first, the free-text pages at 5M events went from ~14 to ~22 ms: the older window's time condition
- * turned the planner from the text index). The other filters walk each partition's time index to its first match,
+ * newest day first, the older window's time condition turned the planner from the text index). The other filters walk each partition's time index to its first match,
  * which can be thousands of rows in. So does a serial: it is resolved to its devices in the statement, and the
  * planner, counting the confirming `serial_number` condition as independent of the device, expects about one row
- * per partition and reads every event of the device instead of walking in order (the first page of serial + event
- * type at 20M events: 20 ms; newest day first: 8 ms).
+ * per partition and reads every event of the device instead of walking in order.
  */
 const readsNewestDayFirst = (query: ListEventsQuery): boolean =>
   query.device_id === undefined && query.session_id === undefined && query.q === undefined;
@@ -102,8 +100,7 @@ const readsNewestDayFirst = (query: ListEventsQuery): boolean =>
  * (and anything later) first, then, only when that day holds fewer than `n` rows, everything older. The two windows
  * split the time line, so the rows are the same as one ORDER BY .. LIMIT over the table; the difference is the plan.
  * On the daily partitions, one ORDER BY .. LIMIT is a Merge Append that starts an index scan in every partition, each
- * walking to its first match, before it returns a row (at 5M events and 38 partitions, 26-28 ms for a page of a
- * common filter pair). The first window prunes every partition but the newest day's, and the second is gated by a
+ * walking to its first match, before it returns a row. The first window prunes every partition but the newest day's, and the second is gated by a
  * one-time filter on the first's row count, so a page the newest day fills never touches an older partition
  * (bench:observability, event pages).
  */

@@ -1,6 +1,5 @@
-// The partitions of the events table as the catalog lists them. A module of its own, importing no table: the event
-// archive reads the oldest partition, and its bundle (observability/archive) then carries neither the audit log nor
-// shared/core/db/schema.ts, which shared/observability/partitions/maintenance.ts brings for retention's audit records (18 KB in all).
+// The partitions of the events table as the catalog lists them. A module of its own, importing no table, so that the
+// event archive, which reads the oldest partition, does not load the audit log's tables with retention's maintenance.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
 import { col, queryRows } from '../../core/db/query.ts';

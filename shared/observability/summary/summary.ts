@@ -111,9 +111,8 @@ const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(
  *
  * Absent keys ('') are left out after grouping, behind an OFFSET 0 fence that keeps the planner from moving the
  * condition below the grouping: on the rollups `actor_email <> ''` is true of actor rows and false of nearly every
- * call row, a correlation the planner does not see, so it counted about a fifth of the actor rows (5,000 of 26,000
- * at 30 days in bench:observability) and sorted them for a GroupAggregate instead of hashing (30 d summary: the
- * actor list 28 -> 15 ms).
+ * call row, a correlation the planner does not see, so it underestimated the actor rows and sorted them for a
+ * GroupAggregate instead of hashing them.
  */
 function topSql(rel: string, keys: readonly string[], n: number, extra?: string, hist?: string): SQL {
   const histJson = hist ? `, 'sketch', h.duration_sketch` : '';

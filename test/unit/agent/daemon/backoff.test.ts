@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { fullJitter, nextWait, retryAfterMs } from '#agent/daemon/backoff.ts';
+import { fullJitter, nextWait } from '#agent/daemon/backoff.ts';
+import { retryAfterMs } from '#shared/core/backoff.ts';
 
 const settings = { baseMs: 1000, capMs: 300_000 };
 
