@@ -72,8 +72,6 @@ interface TopRow {
   duration_max: number;
   /** The totals' merged sketch. */
   sketch?: DurationSketch;
-  /** A top tool's stored sketches, merged by mergeSketches. */
-  sketches?: DurationSketch[] | null;
   [key: string]: unknown;
 }
 
@@ -110,8 +108,7 @@ const gid = (set: readonly string[]) =>
 const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(set)}) AS q`;
 
 /**
- * A top-N list as a bounded array ({items, available}) of LIST_BYTES at most. `hist` names a relation with the
- * histogram per the same keys, joined to the N rows.
+ * A top-N list as a bounded array ({items, available}) of LIST_BYTES at most.
  *
  * Absent keys ('') are left out after grouping, behind an OFFSET 0 fence that keeps the planner from moving the
  * condition below the grouping: on the rollups `actor_email <> ''` is true of actor rows and false of nearly every
@@ -119,13 +116,11 @@ const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(
  * at 30 days in bench:observability) and sorted them for a GroupAggregate instead of hashing (30 d summary: the
  * actor list 28 -> 15 ms).
  */
-function topSql(rel: string, keys: readonly string[], n: number, extra?: string, hist?: string): SQL {
-  const histJson = hist ? `, 'sketches', h.sketches` : '';
-  const join = hist ? ` JOIN ${hist} h USING (${keys.join(', ')})` : '';
+function topSql(rel: string, keys: readonly string[], n: number, extra?: string): SQL {
   return boundedArray(
-    sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}${histJson}) AS o,
+    sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}) AS o,
         row_number() OVER (ORDER BY t.calls DESC, ${keys.map((x) => `t.${x}`).join(', ')}) AS rn
-      FROM (${topRowsSql(rel, keys, n, extra)}) t${join}`),
+      FROM (${topRowsSql(rel, keys, n, extra)}) t`),
     LIST_BYTES,
   );
 }
@@ -141,8 +136,10 @@ function topRowsSql(rel: string, keys: readonly string[], n: number, extra?: str
 
 const num = (v: unknown): number => Number(v ?? 0);
 
-function shapeTop(rows: TopRow[], withPercentiles = false) {
-  return rows.map(({ sketches, duration_sum, duration_max, ...row }) => {
+/** A top list's rows as answered; with `sketchesOf` (the top tools), each row's percentiles from its sketches. */
+function shapeTop(rows: TopRow[], sketchesOf?: (row: TopRow) => DurationSketch[]) {
+  return rows.map((whole) => {
+    const { duration_sum, duration_max, ...row } = whole;
     const calls = num(row.calls);
     const out: Record<string, unknown> = {
       ...row,
@@ -155,8 +152,8 @@ function shapeTop(rows: TopRow[], withPercentiles = false) {
       duration_avg_ms: calls ? Math.round(num(duration_sum) / calls) : null,
       duration_max_ms: num(duration_max),
     };
-    if (withPercentiles)
-      Object.assign(out, percentileFields(percentiles(mergeSketches(sketches ?? []), num(duration_max))));
+    if (sketchesOf)
+      Object.assign(out, percentileFields(percentiles(mergeSketches(sketchesOf(whole)), num(duration_max))));
     return out;
   });
 }
@@ -315,6 +312,8 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       by_result: Record<string, number> | null;
       by_event_type: Record<string, number> | null;
       series: SeriesRow[] | null;
+      /** Per top tool: its MCP server, its name and its rows' sketches as stored (kept out of the byte-bounded list). */
+      tool_sketches?: [string, string, DurationSketch[] | null][] | null;
     } & Partial<Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>>
   >(
     db,
@@ -333,7 +332,8 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])})
       ${
         full
-          ? sql`, 'tools', ${topSql('k', TOOL_KEYS, n, undefined, 'th')},
+          ? sql`, 'tools', ${topSql('k', TOOL_KEYS, n)},
+      'tool_sketches', (SELECT json_agg(json_build_array(th.mcp_name, th.tool, th.sketches)) FROM th),
       'mcps', ${topSql(setRel(['mcp_name']), ['mcp_name'], n)},
       'agents', ${topSql(setRel(['agent_type']), ['agent_type'], n)},
       'models', ${topSql(setRel(['model']), ['model'], n)},
@@ -346,10 +346,17 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       }) AS j`,
   );
   const totals = (doc.totals ?? {}) as TopRow;
+  const sketchesByTool = new Map(
+    (doc.tool_sketches ?? []).map(([mcp, tool, sketches]) => [JSON.stringify([mcp, tool]), sketches ?? []]),
+  );
+  const sketchesOf = (row: TopRow) => sketchesByTool.get(JSON.stringify([row.mcp_name, row.tool])) ?? [];
   const calls = num(totals.calls);
   const max = num(totals.duration_max);
   const top = Object.fromEntries(
-    TOP_LISTS.map((name) => [name, shapeTop(doc[name]?.items ?? [], name === 'tools')]),
+    TOP_LISTS.map((name) => [
+      name,
+      shapeTop(doc[name]?.items ?? [], name === 'tools' ? sketchesOf : undefined),
+    ]),
   ) as Record<(typeof TOP_LISTS)[number], Record<string, unknown>[]>;
   return {
     range: { from: range.from.toISOString(), to: range.to.toISOString(), bucket },
