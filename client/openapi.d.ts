@@ -307,7 +307,7 @@ export interface paths {
         };
         /**
          * Walk the audit hash chain; reports whether it is intact, the first broken record, and the head to anchor externally
-         * @description Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.
+         * @description Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again. `?since=verified` walks on from the last verified point instead (the head of the last intact walk, stored by this route and the anchor schedule), for a view that shows the chain's state on every load; `verified_from` says where it started.
          */
         get: operations["verifyAuditLogs"];
         put?: never;
@@ -773,7 +773,7 @@ export interface paths {
         };
         /**
          * Totals, deny rate, top N, tokens, duration percentiles and a time series over a range, with the event filters
-         * @description Default range: the last 24 hours. The range is widened to whole hours (whole UTC days for bucket=day, the default above 2 days) and the actor section to whole UTC days; `range` and `actor_range` state them. Percentiles come from a log histogram: at most 25 % above the exact value. `source` says what each part was computed from: rollups, the series table, or the events (filters on device, serial, session, skill or free text, and actor / group for the call figures, read the events of the range). A series has at most 1,500 points. Each top list is cut at 32 KiB (named in top_truncated).
+         * @description Default range: the last 24 hours. The range is widened to whole hours (whole UTC days for bucket=day, the default above 2 days) and the actor section to whole UTC days; `range` and `actor_range` state them. Percentiles come from a duration sketch: within 2 % of percentile_cont over the events. `parts=totals` computes the totals alone (top lists and series empty, their sources `none`). `source` says what each part was computed from: rollups, the series table, or the events (filters on device, serial, session, skill or free text, and actor / group for the call figures, read the events of the range). A series has at most 1,500 points. Each top list is cut at 32 KiB (named in top_truncated).
          */
         get: operations["obsObservabilitySummary"];
         put?: never;
@@ -2089,15 +2089,15 @@ export interface components {
                  */
                 calls: "rollups" | "events";
                 /**
-                 * @description Where the series came from
+                 * @description Where the series came from (none: parts=totals)
                  * @enum {string}
                  */
-                series: "series" | "rollups" | "events";
+                series: "series" | "rollups" | "events" | "none";
                 /**
-                 * @description Where the actor top list came from
+                 * @description Where the actor top list came from (none: parts=totals)
                  * @enum {string}
                  */
-                actors: "rollups" | "events";
+                actors: "rollups" | "events" | "none";
             };
             /** @description The event filters applied (those given in the query) */
             filters: {
@@ -2156,7 +2156,7 @@ export interface components {
                 /** @description Longest duration, milliseconds; 0 without calls */
                 duration_max_ms: number;
             };
-            /** @description The `top` (default 10) names with most calls, most first, each list at most 32 KiB; deny_codes and rules count denied events only; actors are over actor_range */
+            /** @description The `top` (default 10) names with most calls, most first, each list at most 32 KiB; deny_codes and rules count denied events only; actors are over actor_range; every list empty with parts=totals */
             top: {
                 tools: components["schemas"]["SummaryTopTool"][];
                 mcps: components["schemas"]["SummaryTopMcp"][];
@@ -2168,7 +2168,7 @@ export interface components {
             };
             /** @description Top lists the 32 KiB bound cut below `top` entries (only with very long names) */
             top_truncated: ("tools" | "mcps" | "agents" | "actors" | "models" | "deny_codes" | "rules")[];
-            /** @description Every bucket of the range, in order, zero (percentiles null) when empty; the percentiles of a bucket are those of its events, computed as the totals' are (minute buckets older than the events' retention that were stored before the series kept durations have null percentiles) */
+            /** @description Empty with parts=totals; else every bucket of the range, in order, zero (percentiles null) when empty; the percentiles of a bucket are those of its events, computed as the totals' are (minute buckets older than the events' retention that were stored before the series kept durations have null percentiles) */
             series: {
                 /**
                  * Format: date-time
@@ -4329,6 +4329,7 @@ export interface operations {
         parameters: {
             query?: {
                 at_seq?: number;
+                since?: "start" | "verified";
             };
             header?: never;
             path?: never;
@@ -4367,6 +4368,14 @@ export interface operations {
                                 hash: string;
                                 /** Format: date-time */
                                 created_at: string;
+                            } | null;
+                            /** @description With since=verified: the last verified point the walk started after, and when it was verified; `checked` counts the records after it. Null: no point, or the chain no longer has it, so the walk started at the first record */
+                            verified_from?: {
+                                seq: number;
+                                /** @description Records in the chain up to and including seq */
+                                count: number;
+                                /** Format: date-time */
+                                verified_at: string;
                             } | null;
                             at?: {
                                 seq: number;
@@ -6735,6 +6744,7 @@ export interface operations {
                 q?: string;
                 bucket?: "minute" | "hour" | "day";
                 top?: number;
+                parts?: "all" | "totals";
             };
             header?: never;
             path?: never;
@@ -6826,6 +6836,7 @@ export interface operations {
                 q?: string;
                 bucket?: "minute" | "hour" | "day";
                 top?: number;
+                parts?: "all" | "totals";
             };
             header?: never;
             path?: never;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, count, desc, inArray, not, type SQL, sql } from 'drizzle-orm';
 import { canonicalize } from '../core/canonical-json.ts';
 import type { Db } from '../core/db/database.ts';
-import { auditLogs } from '../core/db/schema.ts';
+import { auditChainVerified, auditLogs } from '../core/db/schema.ts';
 import { jsonParam, textEquals, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { AUDIT_TIME_BOUNDS } from '../core/schemas/input-rules.ts';
 import {
@@ -226,7 +226,8 @@ const chainPage = (db: Db, afterSeq: number, limit: number) =>
  * record at that seq, to compare with a kept anchor. With `anchors`, also whether the chain passes through each
  * signed anchor's (seq, hash, count): a chain rewritten consistently (every hash recomputed) still differs from them.
  * `from` starts after a point already verified (the anchor function walks from its last anchor). Reads in pages so
- * that memory stays flat however long the log is.
+ * that memory stays flat however long the log is. An intact walk that reached a head stores it as the chain's last
+ * verified point (verifyAuditChainSinceVerified walks on from it).
  */
 export async function verifyAuditChain(
   db: Db,
@@ -261,8 +262,70 @@ export async function verifyAuditChain(
       lastSeq = row.seq;
       if (row.seq === options.atSeq) at = walk.head;
     }
-    if (rows.length < pageSize) return result();
+    if (rows.length < pageSize) {
+      const verified = result();
+      if (verified.intact && verified.head) {
+        await storeVerifiedPoint(db, {
+          seq: verified.head.seq,
+          hash: verified.head.hash,
+          count: (options.from?.count ?? 0) + verified.checked,
+        });
+      }
+      return verified;
+    }
   }
+}
+
+/** Keeps the newest verified point: a walk that ends before the stored one (a slower concurrent one) leaves it. */
+async function storeVerifiedPoint(db: Db, point: { seq: number; hash: string; count: number }) {
+  await db
+    .insert(auditChainVerified)
+    .values({ id: true, ...point, verifiedAt: new Date() })
+    .onConflictDoUpdate({
+      target: auditChainVerified.id,
+      set: { seq: point.seq, hash: point.hash, count: point.count, verifiedAt: new Date() },
+      setWhere: sql`${auditChainVerified.seq} <= ${point.seq}`,
+    });
+}
+
+/**
+ * verifyAuditChain from the last verified point instead of the first record, for a view that shows the chain's state
+ * on every load (the console's banner): the records before the point were walked when it was stored, so only those
+ * after it are hashed now. The point is used only while the chain still has its record with its hash; else, or
+ * without one, the walk starts at the first record. Anchors at or before the point were compared when it was stored.
+ * `verified_from` says where the walk started (null: the first record).
+ */
+export async function verifyAuditChainSinceVerified(db: Db, options: { anchors?: AnchorsToCheck } = {}) {
+  const [point] = await db
+    .select({
+      seq: auditChainVerified.seq,
+      hash: auditChainVerified.hash,
+      count: auditChainVerified.count,
+      verifiedAt: auditChainVerified.verifiedAt,
+      createdAt: auditLogs.createdAt,
+    })
+    .from(auditChainVerified)
+    .innerJoin(
+      auditLogs,
+      and(
+        sql`${auditLogs.seq} = ${auditChainVerified.seq}`,
+        sql`${auditLogs.hash} = ${auditChainVerified.hash}`,
+      ),
+    );
+  if (!point) return { ...(await verifyAuditChain(db, options)), verified_from: null };
+  const { anchors } = options;
+  const walked = await verifyAuditChain(db, {
+    from: point,
+    ...(anchors
+      ? { anchors: { ...anchors, anchors: anchors.anchors.filter((a) => a.seq > point.seq) } }
+      : {}),
+  });
+  return {
+    ...walked,
+    // Nothing intact after the point: the head is the point itself.
+    head: walked.head ?? { seq: point.seq, hash: point.hash, created_at: point.createdAt.toISOString() },
+    verified_from: { seq: point.seq, count: point.count, verified_at: point.verifiedAt.toISOString() },
+  };
 }
 
 /**

@@ -40,7 +40,7 @@ export const verifyAuditLogs = defineRoute({
   summary:
     'Walk the audit hash chain; reports whether it is intact, the first broken record, and the head to anchor externally',
   description:
-    "Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again.",
+    "Recomputes every record's hash from the first one. `head` is the last record of the intact chain (its seq and hash): keep it somewhere the service cannot write (a ticket, a signed note, another account's bucket). Later, `?at_seq=<seq>` reports the hash the chain has at that record now; if it differs from the anchored one, history before it was rewritten, even if the chain is consistent again. `?since=verified` walks on from the last verified point instead (the head of the last intact walk, stored by this route and the anchor schedule), for a view that shows the chain's state on every load; `verified_from` says where it started.",
   query: auditVerifyQuery,
   response: auditVerifyResponse,
 });

@@ -11,7 +11,8 @@
 //   One column, not two parallel arrays, so that an upsert merges it with one function call (obs_sketch_add) and
 //   the Data API returns it as one value. Not jsonb: merging unnests the pairs and sums them by key, and
 //   unnest(integer[]) feeds that hash aggregate without parsing text keys and values of every pair.
-// * Merged by summing counts per key: across rollup rows and with the tail of unfolded events (mergedSketchRowsSql).
+// * Merged by summing counts per key: across rollup rows and with the tail of unfolded events (mergedSketchRowsSql;
+//   mergeSketches in JavaScript, where a read returns few rows' sketches as stored).
 // * Percentile p of n durations: percentile_cont's position h = p (n - 1) (0-based ranks in ascending order),
 //   interpolated between the reported values of ranks floor(h) and floor(h) + 1 as percentile_cont interpolates
 //   between the exact ones. Each reported value is within SKETCH_ALPHA of its exact value, all are >= 0, so the
@@ -78,6 +79,23 @@ export function sketchPercentiles(
     const value = h > lo ? low + (h - lo) * (at(lo + 1) - low) : low;
     return toMicros(Math.min(value, max));
   });
+}
+
+/**
+ * The sum of sketches (counts added per key; keys in any order, as sketchPercentiles takes them): the JavaScript twin
+ * of mergedSketchRowsSql, for a read that returns a few rows' sketches as they are stored.
+ */
+export function mergeSketches(sketches: readonly DurationSketch[]): DurationSketch {
+  const counts = new Map<number, number>();
+  for (const sketch of sketches) {
+    if (!sketch) continue;
+    const [keys, n] = sketch;
+    for (let i = 0; i < keys.length; i++) {
+      const key = Number(keys[i]);
+      counts.set(key, (counts.get(key) ?? 0) + Number(n[i]));
+    }
+  }
+  return counts.size ? [[...counts.keys()], [...counts.values()]] : null;
 }
 
 /** Name of the SQL twin of sketchKey. */

@@ -150,7 +150,7 @@ export const obsObservabilitySummary = defineRoute({
   summary:
     'Totals, deny rate, top N, tokens, duration percentiles and a time series over a range, with the event filters',
   description:
-    'Default range: the last 24 hours. The range is widened to whole hours (whole UTC days for bucket=day, the default above 2 days) and the actor section to whole UTC days; `range` and `actor_range` state them. Percentiles come from a log histogram: at most 25 % above the exact value. `source` says what each part was computed from: rollups, the series table, or the events (filters on device, serial, session, skill or free text, and actor / group for the call figures, read the events of the range). A series has at most 1,500 points. Each top list is cut at 32 KiB (named in top_truncated).',
+    'Default range: the last 24 hours. The range is widened to whole hours (whole UTC days for bucket=day, the default above 2 days) and the actor section to whole UTC days; `range` and `actor_range` state them. Percentiles come from a duration sketch: within 2 % of percentile_cont over the events. `parts=totals` computes the totals alone (top lists and series empty, their sources `none`). `source` says what each part was computed from: rollups, the series table, or the events (filters on device, serial, session, skill or free text, and actor / group for the call figures, read the events of the range). A series has at most 1,500 points. Each top list is cut at 32 KiB (named in top_truncated).',
   query: summaryQuery,
   response: summaryResponse,
 });

@@ -130,11 +130,17 @@ export const sessionQuery = z.object({ limit, cursor });
 export type SessionQuery = z.output<typeof sessionQuery>;
 
 export const BUCKETS = ['minute', 'hour', 'day'] as const;
+/** What a summary computes: every part, or its totals alone. */
+export const SUMMARY_PARTS = ['all', 'totals'] as const;
 export const summaryQuery = z
   .object({
     ...eventFilterShape,
     bucket: z.enum(BUCKETS).optional(),
     top: z.coerce.number().int().min(1).max(50).default(10),
+    parts: z.enum(SUMMARY_PARTS).default('all').meta({
+      description:
+        'all: every part; totals: the totals alone (top lists and series empty), for a count that needs no more',
+    }),
   })
   .superRefine(rangeCheck);
 export type SummaryQuery = z.output<typeof summaryQuery>;
@@ -667,8 +673,14 @@ export const summaryResponse = envelope(
       source: z
         .object({
           calls: source(['rollups', 'events'], 'Where totals and top lists came from'),
-          series: source(['series', 'rollups', 'events'], 'Where the series came from'),
-          actors: source(['rollups', 'events'], 'Where the actor top list came from'),
+          series: source(
+            ['series', 'rollups', 'events', 'none'],
+            'Where the series came from (none: parts=totals)',
+          ),
+          actors: source(
+            ['rollups', 'events', 'none'],
+            'Where the actor top list came from (none: parts=totals)',
+          ),
         })
         .meta({
           description:
@@ -729,7 +741,7 @@ export const summaryResponse = envelope(
         })
         .meta({
           description:
-            'The `top` (default 10) names with most calls, most first, each list at most 32 KiB; deny_codes and rules count denied events only; actors are over actor_range',
+            'The `top` (default 10) names with most calls, most first, each list at most 32 KiB; deny_codes and rules count denied events only; actors are over actor_range; every list empty with parts=totals',
         }),
       top_truncated: z.array(z.enum(TOP_LISTS)).meta({
         description: 'Top lists the 32 KiB bound cut below `top` entries (only with very long names)',
@@ -750,10 +762,9 @@ export const summaryResponse = envelope(
             ),
           }),
         )
-        .min(1)
         .meta({
           description:
-            "Every bucket of the range, in order, zero (percentiles null) when empty; the percentiles of a bucket are those of its events, computed as the totals' are (minute buckets older than the events' retention that were stored before the series kept durations have null percentiles)",
+            "Empty with parts=totals; else every bucket of the range, in order, zero (percentiles null) when empty; the percentiles of a bucket are those of its events, computed as the totals' are (minute buckets older than the events' retention that were stored before the series kept durations have null percentiles)",
         }),
     })
     .meta({ id: 'ObservabilitySummary' }),

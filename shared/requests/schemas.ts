@@ -377,8 +377,18 @@ export const ingestAuditResponse = envelope(
   z.object({ accepted: z.number().int(), ids: z.array(z.string()) }),
 );
 export const auditVerifyQuery = z
-  .object({ at_seq: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional() })
-  .strict();
+  .object({
+    at_seq: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+    since: z.enum(['start', 'verified']).default('start').meta({
+      description:
+        'start: walk from the first record; verified: walk on from the last verified point (the head of the last intact walk, while the chain still has it), hashing only the records after it',
+    }),
+  })
+  .strict()
+  .refine((q) => q.since === 'start' || q.at_seq === undefined, {
+    path: ['at_seq'],
+    message: 'at_seq needs a walk from the first record (since=start)',
+  });
 const chainPoint = z.object({ seq: z.number().int(), hash: z.string(), created_at: isoTimestamp });
 export const auditVerifyResponse = envelope(
   z.object({
@@ -398,6 +408,19 @@ export const auditVerifyResponse = envelope(
       .meta({ description: 'The first record that does not verify; null when the chain is intact' }),
     /** The last record of the verified chain (when broken: the last one before the break); null for an empty log. */
     head: chainPoint.nullable(),
+    /** With ?since=verified: the point the walk started after (null: it started at the first record). */
+    verified_from: z
+      .object({
+        seq: z.number().int(),
+        count: z.number().int().meta({ description: 'Records in the chain up to and including seq' }),
+        verified_at: isoTimestamp,
+      })
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'With since=verified: the last verified point the walk started after, and when it was verified; `checked` counts the records after it. Null: no point, or the chain no longer has it, so the walk started at the first record',
+      }),
     /** With ?at_seq: that record as the verified chain has it now (null if it is past the head or absent). */
     at: chainPoint.nullable().optional(),
     /** With audit.anchors: the chain compared with every signed anchor outside the database. */

@@ -20,7 +20,7 @@ import { setLogLevel } from '#shared/core/logger.ts';
 import { rebuildFleetStats } from '#shared/observability/fleet/stats.ts';
 import { rebuildRollups } from '#shared/observability/rollups/rollups.ts';
 import { launchChromium } from '#test/support/browser.ts';
-import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
+import { createPostgresDatabase, keptDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { TEST_ADMIN, testConfig } from '#test/support/service.ts';
 import { seedAccess } from './access-seed.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
@@ -99,30 +99,37 @@ async function firstData(page: Page, url: string, selector: string): Promise<{ a
 
 setLogLevel('warn');
 await useBenchDatabase();
-const pg = await createPostgresDatabase();
+// BENCH_REUSE=<name>: a database an earlier run kept (BENCH_KEEP=1), measured again without seeding it.
+const reuse = process.env.BENCH_REUSE;
+const pg = reuse ? keptDatabase(reuse) : await createPostgresDatabase();
+if (process.env.BENCH_KEEP) console.log(`keeping database ${pg.name}`);
 // The seed's bulk statements run long; alerts must then wait longer than a statement may run (the config says why).
 const config = testConfig({ db: { dsn: pg.url, statement_timeout: '900s' }, alerts: { settle: '901s' } });
 const now = new Date();
 console.log(
-  `\nbench:console --pages: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days; ` +
-    `${requestCount.toLocaleString('en')} requests, ${CATALOG_ENTRIES} catalog entries; PostgreSQL`,
+  reuse
+    ? `\nbench:console --pages: the kept database ${reuse}; PostgreSQL`
+    : `\nbench:console --pages: ${events.toLocaleString('en')} events, ${DEVICES} devices, 30 days; ` +
+        `${requestCount.toLocaleString('en')} requests, ${CATALOG_ENTRIES} catalog entries; PostgreSQL`,
 );
 const seeding = performance.now();
 const database = await connectDatabase(config);
 await migrate(database.db);
-await seedObservability(database.db, events, now);
-await rebuildRollups(database.db);
-// The inventory was bulk loaded: its fleet counters are recounted, as after any bulk load (shared/observability/fleet/stats.ts). Without
-// it the first Fleet reads fold 2,000 rows each and may answer with no agent at all (an empty state on the page).
-await rebuildFleetStats(database.db);
-const accessStart = performance.now();
-const access = await seedAccess(database.db, config, { entries: CATALOG_ENTRIES, count: requestCount });
-console.log(
-  `requests and catalog: ${((performance.now() - accessStart) / 1000).toFixed(1)} s (` +
-    `${Object.entries(access.requests)
-      .map(([state, n]) => `${n} ${state}`)
-      .join(', ')}; ${access.catalog} catalog entries)`,
-);
+if (!reuse) {
+  await seedObservability(database.db, events, now);
+  await rebuildRollups(database.db);
+  // The inventory was bulk loaded: its fleet counters are recounted, as after any bulk load (shared/observability/fleet/stats.ts). Without
+  // it the first Fleet reads fold 2,000 rows each and may answer with no agent at all (an empty state on the page).
+  await rebuildFleetStats(database.db);
+  const accessStart = performance.now();
+  const access = await seedAccess(database.db, config, { entries: CATALOG_ENTRIES, count: requestCount });
+  console.log(
+    `requests and catalog: ${((performance.now() - accessStart) / 1000).toFixed(1)} s (` +
+      `${Object.entries(access.requests)
+        .map(([state, n]) => `${n} ${state}`)
+        .join(', ')}; ${access.catalog} catalog entries)`,
+  );
+}
 await database.db.execute(sql`VACUUM ANALYZE`);
 // The device page of the fleet's first device; the 7-day preset as the console writes it (to the minute).
 const [firstDevice] = await queryRows(
@@ -207,7 +214,8 @@ try {
 } finally {
   await browser.close();
   await service.stop();
-  if (!process.env.BENCH_KEEP) await pg.drop();
+  if (process.env.BENCH_KEEP || reuse) console.log(`kept database ${pg.name}`);
+  else await pg.drop();
 }
 // Only ever set to 1: the size goal's failure, set by bench:console before these pages ran, stands.
 if (failures.length) process.exitCode = 1;

@@ -43,7 +43,7 @@ import {
   summaryQuery,
 } from '#shared/observability/schemas.ts';
 import { observabilitySummary } from '#shared/observability/summary/summary.ts';
-import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
+import { createPostgresDatabase, keptDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { percentileErrors } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
@@ -78,13 +78,6 @@ interface Target {
   value: string;
   target: string;
   pass: boolean | null;
-}
-
-/** A database kept by an earlier run (BENCH_KEEP=1), on TEST_DATABASE_URL's server; never dropped. */
-function keptDatabase(name: string) {
-  const url = new URL(process.env.TEST_DATABASE_URL as string);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), name, drop: async () => {} };
 }
 
 async function run(driver: 'pglite' | 'postgres', events: number): Promise<Target[]> {

@@ -82,6 +82,15 @@ export async function createPostgresDatabase(server = testDatabaseUrl()): Promis
   };
 }
 
+/** A database kept by an earlier bench run (BENCH_KEEP=1), on TEST_DATABASE_URL's server; never dropped. */
+export function keptDatabase(name: string): { url: string; name: string; drop(): Promise<void> } {
+  const base = testDatabaseUrl();
+  if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name, drop: async () => {} };
+}
+
 const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/', import.meta.url));
 
 /**

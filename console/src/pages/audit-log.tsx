@@ -42,7 +42,11 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
   const logs = useLoad(JSON.stringify(listQuery), () =>
     client.GET('/v1/admin/audit-logs', { params: { query: listQuery } }),
   );
-  const verify = useLoad('verify', () => client.GET('/v1/admin/audit-logs/verify'));
+  // The banner walks on from the last verified point: hashing the whole chain on every load is the verify route's
+  // full check, not a page's.
+  const verify = useLoad('verify', () =>
+    client.GET('/v1/admin/audit-logs/verify', { params: { query: { since: 'verified' } } }),
+  );
   const actions = useLoad('actions', () => client.GET('/v1/admin/audit-logs/actions'));
   const shownRoutine = query.get('routine') === 'show' ? 'show' : undefined;
   const go = (changes: Record<string, string | undefined>) =>
@@ -63,7 +67,10 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
           {({ data: v }) =>
             v.intact ? (
               <p class="state ok" id="chain-result">
-                Intact: {formatNumber(v.checked)} records checked, each hash chained to the one before.
+                Intact:{' '}
+                {v.verified_from
+                  ? `${formatNumber(v.verified_from.count + v.checked)} records, each hash chained to the one before: the first ${formatNumber(v.verified_from.count)} verified by ${formatTime(v.verified_from.verified_at)}, the ${formatNumber(v.checked)} since checked now.`
+                  : `${formatNumber(v.checked)} records checked, each hash chained to the one before.`}
                 {v.head ? (
                   <>
                     {` Head: record ${v.head.seq}, hash `}
@@ -75,7 +82,8 @@ export function AuditLogPage({ session, query }: { session: Session; query: URLS
               </p>
             ) : (
               <p class="state error" role="alert" id="chain-result">
-                Broken: {formatNumber(v.checked)} records checked; the chain breaks at record{' '}
+                Broken: {formatNumber((v.verified_from?.count ?? 0) + v.checked)} records verified; the chain
+                breaks at record{' '}
                 {v.broken_at ? `${v.broken_at.seq} (${formatTime(v.broken_at.timestamp)})` : 'unknown'}.
                 History was changed after it was written.
               </p>

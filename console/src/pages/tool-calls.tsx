@@ -98,6 +98,10 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
   const events = useLoad(JSON.stringify(listQuery), () =>
     client.GET('/v1/admin/observability/events', { params: { query: listQuery } }),
   );
+  // The filters' suggestions are asked for once the first page of calls has answered: their statement reads the
+  // rollups of the whole range, and on a busy service it must not delay the page's first data.
+  const listed = useRef(false);
+  if (events.state !== 'loading') listed.current = true;
   const preset = query.get('range') ?? undefined;
   const go = (changes: Record<string, string | undefined>) =>
     navigate(pageUrl('/tool-calls', { ...filters, range: preset, cursor, event: open, ...changes }));
@@ -127,7 +131,7 @@ export function ToolCallsPage({ session, query }: { session: Session; query: URL
           All stored
         </button>
       </fieldset>
-      <FilterSuggestions session={session} from={filters.from} to={filters.to} />
+      {listed.current && <FilterSuggestions session={session} from={filters.from} to={filters.to} />}
       <FilterFold>
         <form
           id="event-filters"
@@ -347,13 +351,14 @@ function FilterSuggestions({ session, from, to }: { session: Session; from?: str
 }
 
 /**
- * How many calls match: the summary's total for the same filters and range. The summary counts whole hours (and,
- * from its rollups, calls past the events' retention), so the line names the range it counted.
+ * How many calls match: the summary's total for the same filters and range, its totals alone (no lists to
+ * compute). The summary counts whole hours (and, from its rollups, calls past the events' retention), so the line
+ * names the range it counted.
  */
 function MatchCount({ session, filters }: { session: Session; filters: Record<string, string | undefined> }) {
   const summaryQuery = {
     ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
-    top: 1,
+    parts: 'totals',
   } as NonNullable<operations['obsObservabilitySummary']['parameters']['query']>;
   const count = useLoad(`count:${JSON.stringify(summaryQuery)}`, () =>
     api(session).GET('/v1/admin/observability/summary', { params: { query: summaryQuery } }),

@@ -566,6 +566,22 @@ export const auditLogs = pgTable(
 );
 
 /**
+ * The audit chain's last verified point (one row): the head of an intact walk (a full verify, or the anchor run
+ * from its last anchor) and when. The console's banner walks on from it instead of from the first record.
+ */
+export const auditChainVerified = pgTable(
+  'audit_chain_verified',
+  {
+    id: boolean('id').primaryKey().default(true),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    hash: text('hash').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+    verifiedAt: ts('verified_at').notNull().defaultNow(),
+  },
+  (t) => [check('audit_chain_verified_single_row', sql`${t.id}`)],
+);
+
+/**
  * Browser-brokered CLI sign-ins (RFC 8252 + PKCE), pending until a person approves or refuses them. Codes are stored
  * hashed. Who asked (client_id, the loopback redirect) and from where (the browser's address and user agent at
  * authorize) are shown to the person deciding.

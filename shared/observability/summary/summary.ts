@@ -36,6 +36,7 @@ import {
 import {
   type DurationSketch,
   mergedSketchRowsSql,
+  mergeSketches,
   SKETCH_KEY_FUNCTION,
   sketchOfSql,
   sketchPercentiles,
@@ -69,6 +70,7 @@ interface TopRow {
   tokens_out: number;
   duration_sum: number;
   duration_max: number;
+  /** The totals' merged sketch. */
   sketch?: DurationSketch;
   [key: string]: unknown;
 }
@@ -106,21 +108,18 @@ const gid = (set: readonly string[]) =>
 const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(set)}) AS q`;
 
 /**
- * A top-N list as a bounded array ({items, available}) of LIST_BYTES at most. `hist` names a relation with the
- * histogram per the same keys, joined to the N rows.
+ * A top-N list as a bounded array ({items, available}) of LIST_BYTES at most.
  *
  * Absent keys ('') are left out after grouping, behind an OFFSET 0 fence that keeps the planner from moving the
  * condition below the grouping: on the rollups `actor_email <> ''` is true of actor rows and false of nearly every
  * call row, a correlation the planner does not see, so it underestimated the actor rows and sorted them for a
  * GroupAggregate instead of hashing them.
  */
-function topSql(rel: string, keys: readonly string[], n: number, extra?: string, hist?: string): SQL {
-  const histJson = hist ? `, 'sketch', h.duration_sketch` : '';
-  const join = hist ? ` JOIN ${hist} h USING (${keys.join(', ')})` : '';
+function topSql(rel: string, keys: readonly string[], n: number, extra?: string): SQL {
   return boundedArray(
-    sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}${histJson}) AS o,
+    sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}) AS o,
         row_number() OVER (ORDER BY t.calls DESC, ${keys.map((x) => `t.${x}`).join(', ')}) AS rn
-      FROM (${topRowsSql(rel, keys, n, extra)}) t${join}`),
+      FROM (${topRowsSql(rel, keys, n, extra)}) t`),
     LIST_BYTES,
   );
 }
@@ -136,8 +135,10 @@ function topRowsSql(rel: string, keys: readonly string[], n: number, extra?: str
 
 const num = (v: unknown): number => Number(v ?? 0);
 
-function shapeTop(rows: TopRow[], withPercentiles = false) {
-  return rows.map(({ sketch, duration_sum, duration_max, ...row }) => {
+/** A top list's rows as answered; with `sketchesOf` (the top tools), each row's percentiles from its sketches. */
+function shapeTop(rows: TopRow[], sketchesOf?: (row: TopRow) => DurationSketch[]) {
+  return rows.map((whole) => {
+    const { duration_sum, duration_max, ...row } = whole;
     const calls = num(row.calls);
     const out: Record<string, unknown> = {
       ...row,
@@ -150,7 +151,8 @@ function shapeTop(rows: TopRow[], withPercentiles = false) {
       duration_avg_ms: calls ? Math.round(num(duration_sum) / calls) : null,
       duration_max_ms: num(duration_max),
     };
-    if (withPercentiles) Object.assign(out, percentileFields(percentiles(sketch ?? null, num(duration_max))));
+    if (sketchesOf)
+      Object.assign(out, percentileFields(percentiles(mergeSketches(sketchesOf(whole)), num(duration_max))));
     return out;
   });
 }
@@ -181,6 +183,8 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     );
   }
   const used = usedFilters(query);
+  // parts=totals: the totals alone; no top tool, top list, actor or series part is in the statement.
+  const full = query.parts !== 'totals';
   const raw = options.source === 'raw';
   const only = (keys: readonly DimKey[]) => !raw && used.every((k) => keys.includes(k as DimKey));
   const callRollup = only(CALL_KEYS);
@@ -224,16 +228,17 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   const rangeTotals = segmentsWhere(
     totalsSegments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'),
   );
+  const toolCtes = (rows: SQL) =>
+    full ? sql`${topTools}, th AS MATERIALIZED (${toolSketches(rows)}),` : sql``;
   const callCtes = callRollup
     ? sql`tl AS MATERIALIZED (${callRowsSql(tail)}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)}
           FROM (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE ${callWhere}
             UNION ALL SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM tl) u
           GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        ${topTools},
-        th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
+        ${toolCtes(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
             WHERE ${rowsWhere(sketchRows)}
-          UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}),
+          UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}
         ts AS (${totalSketch(
           used.length === 0
             ? sql`(SELECT duration_sketch FROM observability_series_totals WHERE ${rangeTotals}
@@ -243,8 +248,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
         )})`
     : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
-        ${topTools},
-        th AS MATERIALIZED (${toolSketches(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('r')})`)}),
+        ${toolCtes(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('r')})`)}
         ts AS (${totalSketch(sql`r`)})`;
   const unit = lit(bucket);
   const seriesMeasures = sql.raw(
@@ -307,23 +311,28 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       by_result: Record<string, number> | null;
       by_event_type: Record<string, number> | null;
       series: SeriesRow[] | null;
-    } & Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>
+      /** Per top tool: its MCP server, its name and its rows' sketches as stored (kept out of the byte-bounded list). */
+      tool_sketches?: [string, string, DurationSketch[] | null][] | null;
+    } & Partial<Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>>
   >(
     db,
-    sql`WITH ${tailCte}, ${callCtes},${seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
-      a AS (${actorRel}),
+    sql`WITH ${tailCte}, ${callCtes},${full && seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
+      ${full ? sql`a AS (${actorRel}),` : sql``}
       tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m,
         (SELECT duration_sketch FROM ts) h),
       gs AS MATERIALIZED (SELECT GROUPING(${sql.raw(SET_COLUMNS.join(', '))}) AS gid, ${sql.raw(SET_COLUMNS.join(', '))},
           ${sql.raw(MEASURES)}
-        FROM k GROUP BY GROUPING SETS (${sql.raw(SETS.map((set) => `(${set.join(', ')})`).join(', '))})),
-      sr AS (${seriesRel})
+        FROM k GROUP BY GROUPING SETS (${sql.raw(SETS.map((set) => `(${set.join(', ')})`).join(', '))}))
+      ${full ? sql`, sr AS (${seriesRel})` : sql``}
     SELECT json_build_object(
       'totals', (SELECT json_build_object(${sql.raw(measureJson('tot'))},
           'sketch', tot.duration_sketch) FROM tot),
-      'tools', ${topSql('k', TOOL_KEYS, n, undefined, 'th')},
       'by_result', (SELECT json_object_agg(result, calls) FROM gs WHERE gid = ${gid(['result'])}),
-      'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])}),
+      'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])})
+      ${
+        full
+          ? sql`, 'tools', ${topSql('k', TOOL_KEYS, n)},
+      'tool_sketches', (SELECT json_agg(json_build_array(th.mcp_name, th.tool, th.sketches)) FROM th),
       'mcps', ${topSql(setRel(['mcp_name']), ['mcp_name'], n)},
       'agents', ${topSql(setRel(['agent_type']), ['agent_type'], n)},
       'models', ${topSql(setRel(['model']), ['model'], n)},
@@ -331,21 +340,30 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       'rules', ${topSql(setRel(['result', 'rule_applied']), ['rule_applied'], n, `result = 'denied'`)},
       'actors', ${topSql('a', ['actor_email'], n)},
       'series', (SELECT json_agg(json_build_array(extract(epoch FROM s.b)::bigint, s.calls, s.denied, s.errors,
-          s.tokens_in, s.tokens_out, s.dmax, s.sketch, s.pct) ORDER BY s.b) FROM sr s)) AS j`,
+          s.tokens_in, s.tokens_out, s.dmax, s.sketch, s.pct) ORDER BY s.b) FROM sr s)`
+          : sql``
+      }) AS j`,
   );
   const totals = (doc.totals ?? {}) as TopRow;
+  const sketchesByTool = new Map(
+    (doc.tool_sketches ?? []).map(([mcp, tool, sketches]) => [JSON.stringify([mcp, tool]), sketches ?? []]),
+  );
+  const sketchesOf = (row: TopRow) => sketchesByTool.get(JSON.stringify([row.mcp_name, row.tool])) ?? [];
   const calls = num(totals.calls);
   const max = num(totals.duration_max);
   const top = Object.fromEntries(
-    TOP_LISTS.map((name) => [name, shapeTop(doc[name].items, name === 'tools')]),
+    TOP_LISTS.map((name) => [
+      name,
+      shapeTop(doc[name]?.items ?? [], name === 'tools' ? sketchesOf : undefined),
+    ]),
   ) as Record<(typeof TOP_LISTS)[number], Record<string, unknown>[]>;
   return {
     range: { from: range.from.toISOString(), to: range.to.toISOString(), bucket },
     actor_range: { from: actorRange.from.toISOString(), to: actorRange.to.toISOString() },
     source: {
       calls: callRollup ? 'rollups' : 'events',
-      series: seriesSource,
-      actors: actorRollup ? 'rollups' : 'events',
+      series: full ? seriesSource : 'none',
+      actors: full ? (actorRollup ? 'rollups' : 'events') : 'none',
     },
     filters: Object.fromEntries(used.map((k) => [k, (query as Record<string, unknown>)[k]])),
     totals: {
@@ -364,8 +382,8 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     },
     top,
     // Top lists the byte bound (LIST_BYTES each) cut below `top` entries: only with very long names.
-    top_truncated: TOP_LISTS.filter((name) => doc[name].items.length < doc[name].available),
-    series: seriesPoints(doc.series, range, STEP[bucket]),
+    top_truncated: TOP_LISTS.filter((name) => (doc[name]?.items.length ?? 0) < (doc[name]?.available ?? 0)),
+    series: full ? seriesPoints(doc.series, range, STEP[bucket]) : [],
   };
 }
 
@@ -424,10 +442,15 @@ const TOOL_FILTERS: readonly DimKey[] = ['mcp', 'tool'];
 const totalSketch = (rows: SQL): SQL =>
   mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [], ordered: false });
 
-/** The merged sketch per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch). */
+/**
+ * Per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch), its rows' sketches as
+ * stored, merged in JavaScript (mergeSketches): a few hundred rows' sketches cost less to send than to unnest into
+ * (key, count) pairs and sum per tool in the statement.
+ */
 const toolSketches = (rows: SQL): SQL =>
-  sql`SELECT tt.mcp_name, tt.tool, m.duration_sketch
-    FROM (${mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [['r.rn', 'rn']], ordered: false })}) m JOIN tt USING (rn)`;
+  sql`SELECT tt.mcp_name, tt.tool, m.sketches
+    FROM (SELECT r.rn, json_agg(r.duration_sketch) FILTER (WHERE r.duration_sketch IS NOT NULL) AS sketches
+      FROM ${rows} AS r GROUP BY r.rn) m JOIN tt USING (rn)`;
 
 const percentileFields = ([p50, p95, p99]: Percentiles) => ({
   duration_p50_ms: p50,

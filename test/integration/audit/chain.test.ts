@@ -214,6 +214,104 @@ for (const driver of driversUnderTest()) {
       assert.equal((await verify()).intact, true);
     });
 
+    test('since=verified walks on from the last intact walk, and from the first record when the chain lost that point', async () => {
+      type Point = { seq: number; hash: string; created_at: string };
+      type Verified = {
+        intact: boolean;
+        checked: number;
+        head: Point | null;
+        broken_at: { id: string; seq: number; reason: string } | null;
+        verified_from: { seq: number; count: number; verified_at: string } | null;
+      };
+      const since = async () => {
+        const res = await svc.call('GET', '/v1/admin/audit-logs/verify?since=verified', { token: admin });
+        assert.equal(res.status, 200, res.text);
+        return res.body.data as Verified;
+      };
+      const full = async () => (await verify()) as Verified;
+      const resourceId = randomUUID();
+      const add = async (actions: string[]) =>
+        assert.equal(
+          (
+            await ingest(
+              actions.map((action_type) => ({
+                action_type,
+                timestamp: '2026-01-15T09:30:00Z',
+                resource_id: resourceId,
+              })),
+            )
+          ).status,
+          201,
+        );
+      await add(['before']);
+      const first = await full();
+      assert.ok(first.intact && first.head);
+      await add(['a', 'b', 'c']);
+      const onward = await since();
+      assert.deepEqual(
+        onward.verified_from && { seq: onward.verified_from.seq, count: onward.verified_from.count },
+        {
+          seq: first.head.seq,
+          count: first.checked,
+        },
+      );
+      const whole = await full();
+      assert.equal(onward.intact, true);
+      assert.equal(onward.checked, whole.checked - first.checked);
+      assert.deepEqual(onward.head, whole.head);
+      // Nothing new: nothing hashed, the head is the stored point.
+      const again = await since();
+      assert.equal(again.checked, 0);
+      assert.deepEqual(again.head, whole.head);
+      assert.equal(again.verified_from?.seq, whole.head?.seq);
+      const db = svc.runtime.database.db;
+      const behindTheService = (statement: ReturnType<typeof sql>) =>
+        db.transaction(async (tx) => {
+          await tx.execute(sql`SET LOCAL session_replication_role = replica`);
+          await tx.execute(statement);
+        });
+      // A record changed after the point: found, the head stays the point.
+      await add(['d', 'e']);
+      const [changed] = (await queryRows(
+        db,
+        sql`SELECT id::text AS id, seq::int AS seq FROM audit_logs WHERE resource_id = ${resourceId} AND action_type = 'd'`,
+      )) as [{ id: string; seq: number }];
+      await behindTheService(sql`UPDATE audit_logs SET stage = 'rewritten' WHERE id = ${changed.id}::uuid`);
+      const broken = await since();
+      assert.equal(broken.intact, false);
+      assert.deepEqual(broken.broken_at && { seq: broken.broken_at.seq, reason: broken.broken_at.reason }, {
+        seq: changed.seq,
+        reason: 'content',
+      });
+      assert.deepEqual(broken.head, whole.head);
+      await behindTheService(sql`UPDATE audit_logs SET stage = '' WHERE id = ${changed.id}::uuid`);
+      // The point's own record rewritten (its hash too): the point is not used, the walk from the first record
+      // finds the change.
+      // The walk that passed the restored record stored its head as the point.
+      const point = (await since()).head;
+      assert.ok(point);
+      const [kept] = (await queryRows(db, sql`SELECT hash FROM audit_logs WHERE seq = ${point.seq}`)) as [
+        { hash: string },
+      ];
+      await behindTheService(
+        sql`UPDATE audit_logs SET stage = 'rewritten', hash = md5(hash) WHERE seq = ${point.seq}`,
+      );
+      const lost = await since();
+      assert.equal(lost.verified_from, null);
+      assert.equal(lost.intact, false);
+      assert.equal(lost.broken_at?.seq, point.seq);
+      assert.deepEqual((await full()).broken_at, lost.broken_at);
+      await behindTheService(
+        sql`UPDATE audit_logs SET stage = '', hash = ${kept.hash} WHERE seq = ${point.seq}`,
+      );
+      assert.equal((await since()).intact, true, 'restored, it verifies again');
+      const refused = await svc.call('GET', '/v1/admin/audit-logs/verify?since=verified&at_seq=1', {
+        token: admin,
+      });
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, /at_seq/);
+    });
+
     test('a broken chain names its first bad record: a changed one (content), then a removed one (link)', async () => {
       const resourceId = randomUUID();
       const res = await ingest(

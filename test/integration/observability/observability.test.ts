@@ -662,6 +662,19 @@ for (const driver of driversUnderTest()) {
       );
       const bySession = data(await get('/v1/admin/observability/summary?session_id=sess-2'));
       assert.equal((bySession.totals as Json).calls, 1);
+      // parts=totals: the same totals, on the rollups and on the events, with no list and no series.
+      for (const filter of ['', '&result=denied', '&session_id=sess-2']) {
+        const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString();
+        const path = `/v1/admin/observability/summary?from=${weekAgo}${filter}`;
+        const whole = data(await get(path));
+        const only = data(await get(`${path}&parts=totals`));
+        assert.deepEqual(only.totals, whole.totals, filter);
+        assert.deepEqual(only.range, whole.range);
+        assert.deepEqual(only.series, []);
+        assert.ok(Object.values(only.top as Record<string, Json[]>).every((list) => list.length === 0));
+        assert.deepEqual(only.source, { ...(whole.source as Json), series: 'none', actors: 'none' });
+      }
+      assert.equal((await get('/v1/admin/observability/summary?parts=lists')).status, 400);
       const tooMany = await get(
         `/v1/admin/observability/summary?bucket=minute&from=${new Date(Date.now() - 3 * 86_400_000).toISOString()}`,
       );
