@@ -83,6 +83,8 @@ const NETWORK_TRANSPORT: Record<McpTransport, string> = { stdio: 'pipe', http: '
 const str = (key: string, value: string): KeyValue => ({ key, value: { stringValue: value } });
 const nanos = (ms: number): string => (ms === 0 ? '0' : `${ms}000000`);
 
+let lastTrace = { key: '', id: '' };
+
 /**
  * Trace and span ids derived from the event, so that a replayed export yields the same ids and a receiver can drop
  * the duplicate; the calls of one session share a trace.
@@ -91,7 +93,9 @@ function idsOf(source: ExportSource): { traceId: string; spanId: string; guardra
   const { event } = source;
   const trace =
     event.session_id === null ? `event:${event.id}` : `session:${event.device_id}:${event.session_id}`;
-  const traceId = hash('sha256', trace).slice(0, 32);
+  // A session's calls come one after another in a batch: its trace id is hashed once for the run of them.
+  if (trace !== lastTrace.key) lastTrace = { key: trace, id: hash('sha256', trace).slice(0, 32) };
+  const traceId = lastTrace.id;
   const spans = hash('sha256', `span:${event.id}`);
   return { traceId, spanId: spans.slice(0, 16), guardrailSpanId: spans.slice(16, 32) };
 }
