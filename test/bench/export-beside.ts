@@ -134,7 +134,7 @@ export async function ingestBesideExport(options: {
 async function exporter(port: NonNullable<typeof parentPort>, data: ExporterData): Promise<void> {
   const database = await connectBenchDatabase(data.url);
   const { db } = database;
-  const config = testConfig({ exports: { ...EXPORTS, time_budget: 1000 } });
+  const config = testConfig({ exports: { ...EXPORTS, time_budget: '1s' } });
   let running = false;
   let loop: Promise<void> = Promise.resolve();
   const run = async () => {
