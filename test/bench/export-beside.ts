@@ -150,7 +150,13 @@ async function exporter(port: NonNullable<typeof parentPort>, data: ExporterData
   port.on('message', (message: ToExporter) => {
     if (message === 'run') {
       running = true;
-      loop = run();
+      // From now on, as a destination created now: what ingest stored while the export was paused is not its work,
+      // else each window beside would also carry the previous window's backlog, which steady state never has.
+      loop = db
+        .execute(
+          sql`UPDATE export_cursors SET cursor_xid = pg_snapshot_xmin(pg_current_snapshot()), cursor_id = 0`,
+        )
+        .then(run);
     } else if (message === 'pause') running = false;
     else {
       running = false;
