@@ -1,7 +1,7 @@
 // A stored tool call as OpenTelemetry, in the OTLP/JSON encoding an exporter sends: one CLIENT span per call (plus an
 // `apply_guardrail` child when policy denied it) and one point of the `mcp.client.operation.duration` histogram.
 // Follows the GenAI/MCP semantic conventions, status Development, pinned in OTEL_SEMCONV_VERSION (docs/exports.md).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type ExportSource, errorTypeOf, type McpTransport, PRODUCT, timesOf } from './source.ts';
 
 export const OTEL_SEMCONV_VERSION = '1.40.0';
@@ -83,6 +83,8 @@ const NETWORK_TRANSPORT: Record<McpTransport, string> = { stdio: 'pipe', http: '
 const str = (key: string, value: string): KeyValue => ({ key, value: { stringValue: value } });
 const nanos = (ms: number): string => (ms === 0 ? '0' : `${ms}000000`);
 
+let lastTrace = { key: '', id: '' };
+
 /**
  * Trace and span ids derived from the event, so that a replayed export yields the same ids and a receiver can drop
  * the duplicate; the calls of one session share a trace.
@@ -91,9 +93,19 @@ function idsOf(source: ExportSource): { traceId: string; spanId: string; guardra
   const { event } = source;
   const trace =
     event.session_id === null ? `event:${event.id}` : `session:${event.device_id}:${event.session_id}`;
-  const traceId = createHash('sha256').update(trace).digest('hex').slice(0, 32);
-  const spans = createHash('sha256').update(`span:${event.id}`).digest('hex');
+  // A session's calls come one after another in a batch: its trace id is hashed once for the run of them.
+  if (trace !== lastTrace.key) lastTrace = { key: trace, id: hash('sha256', trace).slice(0, 32) };
+  const traceId = lastTrace.id;
+  const spans = hash('sha256', `span:${event.id}`);
   return { traceId, spanId: spans.slice(0, 16), guardrailSpanId: spans.slice(16, 32) };
+}
+
+/** What tells two resources apart (resourceAttributes' inputs), cheaper to compare than the attributes. */
+export function resourceKey(source: ExportSource): string {
+  const { event, device } = source;
+  return device
+    ? `${event.agent_type}\n${event.device_id}\n${device.brand}\n${device.model}`
+    : `${event.agent_type}\n${event.device_id}`;
 }
 
 /** The resource: which agent (service.name) on which device (host.id). */

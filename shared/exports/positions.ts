@@ -3,9 +3,11 @@
 // maintenance function's bundle stays small.
 import { type SQL, sql } from 'drizzle-orm';
 
-/** "Event `e` is after position (xid, id)": the keyset condition, on the ingest_xid index. */
-export const afterPosition = (xid: SQL, id: SQL): SQL =>
-  sql`e.ingest_xid >= ${xid} AND (e.ingest_xid > ${xid} OR e.id > ${id})`;
+/**
+ * "Event `e` is after position (xid, id)": the keyset condition as a row comparison, which PostgreSQL takes whole as
+ * the start of a scan of the (ingest_xid, id) index, so a read after the cursor never walks the rows before it.
+ */
+export const afterPosition = (xid: SQL, id: SQL): SQL => sql`(e.ingest_xid, e.id) > (${xid}, ${id})`;
 
 /** Whether the events table `from` (a partition) holds an event some enabled destination has not received. */
 export const undeliveredIn = (from: SQL): SQL =>

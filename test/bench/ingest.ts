@@ -10,6 +10,8 @@
 //  2. per-request signature verification (verifySignedDeviceRequest as the device authenticator calls it) as a
 //     ratio to a bare crypto.verify of the same bytes with a cached key, small and large bodies, both key types.
 //  3. Data API calls per request of register, inventory and events, counted by test/support/data-api-server.ts.
+//  4. ingest's rate on PostgreSQL with an OTLP export running beside it, against ingest alone in the same run
+//     (export-beside.ts: windows of BENCH_EXPORT_INGEST_SECONDS, alternated BENCH_EXPORT_ROUNDS times).
 // Each goal prints PASS or FAIL. BENCH_QUICK=1 runs fewer rounds.
 
 import { createPublicKey, randomUUID, verify } from 'node:crypto';
@@ -36,12 +38,16 @@ import { createUser, findUserByEmail } from '#shared/identity/users.ts';
 import { foldBacklog } from '#shared/observability/rollups/rollups.ts';
 import { createPostgresDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
+import { ingestBesideExport } from './export-beside.ts';
+import { insertBenchDevice, openBenchDatabase } from './seed-events.ts';
 
 await useBenchDatabase();
 setLogLevel('error');
 const QUICK = process.env.BENCH_QUICK === '1';
-/** BENCH_PARTS=ingest,verify,calls (default: all) runs only those parts. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'ingest,verify,calls').split(',').map((p) => p.trim()));
+/** BENCH_PARTS=ingest,verify,calls,export (default: all) runs only those parts. */
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? 'ingest,verify,calls,export').split(',').map((p) => p.trim()),
+);
 const DASHBOARD = 'http://dashboard.bench';
 
 type Handler = (
@@ -587,6 +593,29 @@ if (PARTS.has('calls') && postgresUp) {
   }
 } else if (PARTS.has('calls')) {
   goal('Data API call counts', 'not measured: no PostgreSQL', false);
+}
+
+if (PARTS.has('export') && postgresUp) {
+  const { database, url, drop } = await openBenchDatabase();
+  try {
+    await migrate(database.db);
+    await insertBenchDevice(database.db);
+    const rounds = Number(process.env.BENCH_EXPORT_ROUNDS ?? (QUICK ? 2 : 4));
+    const seconds = Number(process.env.BENCH_EXPORT_INGEST_SECONDS ?? 5);
+    const r = await ingestBesideExport({ db: database.db, url, rounds, seconds });
+    const ratio = r.beside / r.alone;
+    console.log(
+      `\nIngest (ingestEvents, batches of 100) on PostgreSQL alone and with an OTLP export beside it (${rounds} rounds of ${seconds} s each way, alternated)`,
+    );
+    console.log('| alone ev/s | with an export ev/s | with ÷ alone | exported meanwhile |');
+    console.log('|---:|---:|---:|---:|');
+    console.log(`| ${fmt(r.alone)} | ${fmt(r.beside)} | ${fmt(ratio, 2)} | ${fmt(r.exported)} |`);
+    goal('ingest with an export running ≥ 0.90× alone', `${fmt(ratio, 2)}×`, ratio >= 0.9);
+  } finally {
+    await drop();
+  }
+} else if (PARTS.has('export')) {
+  goal('ingest with an export running', 'not measured: no PostgreSQL', false);
 }
 
 console.log('\n| goal | measured | result |');

@@ -46,6 +46,7 @@ import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { createPostgresDatabase, keptDatabase, useBenchDatabase } from '#test/support/databases.ts';
 import { percentileErrors } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
+import { verifiedDevice } from '#test/support/verified-device.ts';
 import { DEVICES, seedObservability } from './observability-seed.ts';
 
 const DAY = 86_400_000;
@@ -244,21 +245,7 @@ async function run(driver: 'pglite' | 'postgres', events: number): Promise<Targe
       }).map((e) => observabilityEvent.parse({ ...e, event_id: randomUUID() }));
     const ingest = (deviceIndex: number, batch: ReturnType<typeof batchOf>) => {
       const d = devices[deviceIndex % devices.length] as { fingerprint: string };
-      return ingestEvents(
-        db,
-        config,
-        {
-          fingerprint: d.fingerprint,
-          keyType: 'p256',
-          certificatePem: 'pem',
-          notBefore: now,
-          notAfter: now,
-          signatureHash: randomUUID(),
-          replayUntil: new Date(Date.now() + 600_000),
-        },
-        batch,
-        '10.0.0.1',
-      );
+      return ingestEvents(db, config, verifiedDevice(d.fingerprint), batch, '10.0.0.1');
     };
     for (const size of [100, 1000]) {
       const batches = Array.from({ length: 12 }, (_, i) => batchOf(size, i));

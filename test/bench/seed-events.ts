@@ -13,13 +13,30 @@ import { createPostgresDatabase, useBenchDatabase } from '#test/support/database
  * A fresh database on TEST_DATABASE_URL's server (else a PostgreSQL from npm started for the run), not migrated,
  * with no statement timeout to speak of; `drop` closes it and removes it.
  */
-export async function openBenchDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+export async function openBenchDatabase(): Promise<{
+  database: Database;
+  url: string;
+  drop: () => Promise<void>;
+}> {
   await useBenchDatabase();
   setLogLevel('error');
   const pgDatabase = await createPostgresDatabase();
-  const database = await connectDatabase({
+  const database = await connectBenchDatabase(pgDatabase.url);
+  return {
+    database,
+    url: pgDatabase.url,
+    drop: async () => {
+      await database.close();
+      await pgDatabase.drop();
+    },
+  };
+}
+
+/** A pool of two connections to the bench database at `url` (another process or thread opens its own). */
+export function connectBenchDatabase(url: string): Promise<Database> {
+  return connectDatabase({
     db: {
-      dsn: pgDatabase.url,
+      dsn: url,
       max_open_conns: 2,
       max_idle_conns: 0,
       max_idle_time: 1000,
@@ -27,13 +44,6 @@ export async function openBenchDatabase(): Promise<{ database: Database; drop: (
       resume_wait: 20_000,
     },
   });
-  return {
-    database,
-    drop: async () => {
-      await database.close();
-      await pgDatabase.drop();
-    },
-  };
 }
 
 export const BENCH_DEVICE = '00000000-0000-4000-8000-00000000b001';

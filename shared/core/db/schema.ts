@@ -427,7 +427,8 @@ export const observabilityEvents = pgTable(
     // carries its own event_time again, so it meets its first copy in the same partition (docs/observability.md, Partitions).
     primaryKey({ name: 'observability_events_pkey', columns: [t.id, t.eventTime] }),
     uniqueIndex('observability_events_device_event_key').on(t.deviceId, t.eventId, t.eventTime),
-    index('observability_events_ingest_xid_idx').on(t.ingestXid),
+    // (ingest_xid, id): the rollup fold's ranges of transactions, and the exports' keyset order, read in order.
+    index('observability_events_ingest_xid_idx').on(t.ingestXid, t.id),
     index('observability_events_time_idx').on(t.eventTime.desc(), t.id.desc()),
     index('observability_events_device_time_idx').on(t.deviceId, t.eventTime.desc(), t.id.desc()),
     index('observability_events_session_idx').on(t.sessionId, t.eventTime, t.id),

@@ -13,7 +13,7 @@ import { intParam, textParam, uuidParam } from '../../core/db/sql-values.ts';
 import type { DeliveryResult } from '../destinations/destination.ts';
 import { SENT_KINDS, senderFor } from '../destinations/registry.ts';
 import { destinationSecret } from '../destinations/secrets.ts';
-import { type ExportCursor, readBatch } from './read.ts';
+import { type Batch, type ExportCursor, readBatch } from './read.ts';
 
 /** The kinds this pass sends (another pass may serve the others). */
 const SENT_KIND_LIST = sql.raw(SENT_KINDS.map((k) => `'${k}'`).join(', '));
@@ -125,20 +125,28 @@ async function deliverOne(
   }
   let cursor: ExportCursor = { xid: row.x, id: row.cid };
   let retried = row.attempts > 0;
-  while (Date.now() < until) {
-    const batch = await readBatch(db, cursor, config.exports.batch);
-    if (!batch.last) break;
-    const result = await sender.send(batch.sources);
-    if (!result.ok) {
-      pass.error = result.message;
-      await recordFailure(db, config, row, row.attempts + 1, result, random);
-      return pass;
+  let next: Promise<Batch> = readBatch(db, cursor, config.exports.batch);
+  try {
+    while (Date.now() < until) {
+      const batch = await next;
+      if (!batch.last) break;
+      // The next batch is read while this one is sent; the cursor still moves only past what the receiver took.
+      next = readBatch(db, batch.last, config.exports.batch);
+      const result = await sender.send(batch.sources);
+      if (!result.ok) {
+        pass.error = result.message;
+        await recordFailure(db, config, row, row.attempts + 1, result, random);
+        return pass;
+      }
+      if (!(await advance(db, row, cursor, batch.last, batch.sources.length, retried))) return pass;
+      pass.delivered += batch.sources.length;
+      pass.batches++;
+      cursor = batch.last;
+      retried = false;
     }
-    if (!(await advance(db, row, cursor, batch.last, batch.sources.length, retried))) return pass;
-    pass.delivered += batch.sources.length;
-    pass.batches++;
-    cursor = batch.last;
-    retried = false;
+  } finally {
+    // A read begun for a batch the pass will not send: its result (or failure) is dropped.
+    await next.catch(() => undefined);
   }
   // Due again at the next pass.
   await db.execute(sql`UPDATE export_cursors SET next_attempt_at = now()

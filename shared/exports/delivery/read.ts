@@ -44,13 +44,19 @@ export interface Batch {
 
 /** At most `limit` settled events after `cursor`. */
 export async function readBatch(db: Db, cursor: ExportCursor, limit: number): Promise<Batch> {
-  const rows = await queryRows(
-    db,
-    sql`SELECT e.ingest_xid::text AS x, e.id::text AS id, ${EVENT_JSON} AS j FROM observability_events e
-      WHERE ${afterCursor(cursor)} AND ${SETTLED}
-      ORDER BY e.ingest_xid, e.id LIMIT ${limit}::int`,
-    { x: col.text, id: col.text, j: col.text },
-  );
+  const rows = await db.transaction(async (tx) => {
+    // The planner estimates the row comparison by ingest_xid alone, and events newer than its statistics as none:
+    // it would sort every event after the cursor (all of a large transaction's, or a backlog's) for each batch.
+    // Without sorts it walks each partition's (ingest_xid, id) index in order and stops at the limit.
+    await tx.execute(sql`SET LOCAL enable_sort = off`);
+    return queryRows(
+      tx,
+      sql`SELECT e.ingest_xid::text AS x, e.id::text AS id, ${EVENT_JSON} AS j FROM observability_events e
+        WHERE ${afterCursor(cursor)} AND ${SETTLED}
+        ORDER BY e.ingest_xid, e.id LIMIT ${limit}::int`,
+      { x: col.text, id: col.text, j: col.text },
+    );
+  });
   const sources = rows.map((r) => ({ event: JSON.parse(r.j) as StoredEvent }));
   const end = rows.at(-1);
   return end ? { sources, last: { xid: end.x, id: end.id } } : { sources };

@@ -21,6 +21,7 @@ import {
   OTEL_SCHEMA_URL,
   OTEL_SEMCONV_VERSION,
   resourceAttributes,
+  resourceKey,
   toOtelDurationPoint,
   toOtelSpans,
 } from '../otel.ts';
@@ -42,21 +43,30 @@ function attributesOf(list: readonly KeyValue[]): Attributes {
   return out;
 }
 
-/** Unix nanoseconds as text → [seconds, nanoseconds]. */
+/** Unix nanoseconds as text → [seconds, nanoseconds], by splitting the digits (no BigInt on the hot path). */
 function hrTime(nanos: string): [number, number] {
-  const n = BigInt(nanos);
-  return [Number(n / 1_000_000_000n), Number(n % 1_000_000_000n)];
+  const cut = nanos.length - 9;
+  return cut > 0 ? [Number(nanos.slice(0, cut)), Number(nanos.slice(cut))] : [0, Number(nanos)];
+}
+
+const NANOS_PER_SECOND = 1_000_000_000;
+
+/** `end - start` of two hrTimes, as an hrTime. */
+function hrDuration(start: [number, number], end: [number, number]): [number, number] {
+  const nanos = end[1] - start[1];
+  return nanos < 0 ? [end[0] - start[0] - 1, nanos + NANOS_PER_SECOND] : [end[0] - start[0], nanos];
 }
 
 /** One Resource per distinct resource of the batch: the serializers group spans by the Resource object. */
 function resources(): (source: ExportSource) => Resource {
   const seen = new Map<string, Resource>();
   return (source) => {
-    const attributes = resourceAttributes(source);
-    const key = JSON.stringify(attributes);
+    const key = resourceKey(source);
     let resource = seen.get(key);
     if (!resource) {
-      resource = resourceFromAttributes(attributesOf(attributes), { schemaUrl: OTEL_SCHEMA_URL });
+      resource = resourceFromAttributes(attributesOf(resourceAttributes(source)), {
+        schemaUrl: OTEL_SCHEMA_URL,
+      });
       seen.set(key, resource);
     }
     return resource;
@@ -73,26 +83,20 @@ export function readableSpans(batch: readonly ExportSource[]): ReadableSpan[] {
       const context = { traceId: span.traceId, spanId: span.spanId, traceFlags: TraceFlags.SAMPLED };
       const startTime = hrTime(span.startTimeUnixNano);
       const endTime = hrTime(span.endTimeUnixNano);
+      const status: ReadableSpan['status'] = { code: span.status.code as SpanStatusCode };
+      if (span.status.message !== undefined) status.message = span.status.message;
       out.push({
         name: span.name,
         kind: SDK_KIND[span.kind] ?? SpanKind.INTERNAL,
         spanContext: () => context,
-        ...(span.parentSpanId === undefined
-          ? {}
-          : {
-              parentSpanContext: {
-                traceId: span.traceId,
-                spanId: span.parentSpanId,
-                traceFlags: TraceFlags.SAMPLED,
-              },
-            }),
+        parentSpanContext:
+          span.parentSpanId === undefined
+            ? undefined
+            : { traceId: span.traceId, spanId: span.parentSpanId, traceFlags: TraceFlags.SAMPLED },
         startTime,
         endTime,
-        duration: hrTime(String(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano))),
-        status: {
-          code: span.status.code as SpanStatusCode,
-          ...(span.status.message === undefined ? {} : { message: span.status.message }),
-        },
+        duration: hrDuration(startTime, endTime),
+        status,
         attributes: attributesOf(span.attributes),
         links: [],
         events: [],

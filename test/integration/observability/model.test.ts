@@ -22,6 +22,7 @@ import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { assertRollupsEqualRecomputation as assertRollups } from '#test/support/rollups.ts';
 import { testConfig } from '#test/support/service.ts';
+import { verifiedDevice } from '#test/support/verified-device.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -402,21 +403,7 @@ for (const driver of driversUnderTest()) {
 
     /** Ingests through ingestEvents (one statement per batch) and records in the model what it stores. */
     const ingest = async (device: number, events: ObservabilityEventInput[]) => {
-      const res = await ingestEvents(
-        db,
-        config,
-        {
-          fingerprint: `fp-${serials[device]}`,
-          keyType: 'p256',
-          certificatePem: 'pem',
-          notBefore: new Date(),
-          notAfter: new Date(),
-          signatureHash: randomUUID(),
-          replayUntil: new Date(Date.now() + 600_000),
-        },
-        events,
-        '10.0.0.1',
-      );
+      const res = await ingestEvents(db, config, verifiedDevice(`fp-${serials[device]}`), events, '10.0.0.1');
       let accepted = 0;
       for (const e of events) {
         const key = `${device}/${e.event_id}`;

@@ -21,6 +21,7 @@ import { observabilitySummary } from '#shared/observability/summary/summary.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { percentileErrors } from '#test/support/exact-percentiles.ts';
 import { testConfig } from '#test/support/service.ts';
+import { verifiedDevice } from '#test/support/verified-device.ts';
 
 const HOUR = 3_600_000;
 const NOW = Math.floor(Date.now() / HOUR) * HOUR;
@@ -73,21 +74,7 @@ for (const driver of driversUnderTest()) {
     });
 
     const ingest = (events: ReturnType<typeof observabilityEvent.parse>[]) =>
-      ingestEvents(
-        db,
-        config,
-        {
-          fingerprint: 'fp-sketch',
-          keyType: 'p256',
-          certificatePem: 'pem',
-          notBefore: new Date(),
-          notAfter: new Date(),
-          signatureHash: randomUUID(),
-          replayUntil: new Date(Date.now() + 600_000),
-        },
-        events,
-        '10.0.0.1',
-      );
+      ingestEvents(db, config, verifiedDevice('fp-sketch'), events, '10.0.0.1');
 
     Object.entries(SHAPES).forEach(([shape, make], k) => {
       test(`${shape}: overall, per tool, per server and per hour (seed ${SEED})`, async () => {
