@@ -40,6 +40,12 @@ export async function useBenchDatabase(): Promise<string> {
 export function driversUnderTest(): DriverKind[] {
   const all: DriverKind[] = testDatabaseUrl() ? ['pglite', 'postgres', 'data-api'] : ['pglite'];
   const only = process.env.TEST_DRIVERS?.split(',').map((s) => s.trim());
+  // A misspelt driver would otherwise leave its tests out without a word.
+  const unknown = only?.filter(
+    (name) => name !== '' && !(['pglite', 'postgres', 'data-api'] as string[]).includes(name),
+  );
+  if (unknown?.length)
+    throw new Error(`TEST_DRIVERS: unknown driver ${unknown.join(', ')} (pglite, postgres, data-api)`);
   return only ? all.filter((kind) => only.includes(kind)) : all;
 }
 
