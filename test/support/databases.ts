@@ -36,16 +36,28 @@ export async function useBenchDatabase(): Promise<string> {
   return process.env.TEST_DATABASE_URL;
 }
 
-/** TEST_DRIVERS=postgres,data-api narrows the list while working on one driver. */
+/** The drivers TEST_DRIVERS names (e.g. postgres,data-api, while working on one driver); undefined: all. */
+function driversNamed(): string[] | undefined {
+  return process.env.TEST_DRIVERS?.split(',').map((s) => s.trim());
+}
+
 export function driversUnderTest(): DriverKind[] {
   const all: DriverKind[] = testDatabaseUrl() ? ['pglite', 'postgres', 'data-api'] : ['pglite'];
-  const only = process.env.TEST_DRIVERS?.split(',').map((s) => s.trim());
+  const only = driversNamed();
   return only ? all.filter((kind) => only.includes(kind)) : all;
+}
+
+/** Whether the run needs a PostgreSQL server: TEST_DRIVERS names a driver other than PGlite, or is unset. */
+export function serverDriversSelected(): boolean {
+  const only = driversNamed();
+  return !only || only.some((kind) => kind !== 'pglite');
 }
 
 export interface ProvisionedDatabase {
   kind: DriverKind;
   dsn: string;
+  /** For pglite: its data directory (for a test that opens PGlite itself). */
+  dataDir?: string;
   /** For postgres and data-api: the plain connection string of the fresh database. */
   url?: string;
   /** For data-api: the emulator the DSN points at (its calls can be counted). */
@@ -134,6 +146,7 @@ export async function provisionDatabase(
     return {
       kind,
       dsn: `pglite:${copy}`,
+      dataDir: copy,
       cleanup: async () => rmSync(copy, { recursive: true, force: true }),
     };
   }
