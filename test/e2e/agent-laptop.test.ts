@@ -25,7 +25,7 @@ import { createLogger, setLogLevel } from '#shared/core/logger.ts';
 import { fixtureHome } from '#test/support/agent-home.ts';
 import { runProcess } from '#test/support/child.ts';
 import type { ContractRecorder } from '#test/support/contract.ts';
-import { persistentDatabase } from '#test/support/device-service.ts';
+import { provisionDatabase } from '#test/support/databases.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { buildAgentFile, fixture, installedCommand, runHookCommand } from '#test/support/hook-runner.ts';
 import { startCheckedService, TEST_ADMIN, testConfig } from '#test/support/service.ts';
@@ -100,7 +100,7 @@ describe('a laptop with Claude Code and Cursor, end to end', () => {
   before(async () => {
     setLogLevel('warn');
     buildAgentFile(bundle);
-    database = await persistentDatabase('pglite');
+    database = await provisionDatabase('pglite');
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
     await startService();

@@ -11,7 +11,8 @@ import { connectDatabase } from '#shared/core/db/connect.ts';
 import { migrate, readMigrations } from '#shared/core/db/migrate.ts';
 import type { DataApiServer } from './data-api-server.ts';
 
-export type DriverKind = 'pglite' | 'postgres' | 'data-api';
+const DRIVERS = ['pglite', 'postgres', 'data-api'] as const;
+export type DriverKind = (typeof DRIVERS)[number];
 
 export function testDatabaseUrl(): string | undefined {
   return process.env.TEST_DATABASE_URL || undefined;
@@ -36,22 +37,33 @@ export async function useBenchDatabase(): Promise<string> {
   return process.env.TEST_DATABASE_URL;
 }
 
-/** TEST_DRIVERS=postgres,data-api narrows the list while working on one driver. */
+/** The drivers TEST_DRIVERS names (e.g. postgres,data-api, while working on one driver); undefined: all. */
+function driversNamed(): string[] | undefined {
+  const named = process.env.TEST_DRIVERS?.split(',').map((s) => s.trim());
+  // A misspelt driver would otherwise leave its tests out without a word.
+  const unknown = named?.filter((name) => name !== '' && !(DRIVERS as readonly string[]).includes(name));
+  if (unknown?.length)
+    throw new Error(`TEST_DRIVERS: unknown driver ${unknown.join(', ')} (${DRIVERS.join(', ')})`);
+  return named;
+}
+
 export function driversUnderTest(): DriverKind[] {
   const all: DriverKind[] = testDatabaseUrl() ? ['pglite', 'postgres', 'data-api'] : ['pglite'];
-  const only = process.env.TEST_DRIVERS?.split(',').map((s) => s.trim());
-  // A misspelt driver would otherwise leave its tests out without a word.
-  const unknown = only?.filter(
-    (name) => name !== '' && !(['pglite', 'postgres', 'data-api'] as string[]).includes(name),
-  );
-  if (unknown?.length)
-    throw new Error(`TEST_DRIVERS: unknown driver ${unknown.join(', ')} (pglite, postgres, data-api)`);
+  const only = driversNamed();
   return only ? all.filter((kind) => only.includes(kind)) : all;
+}
+
+/** Whether the run needs a PostgreSQL server: TEST_DRIVERS names a driver other than PGlite, or is unset. */
+export function serverDriversSelected(): boolean {
+  const only = driversNamed();
+  return !only || only.some((kind) => kind !== 'pglite');
 }
 
 export interface ProvisionedDatabase {
   kind: DriverKind;
   dsn: string;
+  /** For pglite: its data directory (for a test that opens PGlite itself). */
+  dataDir?: string;
   /** For postgres and data-api: the plain connection string of the fresh database. */
   url?: string;
   /** For data-api: the emulator the DSN points at (its calls can be counted). */
@@ -149,6 +161,7 @@ export async function provisionDatabase(
     return {
       kind,
       dsn: `pglite:${copy}`,
+      dataDir: copy,
       cleanup: async () => rmSync(copy, { recursive: true, force: true }),
     };
   }

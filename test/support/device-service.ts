@@ -1,23 +1,10 @@
 // Service instances the device tests need besides startTestService: one restarted on the same database with
 // another config, and a second, separate process on the same database (another "Lambda instance": its own pool,
 // its own caches), as the protocol's replay refusal must hold across instances.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { LocalService } from '#local-server/service.ts';
 import { createLogger } from '#shared/core/logger.ts';
 import { startMain } from './child.ts';
-import { type DriverKind, provisionDatabase } from './databases.ts';
 import { startCheckedService, TEST_ADMIN, TEST_JWT_SECRET, testConfig } from './service.ts';
-
-/** A database that outlives one service: PGlite in a temporary directory, or a fresh PostgreSQL database. */
-export async function persistentDatabase(
-  driver: DriverKind,
-): Promise<{ dsn: string; cleanup(): Promise<void> }> {
-  if (driver !== 'pglite') return provisionDatabase(driver);
-  const dir = mkdtempSync(join(tmpdir(), 'acp-device-'));
-  return { dsn: `pglite:${dir}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 /**
  * The service as npm start runs it, on `dsn`, with or without a dashboard URL (set either way here: the config

@@ -2,19 +2,20 @@
 // run in child processes, which inherit the variables set here.
 // - Without TEST_DATABASE_URL, a real PostgreSQL from npm is started for the whole run and stopped at its end, so the
 //   PostgreSQL and Data API suites run on every machine (one server for all suites; each suite creates its own
-//   database on it). TEST_DATABASE_URL selects an existing server instead.
+//   database on it). TEST_DATABASE_URL selects an existing server instead; TEST_DRIVERS=pglite needs none.
 // - Every response the tests check against the OpenAPI document is counted (test/support/contract.ts) in files of
 //   CONTRACT_COVERAGE_DIR; the summary reporter prints the figures.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverDriversSelected } from './databases.ts';
 import { type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 let server: EmbeddedServer | undefined;
 
 export async function globalSetup(): Promise<void> {
   process.env.CONTRACT_COVERAGE_DIR = mkdtempSync(join(tmpdir(), 'acp-contract-'));
-  if (process.env.TEST_DATABASE_URL) return;
+  if (process.env.TEST_DATABASE_URL || !serverDriversSelected()) return;
   const started = Date.now();
   server = await startEmbeddedPostgres();
   process.env.TEST_DATABASE_URL = server.url;

@@ -28,8 +28,8 @@ import { AGENT_VERSION } from '#agent/version.ts';
 import type { LocalService } from '#local-server/service.ts';
 import { queryRows } from '#shared/core/db/query.ts';
 import { createLogger } from '#shared/core/logger.ts';
+import { provisionDatabase } from '#test/support/databases.ts';
 import { invocationEvent } from '#test/support/device-requests.ts';
-import { persistentDatabase } from '#test/support/device-service.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { startCheckedService, TEST_ADMIN, testConfig } from '#test/support/service.ts';
 import { until } from '#test/support/until.ts';
@@ -108,7 +108,7 @@ describe('the daemon against the service', () => {
   };
 
   before(async () => {
-    database = await persistentDatabase('pglite');
+    database = await provisionDatabase('pglite');
     port = await freePort();
     await start();
     const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {

@@ -22,7 +22,7 @@ import type { LocalService } from '#local-server/service.ts';
 import { queryRows } from '#shared/core/db/query.ts';
 import { createLogger } from '#shared/core/logger.ts';
 import { observabilityEvent } from '#shared/devices/schemas.ts';
-import { persistentDatabase } from '#test/support/device-service.ts';
+import { provisionDatabase } from '#test/support/databases.ts';
 import { freePort } from '#test/support/free-port.ts';
 import {
   buildHookBundle,
@@ -135,7 +135,7 @@ describe('the MCP policy from the admin to the hook', () => {
     });
 
   before(async () => {
-    database = await persistentDatabase('pglite');
+    database = await provisionDatabase('pglite');
     const port = await freePort();
     const config = testConfig({ port, dashboard_url: 'http://dashboard.test', db: { dsn: database.dsn } });
     service = (await startCheckedService({ config, log: createLogger({ test: true }) })).service;

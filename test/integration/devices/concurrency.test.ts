@@ -11,13 +11,14 @@ import { createDeviceIdentity } from '#agent/identity.ts';
 import { queryRows } from '#shared/core/db/query.ts';
 import { fingerprintOf } from '#shared/devices/signing/certificate.ts';
 import { type FoldResult, foldRollups } from '#shared/observability/rollups/rollups.ts';
-import { testDatabaseUrl } from '#test/support/databases.ts';
+import { driversUnderTest } from '#test/support/databases.ts';
 import { hardware, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
 import { assertRollupsEqualRecomputation } from '#test/support/rollups.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 describe('concurrent ingest on postgres', () => {
-  if (!testDatabaseUrl()) return; // needs a server with real concurrency; CI sets TEST_DATABASE_URL
+  // Needs a server with real concurrency: runs whenever the postgres driver does (always in npm test).
+  if (!driversUnderTest().includes('postgres')) return;
   let svc: TestService;
   before(async () => {
     // Registering needs a dashboard URL (without one no new device can register): set it here whatever the

@@ -10,7 +10,7 @@ import { login } from '#agent/login.ts';
 import { col, queryRows } from '#shared/core/db/query.ts';
 import { setLogSink } from '#shared/core/logger.ts';
 import { oldestAcceptedEventTime } from '#shared/observability/retention.ts';
-import { driversUnderTest } from '#test/support/databases.ts';
+import { driversUnderTest, provisionDatabase } from '#test/support/databases.ts';
 import {
   expiredIdentity,
   hardware,
@@ -22,12 +22,7 @@ import {
   rawSign,
   send,
 } from '#test/support/device-requests.ts';
-import {
-  loginToken,
-  persistentDatabase,
-  spawnServiceProcess,
-  startOnDatabase,
-} from '#test/support/device-service.ts';
+import { loginToken, spawnServiceProcess, startOnDatabase } from '#test/support/device-service.ts';
 import { startTestService, TEST_JWT_SECRET, type TestService } from '#test/support/service.ts';
 
 const DASHBOARD = 'http://dashboard.test';
@@ -1220,7 +1215,7 @@ for (const driver of driversUnderTest()) {
 
   describe(`without a dashboard URL on ${driver}`, () => {
     test('sign-in unmounted without a dashboard URL while enrolled devices keep reporting', async () => {
-      const database = await persistentDatabase(driver);
+      const database = await provisionDatabase(driver);
       let service = await startOnDatabase(database.dsn, DASHBOARD);
       try {
         const identity = await createDeviceIdentity();

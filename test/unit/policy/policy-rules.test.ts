@@ -11,6 +11,7 @@ import {
   type PolicyDocument,
   ruleMatches,
 } from '#shared/policy/rules.ts';
+import { provisionDatabase } from '#test/support/databases.ts';
 
 const policy: PolicyDocument = {
   rules: [
@@ -125,7 +126,9 @@ test('audit mode: a match is reported with the outcome and never decides', () =>
 });
 
 test('globLike: PostgreSQL ILIKE with the translated pattern agrees with the glob', async () => {
-  const db = new PGlite();
+  // The suite's PGlite template, copied: opening it is cheaper than creating a database.
+  const database = await provisionDatabase('pglite');
+  const db = new PGlite(database.dataDir);
   try {
     const cases: Array<[string, string]> = [
       ['pastebin-*', 'Pastebin-Uploader'],
@@ -148,5 +151,6 @@ test('globLike: PostgreSQL ILIKE with the translated pattern agrees with the glo
     }
   } finally {
     await db.close();
+    await database.cleanup();
   }
 });

@@ -5,7 +5,6 @@ import { after, before, describe, test } from 'node:test';
 import type { Context as LambdaContext } from 'aws-lambda';
 import * as z from 'zod';
 import { issueLocalToken } from '#shared/core/auth/local-tokens.ts';
-import { migrate } from '#shared/core/db/migrate.ts';
 import { type ErrorKind, ServiceError } from '#shared/core/errors.ts';
 import type { HttpEvent, ServiceContext } from '#shared/core/http/context.ts';
 import { httpHandler } from '#shared/core/http/handler.ts';
@@ -27,12 +26,16 @@ import { defineRoute, type RouteSpec } from '#shared/core/http/route.ts';
 import { type LogSink, setLogSink } from '#shared/core/logger.ts';
 import { createRuntime, type Runtime, setRuntime } from '#shared/core/runtime.ts';
 import { createUser } from '#shared/identity/users.ts';
+import { type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
 import { testConfig } from '#test/support/service.ts';
 
+let database: ProvisionedDatabase;
 let runtime: Runtime;
 let sink: LogSink;
 before(async () => {
-  runtime = await createRuntime(testConfig({ db: { dsn: 'pglite:memory' } }));
+  // A migrated PGlite (the suite's template copied): the users table backs the callers of bearerAuth.
+  database = await provisionDatabase('pglite');
+  runtime = await createRuntime(testConfig({ db: { dsn: database.dsn } }));
   setRuntime(runtime);
   sink = setLogSink(() => {});
 });
@@ -40,6 +43,7 @@ after(async () => {
   setLogSink(sink);
   setRuntime(undefined);
   await runtime?.database.close();
+  await database?.cleanup();
 });
 
 const route = <const O extends Partial<RouteSpec>>(over: O = {} as O) =>
@@ -147,7 +151,6 @@ describe('middlewares on their own', () => {
     const admin = bearerAuth(route({ auth: 'admin' }));
     await refusedWith(run(admin, request()), 'unauthenticated', 'unauthorized');
     // Who may call is read from the users table (shared/core/auth/caller.ts): the person exists there.
-    await migrate(runtime.database.db);
     const user = await createUser(
       runtime.database.db,
       { email: 'u@example.test', name: 'U', password: 'a long enough password', roles: ['user'] },
