@@ -171,8 +171,14 @@ async function statusOf(db: Db, id: string): Promise<DestinationStatus> {
   );
   if (!row) throw notFound('No export destination with this id.');
   const lag = await destinationLag(db, { xid: row.x, id: row.cid });
-  const rest = JSON.parse(row.j) as Omit<DestinationStatus, 'lag_events' | 'lag_seconds'>;
-  return { ...lag, ...rest, delivered: Number(rest.delivered), resent: Number(rest.resent) };
+  const rest = JSON.parse(row.j) as Omit<DestinationStatus, 'lag_events' | 'lag_seconds' | 'cursor'>;
+  return {
+    cursor: `${row.x}:${row.cid}`,
+    ...lag,
+    ...rest,
+    delivered: Number(rest.delivered),
+    resent: Number(rest.resent),
+  };
 }
 
 /** What a destination has not received yet: the stored events after its cursor, and the oldest one's age. */
