@@ -43,6 +43,8 @@ function checkSecret(kind: string, secretRef: string | null | undefined) {
   const k = DESTINATION_KINDS[kind as SentKind];
   if (k?.secret.required && !secretRef)
     throw invalidField('body', ['secret_ref'], `is required for ${kind}: the name of ${k.secret.what}`);
+  if (k?.secret.refused && secretRef)
+    throw invalidField('body', ['secret_ref'], `is not taken by ${kind}: ${k.secret.what}`);
 }
 
 export async function listDestinations(db: Db): Promise<{ destinations: DestinationView[] }> {

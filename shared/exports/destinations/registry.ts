@@ -19,8 +19,9 @@ export interface SenderOptions {
 
 interface Kind<S extends z.ZodType> {
   settings: S;
-  /** What the secret is, for messages and docs; `optional` kinds work without one. */
-  secret: { required: boolean; what: string };
+  /** What the secret is, for messages and docs; a kind that is not `required` works without one, a `refused` one
+   * takes none (its credentials are the function's role). */
+  secret: { required: boolean; refused?: boolean; what: string };
   create(settings: z.output<S>, secret: string | undefined, options: SenderOptions): Destination;
 }
 
@@ -48,7 +49,11 @@ export const DESTINATION_KINDS = {
   }),
   security_lake: kind({
     settings: securityLakeSettings,
-    secret: { required: false, what: "nothing: the deliver function's role writes to the lake's bucket" },
+    secret: {
+      required: false,
+      refused: true,
+      what: "the deliver function's role writes to the lake's bucket",
+    },
     create: (settings, _secret, { timeoutMs }) => securityLakeSender(settings, timeoutMs),
   }),
 } satisfies Record<DestinationKind, Kind<z.ZodType>>;

@@ -164,6 +164,14 @@ for (const driver of driversUnderTest()) {
         assert.equal(res.body.error, 'validation_failed', res.text);
         assert.match(String(res.body.message), new RegExp(field.replaceAll('.', '\\.')), res.text);
       }
+      const secret = await api('POST', '', {
+        kind: 'security_lake',
+        name: 'lake',
+        settings,
+        secret_ref: 'x',
+      });
+      assert.equal(secret.status, 400, secret.text);
+      assert.match(String(secret.body.message), /^body\.secret_ref: is not taken by security_lake/);
       const made = await api('POST', '', { kind: 'security_lake', name: 'lake', settings });
       assert.equal(made.status, 200, made.text);
       id = String((made.body.data as Json).id);
