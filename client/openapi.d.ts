@@ -1340,7 +1340,7 @@ export interface paths {
         get: operations["listExportDestinations"];
         put?: never;
         /**
-         * Add a destination (OTLP/HTTP, Splunk HEC or webhook); audited export.destination_created
+         * Add a destination (OTLP/HTTP, Splunk HEC, webhook or Amazon Security Lake); audited export.destination_created
          * @description The settings are checked against the kind (docs/exports.md); the secret is named by secret_ref, never given. A name in use is 409 destination_exists.
          */
         post: operations["createExportDestination"];
@@ -2955,6 +2955,8 @@ export interface components {
             updated_at: string;
         };
         ExportDestinationStatus: {
+            /** @description Where delivery stands: the position (ingest transaction id:event id) of the last event the receiver took */
+            cursor: string;
             /** @description Stored events not delivered yet */
             lag_events: number;
             /** @description Age of the oldest event not delivered yet (since it was stored); 0 when none */
@@ -9775,10 +9777,10 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    kind: "otlp_http" | "splunk_hec" | "webhook";
+                    kind: "otlp_http" | "splunk_hec" | "webhook" | "security_lake";
                     /** @description Unique */
                     name: string;
-                    /** @description The kind's settings (docs/exports.md): URL, encoding, index… never a secret */
+                    /** @description The kind's settings (docs/exports.md): URL, encoding, index, the lake's bucket… never a secret */
                     settings: {
                         [key: string]: unknown;
                     };

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { parseDuration } from '#shared/core/config/duration.ts';
 import { describeIssues } from '#shared/core/config/load.ts';
 import { type Config, configSchema } from '#shared/core/config/schema.ts';
+import { s3BucketName } from '#shared/exports/destinations/settings.ts';
 
 export const DEFAULT_DEPLOY_CONFIG = 'config/prod.toml';
 
@@ -78,6 +79,12 @@ const awsSchema = z
     events_p99_ms: num(10, 29_000),
     // The ExportLag alarm: an enabled export destination's oldest undelivered event older than this, in seconds.
     export_lag_seconds: num(60, 86_400),
+    // The Amazon Security Lake bucket the deliver function may write to (s3:PutObject under security_lake_prefix,
+    // where Security Lake puts its custom sources); none without a bucket.
+    security_lake_bucket: s3BucketName.optional(),
+    security_lake_prefix: z
+      .string()
+      .regex(/^([A-Za-z0-9_.=-]+\/)+$/, 'must be a key prefix ending in / (e.g. ext/), without wildcards'),
     // The admin console on S3 + CloudFront (infra/constructs/console-site.ts).
     console: bool,
   })
@@ -108,6 +115,7 @@ export const AWS_DEFAULTS = {
   signin_burst_limit: 10,
   events_p99_ms: 1_000,
   export_lag_seconds: 1_800,
+  security_lake_prefix: 'ext/',
   console: true,
 } as const;
 
@@ -128,6 +136,8 @@ export const AWS_CONTEXT_KEYS: Record<keyof AwsSettings, string> = {
   alarm_email: 'alarmEmail',
   events_p99_ms: 'eventsP99Ms',
   export_lag_seconds: 'exportLagSeconds',
+  security_lake_bucket: 'securityLakeBucket',
+  security_lake_prefix: 'securityLakePrefix',
   console: 'console',
 };
 

@@ -265,6 +265,19 @@ export class ControlPlaneStack extends Stack {
       });
     }
 
+    if (exportDelivery && aws.security_lake_bucket) {
+      const objects = `arn:${Aws.PARTITION}:s3:::${aws.security_lake_bucket}/${aws.security_lake_prefix}*`;
+      const lake = new iam.Policy(exportDelivery, 'ExportSecurityLakePolicy', {
+        statements: [new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [objects] })],
+        roles: exportDelivery.role ? [exportDelivery.role] : [],
+      });
+      Validations.of(lake).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${aws.security_lake_bucket}/${aws.security_lake_prefix}*]`,
+        reason:
+          "Security Lake names a custom source's objects by partition and day (ext/<source>/region=/accountId=/eventDay=/), so only their prefix is known.",
+      });
+    }
+
     const eventsHandler = this.plan.find((planned) =>
       planned.routes.some(
         (route) => route.method === EVENTS_ROUTE.method && route.path === EVENTS_ROUTE.path,

@@ -29,7 +29,8 @@ export const createExportDestination = defineRoute({
   method: 'POST',
   path: '/v1/admin/exports/destinations',
   kind: 'write',
-  summary: 'Add a destination (OTLP/HTTP, Splunk HEC or webhook); audited export.destination_created',
+  summary:
+    'Add a destination (OTLP/HTTP, Splunk HEC, webhook or Amazon Security Lake); audited export.destination_created',
   description:
     'The settings are checked against the kind (docs/exports.md); the secret is named by secret_ref, never given. A name in use is 409 destination_exists.',
   body: createDestinationBody,

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { envelope, isoTimestamp } from '../core/schemas/common.ts';
 import { nullAsAbsent } from '../core/schemas/input-rules.ts';
 
-const SENT = ['otlp_http', 'splunk_hec', 'webhook'] as const;
+const SENT = ['otlp_http', 'splunk_hec', 'webhook', 'security_lake'] as const;
 
 const name = z
   .string()
@@ -16,9 +16,10 @@ const secretRef = z
     description:
       "The name of the destination's secret (HEC token, webhook key, OTLP headers as JSON): in AWS the Secrets Manager secret exports.secret_prefix + this name, locally the key of exports.secrets. The value never passes through the API",
   });
-const settings = z
-  .record(z.string(), z.unknown())
-  .meta({ description: "The kind's settings (docs/exports.md): URL, encoding, index… never a secret" });
+const settings = z.record(z.string(), z.unknown()).meta({
+  description:
+    "The kind's settings (docs/exports.md): URL, encoding, index, the lake's bucket… never a secret",
+});
 
 export const destinationIdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
 
@@ -57,7 +58,7 @@ export const replayBody = nullAsAbsent(
 const destination = z
   .object({
     id: z.uuid(),
-    kind: z.enum(['otlp_http', 'splunk_hec', 'webhook', 'security_lake']),
+    kind: z.enum(SENT),
     name: z.string(),
     settings: z.record(z.string(), z.unknown()),
     secret_ref: z.string().nullable(),
@@ -70,6 +71,10 @@ const destination = z
 const count = (description: string) => z.number().int().min(0).meta({ description });
 const status = z
   .object({
+    cursor: z.string().meta({
+      description:
+        'Where delivery stands: the position (ingest transaction id:event id) of the last event the receiver took',
+    }),
     lag_events: count('Stored events not delivered yet'),
     lag_seconds: z
       .number()

@@ -43,6 +43,8 @@ function checkSecret(kind: string, secretRef: string | null | undefined) {
   const k = DESTINATION_KINDS[kind as SentKind];
   if (k?.secret.required && !secretRef)
     throw invalidField('body', ['secret_ref'], `is required for ${kind}: the name of ${k.secret.what}`);
+  if (k?.secret.refused && secretRef)
+    throw invalidField('body', ['secret_ref'], `is not taken by ${kind}: ${k.secret.what}`);
 }
 
 export async function listDestinations(db: Db): Promise<{ destinations: DestinationView[] }> {
@@ -171,8 +173,14 @@ async function statusOf(db: Db, id: string): Promise<DestinationStatus> {
   );
   if (!row) throw notFound('No export destination with this id.');
   const lag = await destinationLag(db, { xid: row.x, id: row.cid });
-  const rest = JSON.parse(row.j) as Omit<DestinationStatus, 'lag_events' | 'lag_seconds'>;
-  return { ...lag, ...rest, delivered: Number(rest.delivered), resent: Number(rest.resent) };
+  const rest = JSON.parse(row.j) as Omit<DestinationStatus, 'lag_events' | 'lag_seconds' | 'cursor'>;
+  return {
+    cursor: `${row.x}:${row.cid}`,
+    ...lag,
+    ...rest,
+    delivered: Number(rest.delivered),
+    resent: Number(rest.resent),
+  };
 }
 
 /** What a destination has not received yet: the stored events after its cursor, and the oldest one's age. */

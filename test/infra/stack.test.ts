@@ -23,7 +23,7 @@ import { ENV } from '../../infra/constructs/service-function.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
 import { ARCHIVE_HANDLER, ARCHIVE_READERS, ARCHIVE_TIERING_DAYS, EVENTS_ROUTE } from '../../infra/stack.ts';
-import { PROJECT_ROOT, synth } from './synth.ts';
+import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;
 interface Resource {
@@ -709,6 +709,42 @@ test('cdk-nag AwsSolutions: no finding left, every acknowledgement has its reaso
   assert.ok(reasons.length > 0);
   for (const reason of reasons)
     assert.ok(reason.length >= 40, `acknowledgement without a real reason: "${reason}"`);
+});
+
+test('Security Lake: with [aws] security_lake_bucket the deliver function may put objects under its prefix only, cdk-nag clean', () => {
+  const lakeGrants = (synthesized: Synthesized) =>
+    Object.entries(synthesized.template.toJSON().Resources as Record<string, Resource>).filter(
+      ([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('ExportsDeliverExportSecurityLakePolicy'),
+    );
+  assert.deepEqual(lakeGrants(prod), [], 'no bucket, no grant');
+  const bucket = 'aws-security-data-lake-eu-west-1-abcdefghijklmnopqrstuvwxyz1234';
+  const lake = synth({ context: { securityLakeBucket: bucket } });
+  const grants = lakeGrants(lake);
+  assert.equal(grants.length, 1);
+  const statements = (grants[0]![1].Properties.PolicyDocument as { Statement: Json[] }).Statement;
+  assert.deepEqual(
+    statements.map((st) => [st.Action, JSON.stringify(st.Resource)]),
+    [
+      [
+        's3:PutObject',
+        JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::${bucket}/ext/*`]] }),
+      ],
+    ],
+  );
+  const report = new AwsSolutionsChecks(lake.app).validateScope(lake.stack);
+  assert.deepEqual(
+    (report.violations as unknown as Array<{ ruleName: string }>).map((v) => v.ruleName),
+    [],
+  );
+  const other = synth({
+    context: { securityLakeBucket: bucket, securityLakePrefix: 'ext/acp_api_activity/' },
+  });
+  assert.match(JSON.stringify(lakeGrants(other)), /ext\/acp_api_activity\/\*/);
+  assert.throws(() => synth({ context: { securityLakeBucket: 'Not_A_Bucket' } }), /security_lake_bucket/);
+  assert.throws(
+    () => synth({ context: { securityLakeBucket: bucket, securityLakePrefix: 'ext/*' } }),
+    /security_lake_prefix/,
+  );
 });
 
 test('sam local: the env-vars file points the functions at a local PostgreSQL and sets only declared variables', () => {

@@ -11,15 +11,22 @@ export interface S3Server {
   close(): Promise<void>;
 }
 
-export async function startS3Server(bucket = 'events-archive'): Promise<S3Server> {
-  const directory = mkdtempSync(join(tmpdir(), 'acp-s3rver-'));
+/**
+ * `port` and `directory` let a test stop the server and start it again where it was (an outage): a directory given
+ * is kept on close.
+ */
+export async function startS3Server(
+  bucket = 'events-archive',
+  options: { port?: number; directory?: string } = {},
+): Promise<S3Server> {
+  const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'acp-s3rver-'));
   // s3rver checks signatures with its own fixed key pair: the clients of this process sign with it until close().
   const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
   process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
   process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
   const server = new S3rver({
     address: '127.0.0.1',
-    port: 0,
+    port: options.port ?? 0,
     silent: true,
     directory,
     configureBuckets: [{ name: bucket }],
@@ -30,7 +37,7 @@ export async function startS3Server(bucket = 'events-archive'): Promise<S3Server
     bucket,
     close: async () => {
       await server.close();
-      rmSync(directory, { recursive: true, force: true });
+      if (!options.directory) rmSync(directory, { recursive: true, force: true });
       for (const [name, value] of [
         ['AWS_ACCESS_KEY_ID', saved.id],
         ['AWS_SECRET_ACCESS_KEY', saved.secret],

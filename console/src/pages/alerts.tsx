@@ -1,5 +1,6 @@
 // Alerts: the fleet's alerts newest first, filtered by kind and status (kept in the URL), paged by cursor, each open
-// one acknowledged with an optional note (the API records who, and audits it).
+// one acknowledged with an optional note (the API records who, and audits it); below them, the export destinations'
+// lag (export-lag.tsx).
 import { useState } from 'preact/hooks';
 import type { operations } from '../../../client/api.ts';
 import {
@@ -15,6 +16,7 @@ import {
 } from '../load.tsx';
 import { navigate, pageUrl } from '../router.ts';
 import { api, type Session } from '../session.ts';
+import { ExportLag } from './export-lag.tsx';
 
 type AlertsQuery = NonNullable<operations['listAlerts']['parameters']['query']>;
 const KINDS = ['new_server', 'version_changed', 'source_changed', 'denied_server', 'denied_spike'] as const;
@@ -144,6 +146,7 @@ export function AlertsPage({ session, query }: { session: Session; query: URLSea
           )
         }
       </Show>
+      <ExportLag session={session} />
     </>
   );
 }

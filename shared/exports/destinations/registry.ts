@@ -3,7 +3,13 @@
 import * as z from 'zod';
 import type { Destination, DestinationKind } from './destination.ts';
 import { otlpHttpDestination } from './otlp-http.ts';
-import { otlpHttpSettings, splunkHecSettings, webhookSettings } from './settings.ts';
+import {
+  otlpHttpSettings,
+  type SecurityLakeSettings,
+  securityLakeSettings,
+  splunkHecSettings,
+  webhookSettings,
+} from './settings.ts';
 import { splunkHecDestination } from './splunk-hec.ts';
 import { webhookDestination } from './webhook.ts';
 
@@ -13,8 +19,9 @@ export interface SenderOptions {
 
 interface Kind<S extends z.ZodType> {
   settings: S;
-  /** What the secret is, for messages and docs; `optional` kinds work without one. */
-  secret: { required: boolean; what: string };
+  /** What the secret is, for messages and docs; a kind that is not `required` works without one, a `refused` one
+   * takes none (its credentials are the function's role). */
+  secret: { required: boolean; refused?: boolean; what: string };
   create(settings: z.output<S>, secret: string | undefined, options: SenderOptions): Destination;
 }
 
@@ -40,10 +47,41 @@ export const DESTINATION_KINDS = {
     secret: { required: true, what: 'the HMAC key (at least 32 bytes) or the bearer token' },
     create: (settings, secret, { timeoutMs }) => webhookDestination(settings, secret ?? '', timeoutMs),
   }),
-} satisfies Partial<Record<DestinationKind, Kind<z.ZodType>>>;
+  security_lake: kind({
+    settings: securityLakeSettings,
+    secret: {
+      required: false,
+      refused: true,
+      what: "the deliver function's role writes to the lake's bucket",
+    },
+    create: (settings, _secret, { timeoutMs }) => securityLakeSender(settings, timeoutMs),
+  }),
+} satisfies Record<DestinationKind, Kind<z.ZodType>>;
 
 export type SentKind = keyof typeof DESTINATION_KINDS;
 export const SENT_KINDS = Object.keys(DESTINATION_KINDS) as SentKind[];
+
+// The lake's sender loads the S3 client on its first send, so the functions that only manage destinations never
+// start it; one sender per settings is kept, its client's connections reused across passes.
+const lakeSenders = new Map<string, Destination>();
+
+function securityLakeSender(settings: SecurityLakeSettings, timeoutMs: number): Destination {
+  const key = JSON.stringify([settings, timeoutMs]);
+  const known = lakeSenders.get(key);
+  if (known) return known;
+  let loaded: Promise<Destination> | undefined;
+  const sender: Destination = {
+    kind: 'security_lake',
+    async send(batch, signal) {
+      loaded ??= import('./security-lake.ts').then(
+        ({ SecurityLakeDestination }) => new SecurityLakeDestination(settings, { timeoutMs }),
+      );
+      return (await loaded).send(batch, signal);
+    },
+  };
+  lakeSenders.set(key, sender);
+  return sender;
+}
 
 function parseHeaders(secret: string): Record<string, string> {
   let value: unknown;

@@ -11,18 +11,13 @@ import type { OcsfClassKey, OcsfMetadata } from '../ocsf-objects.ts';
 import { encodeOcsfParquet } from '../ocsf-parquet.ts';
 import type { ExportSource } from '../source.ts';
 import type { DeliveryResult, Destination } from './destination.ts';
+import type { SecurityLakeSettings as SecurityLakeSettingsInput } from './settings.ts';
 
-export interface SecurityLakeSettings {
-  /** The lake's bucket (aws-security-data-lake-<region>-<id>). */
-  bucket: string;
-  /** The Region and account the custom sources were created for: the partition values Security Lake expects. */
-  region: string;
-  account_id: string;
-  /** The custom source of each class we send; tool calls need apiActivity. */
-  sources: Partial<Record<OcsfClassKey, string>>;
-  /** An S3-compatible endpoint instead of AWS (s3rver locally and in the tests). */
-  endpoint?: string;
-}
+/** The settings as settings.ts validates them, with any subset of the classes' sources (tests send one class). */
+export type SecurityLakeSettings = Omit<SecurityLakeSettingsInput, 'sources' | 'endpoint'> & {
+  sources: Partial<Record<OcsfClassKey, string | undefined>>;
+  endpoint?: string | undefined;
+};
 
 /** An OCSF event as the lake partitions and names it. */
 interface LakeEvent {
@@ -53,7 +48,10 @@ const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
 function failureOf(err: unknown): DeliveryResult {
   const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   const name = (err as { name?: string }).name ?? 'Error';
-  if (status === undefined) return { ok: false, permanent: false, message: `S3 unreachable (${name})` };
+  // A refused or dropped connection is a plain Error whose code (ECONNREFUSED…) says more than its name.
+  const code = (err as { code?: unknown }).code;
+  const why = name === 'Error' && typeof code === 'string' ? code : name;
+  if (status === undefined) return { ok: false, permanent: false, message: `S3 unreachable (${why})` };
   return {
     ok: false,
     status,
@@ -66,9 +64,12 @@ export class SecurityLakeDestination implements Destination {
   readonly kind = 'security_lake' as const;
   private readonly client: S3Client;
   private readonly settings: SecurityLakeSettings;
+  private readonly timeoutMs: number | undefined;
 
-  constructor(settings: SecurityLakeSettings, client?: S3Client) {
+  /** `timeoutMs` bounds each send when the caller gives no signal of its own. */
+  constructor(settings: SecurityLakeSettings, options: { client?: S3Client; timeoutMs?: number } = {}) {
     this.settings = settings;
+    this.timeoutMs = options.timeoutMs;
     for (const [field, value] of [
       ['bucket', settings.bucket],
       ['region', settings.region],
@@ -76,7 +77,7 @@ export class SecurityLakeDestination implements Destination {
     ] as const) {
       if (!value) throw new Error(`security_lake.${field} is empty`);
     }
-    this.client = client ?? s3ClientFor(settings);
+    this.client = options.client ?? s3ClientFor(settings);
   }
 
   /** Tool calls, as API Activity, to the apiActivity custom source. */
@@ -101,6 +102,7 @@ export class SecurityLakeDestination implements Destination {
       if (list) list.push(event);
       else days.set(day, [event]);
     }
+    const abortSignal = signal ?? (this.timeoutMs ? AbortSignal.timeout(this.timeoutMs) : undefined);
     try {
       for (const [day, list] of days) {
         list.sort((a, b) => a.time - b.time || (a.metadata.uid < b.metadata.uid ? -1 : 1));
@@ -111,7 +113,7 @@ export class SecurityLakeDestination implements Destination {
             Body: encodeOcsfParquet(key, list),
             ContentType: 'application/vnd.apache.parquet',
           }),
-          signal ? { abortSignal: signal } : {},
+          abortSignal ? { abortSignal } : {},
         );
       }
     } catch (err) {

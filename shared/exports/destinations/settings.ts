@@ -43,6 +43,45 @@ export const webhookSettings = z
   })
   .strict();
 
+/** An S3 bucket's name as S3 allows it (the stack's [aws] security_lake_bucket takes the same). */
+export const s3BucketName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3-63 of a-z, 0-9, . and -)');
+
+/** The classes a lake can take, each to its own custom source (ocsf-objects.ts, OCSF_CLASSES). */
+const customSource = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,20}$/, 'must be a custom source name: up to 20 letters, digits, _ and -');
+
+export const securityLakeSettings = z
+  .object({
+    bucket: s3BucketName.meta({ description: "The lake's bucket (aws-security-data-lake-<region>-<id>)" }),
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS Region (e.g. eu-west-1)')
+      .meta({ description: 'The Region the custom sources were created in: the region= partition' }),
+    account_id: z
+      .string()
+      .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
+      .meta({ description: 'The account of the custom sources: the accountId= partition' }),
+    sources: z
+      .object({
+        apiActivity: customSource.meta({
+          description: 'The custom source of tool calls (API Activity, 6003)',
+        }),
+        deviceInventory: customSource.optional(),
+        softwareInventory: customSource.optional(),
+        userAccess: customSource.optional(),
+        datastoreActivity: customSource.optional(),
+        detectionFinding: customSource.optional(),
+      })
+      .strict()
+      .meta({ description: 'The custom source of each OCSF class sent (one class per source)' }),
+    endpoint: receiverUrl('An S3-compatible endpoint instead of AWS (local runs and tests)').optional(),
+  })
+  .strict();
+
 export type OtlpHttpSettings = z.output<typeof otlpHttpSettings>;
 export type SplunkHecSettings = z.output<typeof splunkHecSettings>;
 export type WebhookSettings = z.output<typeof webhookSettings>;
+export type SecurityLakeSettings = z.output<typeof securityLakeSettings>;
