@@ -1,5 +1,5 @@
-// How every Lambda is bundled: NodejsFunction's own esbuild run, one minified ES module for Node 24 with the pinned
-// AWS SDK inside. The stack's functions and the bundle benchmark use these same settings.
+// How every Lambda is bundled: NodejsFunction's own esbuild run, one minified CommonJS file for Node 24 with the
+// pinned AWS SDK inside. The stack's functions and the bundle benchmark use these same settings.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -23,7 +23,7 @@ export const LOCAL_DRIVER_MODULES = [
 ] as const;
 
 /**
- * Files a bundle reads from its own directory at run time, copied next to index.mjs in the bundles of the functions
+ * Files a bundle reads from its own directory at run time, copied next to index.js in the bundles of the functions
  * whose code imports `usedBy` (paths relative to the project root): the SQL parser's WASM, and Redoc's script for
  * the API reference page.
  */
@@ -41,7 +41,7 @@ export const RUNTIME_ASSETS: ReadonlyArray<{ name: string; from: string; usedBy:
 ];
 
 /** The bundle's one file. */
-export const ENTRY_FILE = 'index.mjs';
+export const ENTRY_FILE = 'index.js';
 
 /** The module that the function serving GET /v1/openapi.json gets built at synth (writeOpenApiModule). */
 export const OPENAPI_MODULE = '#shared/meta/openapi.ts';
@@ -88,7 +88,9 @@ export function lambdaBundling(choices: BundlingChoices): BundlingOptions {
   const imports = projectImports(choices.entry, join(import.meta.dirname, '..'));
   const assets = RUNTIME_ASSETS.filter(({ usedBy }) => imports.has(join(import.meta.dirname, '..', usedBy)));
   return {
-    format: OutputFormat.ESM,
+    // CommonJS: Node builds an ES module's view of a builtin (`import … from 'node:http'`) by reading every export,
+    // which loads the lazy ones too (undici, webcrypto, fs/promises); `require` does not.
+    format: OutputFormat.CJS,
     target: 'node24',
     minify: true,
     sourceMap: choices.sourceMap ?? true,
@@ -101,11 +103,8 @@ export function lambdaBundling(choices: BundlingChoices): BundlingOptions {
       : [...LOCAL_DRIVER_MODULES],
     // ESM builds of the SDK and drizzle tree-shake; their CommonJS builds do not.
     mainFields: ['module', 'main'],
-    // CommonJS code inside an ES module: `require` of builtins, and Emscripten's glue (the SQL parser) finding its
-    // .wasm through __dirname.
-    banner:
-      "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    define: { __dirname: 'import.meta.dirname', __filename: 'import.meta.filename' },
+    // Our code finds files next to itself through import.meta.dirname, which a CommonJS file has as __dirname.
+    define: { 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename' },
     esbuildArgs: {
       // Without code splitting, a module that `import()` reaches is wrapped to run on first use; trusting drizzle's
       // `sideEffects: false`, esbuild would then skip that run for its static importers (sql.raw undefined).

@@ -3,14 +3,15 @@
 // carries a copy, infra/bundling.ts RUNTIME_ASSETS; locally it is read from node_modules). Nothing is loaded from
 // elsewhere, and the page's Content-Security-Policy says so.
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { httpHandler } from '#shared/core/http/handler.ts';
 import { text } from '#shared/core/http/reply.ts';
 import { metaRoutes as routes } from '#shared/meta/routes.ts';
 
 const SCRIPT = 'redoc.standalone.js';
 const SCRIPT_FILES = [
-  new URL(`./${SCRIPT}`, import.meta.url),
-  new URL(`../../node_modules/redoc/bundles/${SCRIPT}`, import.meta.url),
+  join(import.meta.dirname, SCRIPT),
+  join(import.meta.dirname, '../../node_modules/redoc/bundles', SCRIPT),
 ];
 
 /**

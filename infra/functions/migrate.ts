@@ -4,8 +4,7 @@
 // It runs as the owner (the cluster's master secret) and lets the service role log in with its own secret's password.
 // With local auth it also creates the first admin (bootstrap.admin_email), once, with the generated password of the
 // stack's InitialAdminPassword secret: without it nobody could sign in to a fresh deployment.
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Config } from '#shared/core/config/schema.ts';
 import { readSecret } from '#shared/core/config/secrets.ts';
 import { connectDatabase } from '#shared/core/db/connect.ts';
@@ -16,7 +15,7 @@ import { allowServiceLogin, serviceRoleName } from '#shared/core/db/service-role
 import { rootLogger } from '#shared/core/logger.ts';
 import { ensureBootstrapAdmin } from '#shared/identity/users.ts';
 
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+export const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 
 /** How long to keep trying while the database is unavailable (resuming from auto-pause, still starting). */
 const UNAVAILABLE_BUDGET_MS = 4 * 60_000;

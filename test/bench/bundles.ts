@@ -1,7 +1,7 @@
 // npm run bench:bundles — the cold start of every Lambda against a hello-world function, both bundled as the stack
 // bundles them (infra/bundling.ts, here without source maps), in the same run.
 // Cold start is what Lambda pays before it answers the first request of a new instance: a fresh `node` process
-// imports the bundle's index.mjs and calls its handler once (test/infra/bundle-invoke.ts), with the function's
+// loads the bundle's index.js and calls its handler once (test/infra/bundle-invoke.ts), with the function's
 // environment from the template, on the Data API path (the real SDK client against test/support/data-api-server.ts on
 // PostgreSQL, TEST_DATABASE_URL or one started from npm). The request is the bundle test's: each function's first
 // route, signed in as an admin where it takes a token, with an empty body where it takes one; a schedule's event.

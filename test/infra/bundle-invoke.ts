@@ -1,17 +1,21 @@
 // Invoking a bundled function as Lambda does, for the bundle test and the cold-start benchmark: a fresh Node
-// process imports the bundle's index.mjs and calls its handler with an API Gateway (payload 2.0) or schedule event.
+// process loads the bundle's index.js and calls its handler with an API Gateway (payload 2.0) or schedule event.
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { RouteSpec } from '#shared/core/http/route.ts';
 
-/** The child's script: `node invoke.mjs <module> <event.json> <result.json>`. */
+/**
+ * The child's script: `node invoke.mjs <module> <event.json> <result.json>`. As the Lambda runtime does, it loads a
+ * CommonJS handler file (.js) with `require`, and an ES module (the function's .ts source) with `import`.
+ */
 export const RUNNER = `
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 const [bundle, eventFile, resultFile] = process.argv.slice(2);
-const mod = await import(pathToFileURL(bundle).href);
+const mod = bundle.endsWith('.js') ? createRequire(import.meta.url)(bundle) : await import(pathToFileURL(bundle).href);
 const context = {
   awsRequestId: 'bundle-test', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
   invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:bundle-test', memoryLimitInMB: '512',

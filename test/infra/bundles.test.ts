@@ -184,7 +184,7 @@ async function invoke(
         }),
     ...options.env,
   };
-  const entry = options.fromSource ? bundle.planned.entry : join(bundle.dir, 'index.mjs');
+  const entry = options.fromSource ? bundle.planned.entry : join(bundle.dir, ENTRY_FILE);
   const { code, stdout, stderr } = await runNode([join(work, 'invoke.mjs'), entry, eventFile, resultFile], {
     cwd: options.fromSource ? PROJECT_ROOT : bundle.dir,
     env,
@@ -402,7 +402,7 @@ after(() => {
 });
 
 describe('bundles as synthesized', () => {
-  test('each function is index.mjs (minified ESM, source map), and the config without secrets', () => {
+  test('each function is index.js (minified CommonJS, source map), and the config without secrets', () => {
     for (const { planned, dir } of [...bundles.values(), migrateBundle]) {
       const code = readFileSync(join(dir, ENTRY_FILE), 'utf8');
       const expectedFiles = [

@@ -96,7 +96,7 @@ test('npx cdk synth in a fresh copy: exit 0, one bundled function per planned ha
   for (const fn of bundled) {
     const dir = join(output, fn.Metadata!['aws:asset:path']!);
     const files = readdirSync(dir);
-    assert.ok(files.includes('index.mjs'), `${dir}: ${files.join(', ')}`);
+    assert.ok(files.includes('index.js'), `${dir}: ${files.join(', ')}`);
     const isMigrate = fn.Metadata!['aws:cdk:path']?.endsWith('/Migrate/Resource');
     if (isMigrate)
       assert.ok(
@@ -104,7 +104,7 @@ test('npx cdk synth in a fresh copy: exit 0, one bundled function per planned ha
         `${dir}: no SQL`,
       );
     else assert.ok(files.includes('config.json'), `${dir}: no config.json`);
-    assert.ok(readFileSync(join(dir, 'index.mjs'), 'utf8').length > 0);
+    assert.ok(readFileSync(join(dir, 'index.js'), 'utf8').length > 0);
   }
 
   // Nothing was looked up (no context file next to cdk.json), and nothing was written into the checkout.

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { Db } from './database.ts';
 import { col, queryRows } from './query.ts';
 
-export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+export const DEFAULT_MIGRATIONS_DIR = join(import.meta.dirname, '../../../migrations/');
 
 export interface Migration {
   name: string;
