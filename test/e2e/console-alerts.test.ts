@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import type { DeviceIdentity } from '#agent/identity.ts';
 import { deriveInventoryAlerts } from '#shared/alerts/derive.ts';
-import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
+import { assertAccessibleConsole, launchChromium, tableCells } from '#test/support/browser.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { startTestService, TEST_ADMIN, type TestService } from '#test/support/service.ts';
@@ -71,14 +71,7 @@ test('alerts: listed with their device counts, filtered, one acknowledged with a
   await page.fill('#password', TEST_ADMIN.password);
   await page.click('#sign-in-button');
   await page.waitForSelector('#alerts tbody tr');
-  const rows = async () =>
-    page.$$eval('#alerts tbody tr', (trs) => {
-      type Cell = { textContent: string | null };
-      type Row = { querySelectorAll(s: string): ArrayLike<Cell> };
-      return (trs as unknown as Row[]).map((tr) =>
-        Array.from(tr.querySelectorAll('td')).map((td) => (td.textContent ?? '').trim()),
-      );
-    });
+  const rows = () => tableCells(page, '#alerts tbody tr');
   const shown = await rows();
   const listed = (await svc.call('GET', '/v1/admin/alerts', { token })).body.data as {
     alerts: Array<{ id: string; subject: string; device_count: number }>;

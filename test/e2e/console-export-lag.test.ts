@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, mock, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
+import { assertAccessibleConsole, launchChromium, tableCells } from '#test/support/browser.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { Receiver } from '#test/support/export-receivers.ts';
 import { freePort } from '#test/support/free-port.ts';
@@ -96,14 +96,7 @@ async function signedIn(width: number): Promise<Page> {
   return page;
 }
 
-const cells = (page: Page) =>
-  page.$$eval('#export-lag tbody tr', (trs) => {
-    type Cell = { textContent: string | null };
-    type Row = { querySelectorAll(s: string): ArrayLike<Cell> };
-    return (trs as unknown as Row[]).map((tr) =>
-      Array.from(tr.querySelectorAll('td')).map((td) => (td.textContent ?? '').trim()),
-    );
-  });
+const cells = (page: Page) => tableCells(page, '#export-lag tbody tr');
 
 test('export lag: no section without destinations; then each destination with its kind, cursor, lag and last error, at 390 and 1440 px, by keyboard, accessible', {
   timeout: 240_000,

@@ -8,7 +8,6 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { addApiRoutes, ServiceHttpApi } from '../../infra/constructs/http-api.ts';
 import { MigrationsOnDeploy } from '../../infra/constructs/migrations.ts';
@@ -17,6 +16,7 @@ import { Schedules } from '../../infra/constructs/schedules.ts';
 import { AppSecrets } from '../../infra/constructs/secrets.ts';
 import { stagingDirOf } from '../../infra/constructs/service-function.ts';
 import { constructIdFor, featureOf, type PlannedFunction, SIZING } from '../../infra/plan.ts';
+import { nagReport } from './nag.ts';
 import { cdkJsonContext, PROJECT_ROOT } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -30,8 +30,7 @@ const resourcesOf = (template: Template, type: string) =>
 
 const nagFindings = (stack: Stack) => {
   Template.fromStack(stack);
-  const report = new AwsSolutionsChecks(stack.node.root).validateScope(stack);
-  return (report.violations as unknown as Array<{ ruleName: string }>).map((v) => v.ruleName);
+  return nagReport(stack.node.root, stack).findings.map((v) => v.ruleName);
 };
 
 const databaseProps = (production: boolean) => ({

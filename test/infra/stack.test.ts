@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { build } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
@@ -23,6 +22,7 @@ import { ENV } from '../../infra/constructs/service-function.ts';
 import { SIZING } from '../../infra/plan.ts';
 import { rateExpression } from '../../infra/rate.ts';
 import { ARCHIVE_HANDLER, ARCHIVE_READERS, ARCHIVE_TIERING_DAYS, EVENTS_ROUTE } from '../../infra/stack.ts';
+import { nagReport } from './nag.ts';
 import { PROJECT_ROOT, type Synthesized, synth } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -683,14 +683,9 @@ test('outputs: the API URL and the settings the dashboard needs', () => {
 
 test('cdk-nag AwsSolutions: no finding left, every acknowledgement has its reason', () => {
   for (const synthesized of [prod, synth({ configFile: 'config/local.toml' })]) {
-    const report = new AwsSolutionsChecks(synthesized.app).validateScope(synthesized.stack);
-    // cdk-nag 3 reports the construct paths of each violation (violatingConstructs), not CloudFormation resources.
-    const violations = report.violations as unknown as Array<{
-      ruleName: string;
-      violatingConstructs?: Array<{ constructPath: string }>;
-    }>;
+    const report = nagReport(synthesized.app, synthesized.stack);
     assert.deepEqual(
-      violations.map(
+      report.findings.map(
         (v) => `${v.ruleName}: ${v.violatingConstructs?.map((c) => c.constructPath).join(', ')}`,
       ),
       [],
@@ -731,9 +726,8 @@ test('Security Lake: with [aws] security_lake_bucket the deliver function may pu
       ],
     ],
   );
-  const report = new AwsSolutionsChecks(lake.app).validateScope(lake.stack);
   assert.deepEqual(
-    (report.violations as unknown as Array<{ ruleName: string }>).map((v) => v.ruleName),
+    nagReport(lake.app, lake.stack).findings.map((v) => v.ruleName),
     [],
   );
   const other = synth({

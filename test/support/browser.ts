@@ -104,3 +104,11 @@ export async function assertFleetCountsShown(page: Page, devices: Record<string,
   }
   assert.equal(await page.locator('#devices tbody tr').count(), devices.total);
 }
+
+/** The trimmed text of each cell of each row a selector finds (e.g. '#alerts tbody tr'), in page order. */
+export async function tableCells(page: Page, rowSelector: string): Promise<string[][]> {
+  const rows = await page.locator(rowSelector).all();
+  return Promise.all(
+    rows.map(async (row) => (await row.locator('td').allTextContents()).map((text) => text.trim())),
+  );
+}

@@ -178,7 +178,7 @@ function projectSources(dir = PROJECT_ROOT): string[] {
 // A double cast (to unknown, then to anything) turns the type checker off for that value. Fix the types instead:
 // the ceiling only comes down. Built from parts so that this file does not count itself.
 const DOUBLE_CAST = new RegExp(['as', 'unknown', 'as '].join(' '), 'g');
-const DOUBLE_CAST_CEILING = 35;
+const DOUBLE_CAST_CEILING = 33;
 const ASSERTED_ROWS = new RegExp(['\\bqueryRows', '<'].join(''));
 
 test('double casts do not grow, and no raw statement asserts its row type', () => {
