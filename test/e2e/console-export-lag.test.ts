@@ -23,6 +23,8 @@ let svc: TestService;
 let browser: Browser;
 let token: string;
 const hook = new Receiver();
+// A port nothing listens on: the receivers that refuse every batch.
+let closed = '';
 const savedKeys = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
 
 const destinations = (closed: string) => [
@@ -36,7 +38,6 @@ const destinations = (closed: string) => [
       region: 'eu-west-1',
       account_id: '123456789012',
       sources: { apiActivity: 'acp_api_activity' },
-      endpoint: closed,
     },
   },
   { kind: 'otlp_http', name: 'otel', settings: { endpoint: closed }, enabled: false },
@@ -50,10 +51,12 @@ before(
     mock.timers.enable({ apis: ['Date'], now: STORED });
     await hook.start();
     const port = await freePort();
+    closed = `http://127.0.0.1:${await freePort()}`;
     svc = await startTestService('pglite', {
       port,
       dashboard_url: `http://127.0.0.1:${port}/console`,
       exports: {
+        security_lake_endpoint: closed,
         secrets: { 'hook-key': randomBytes(32).toString('base64'), 'hec-token': randomUUID() },
       },
     });
@@ -118,7 +121,6 @@ test('export lag: no section without destinations; then each destination with it
   }));
   const stored = await send(svc.url, prepare('/v1/devices/events', device, { events }));
   assert.equal(stored.status, 200, JSON.stringify(stored.body));
-  const closed = `http://127.0.0.1:${await freePort()}`;
   for (const body of destinations(closed)) {
     const res = await svc.call('POST', '/v1/admin/exports/destinations', {
       token,

@@ -350,6 +350,10 @@ export const configSchema = z
         // `secretsmanager` (the secret named secret_prefix + secret_ref, which the stack sets).
         secret_store: z.enum(['config', 'secretsmanager']).default('config'),
         secret_prefix: z.string().default(''),
+        // An S3-compatible server the security_lake destinations write to instead of AWS S3 (s3rver locally and in
+        // the tests); empty: S3 of each destination's Region. An operator's setting, not a destination's: the
+        // writes are signed with the deliver function's own credentials, so an admin must not choose their host.
+        security_lake_endpoint: z.union([absoluteUrl, z.literal('')]).default(''),
         // Local runs only: secret_ref → value (HEC token, webhook key, OTLP headers as JSON). Never committed.
         secrets: z.record(z.string(), z.string()).default({}),
       })

@@ -110,7 +110,10 @@ async function deliverOne(
   let sender: ReturnType<typeof senderFor>;
   try {
     const secret = await destinationSecret(config, row.secret_ref, options.readSecret);
-    sender = senderFor(row.kind, JSON.parse(row.settings), secret, { timeoutMs: config.exports.timeout });
+    sender = senderFor(row.kind, JSON.parse(row.settings), secret, {
+      timeoutMs: config.exports.timeout,
+      securityLakeEndpoint: config.exports.security_lake_endpoint,
+    });
   } catch (err) {
     pass.error = (err as Error).message;
     await recordFailure(

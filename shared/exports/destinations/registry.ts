@@ -15,6 +15,8 @@ import { webhookDestination } from './webhook.ts';
 
 export interface SenderOptions {
   timeoutMs: number;
+  /** The operator's S3-compatible server for security_lake (config), empty for AWS S3. */
+  securityLakeEndpoint?: string;
 }
 
 interface Kind<S extends z.ZodType> {
@@ -54,7 +56,7 @@ export const DESTINATION_KINDS = {
       refused: true,
       what: "the deliver function's role writes to the lake's bucket",
     },
-    create: (settings, _secret, { timeoutMs }) => securityLakeSender(settings, timeoutMs),
+    create: (settings, _secret, options) => securityLakeSender(settings, options),
   }),
 } satisfies Record<DestinationKind, Kind<z.ZodType>>;
 
@@ -65,8 +67,9 @@ export const SENT_KINDS = Object.keys(DESTINATION_KINDS) as SentKind[];
 // start it; one sender per settings is kept, its client's connections reused across passes.
 const lakeSenders = new Map<string, Destination>();
 
-function securityLakeSender(settings: SecurityLakeSettings, timeoutMs: number): Destination {
-  const key = JSON.stringify([settings, timeoutMs]);
+function securityLakeSender(settings: SecurityLakeSettings, options: SenderOptions): Destination {
+  const { timeoutMs, securityLakeEndpoint: endpoint } = options;
+  const key = JSON.stringify([settings, timeoutMs, endpoint]);
   const known = lakeSenders.get(key);
   if (known) return known;
   let loaded: Promise<Destination> | undefined;
@@ -74,7 +77,8 @@ function securityLakeSender(settings: SecurityLakeSettings, timeoutMs: number): 
     kind: 'security_lake',
     async send(batch, signal) {
       loaded ??= import('./security-lake.ts').then(
-        ({ SecurityLakeDestination }) => new SecurityLakeDestination(settings, { timeoutMs }),
+        ({ SecurityLakeDestination }) =>
+          new SecurityLakeDestination(settings, { timeoutMs, ...(endpoint ? { endpoint } : {}) }),
       );
       return (await loaded).send(batch, signal);
     },

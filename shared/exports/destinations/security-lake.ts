@@ -14,9 +14,8 @@ import type { DeliveryResult, Destination } from './destination.ts';
 import type { SecurityLakeSettings as SecurityLakeSettingsInput } from './settings.ts';
 
 /** The settings as settings.ts validates them, with any subset of the classes' sources (tests send one class). */
-export type SecurityLakeSettings = Omit<SecurityLakeSettingsInput, 'sources' | 'endpoint'> & {
+export type SecurityLakeSettings = Omit<SecurityLakeSettingsInput, 'sources'> & {
   sources: Partial<Record<OcsfClassKey, string | undefined>>;
-  endpoint?: string | undefined;
 };
 
 /** An OCSF event as the lake partitions and names it. */
@@ -66,8 +65,13 @@ export class SecurityLakeDestination implements Destination {
   private readonly settings: SecurityLakeSettings;
   private readonly timeoutMs: number | undefined;
 
-  /** `timeoutMs` bounds each send when the caller gives no signal of its own. */
-  constructor(settings: SecurityLakeSettings, options: { client?: S3Client; timeoutMs?: number } = {}) {
+  /** `timeoutMs` bounds each send when the caller gives no signal of its own; `endpoint` is the operator's
+   * S3-compatible server (config `exports.security_lake_endpoint`), never a destination's setting, since the
+   * requests are signed with the function's own credentials. */
+  constructor(
+    settings: SecurityLakeSettings,
+    options: { client?: S3Client; timeoutMs?: number; endpoint?: string } = {},
+  ) {
     this.settings = settings;
     this.timeoutMs = options.timeoutMs;
     for (const [field, value] of [
@@ -77,7 +81,9 @@ export class SecurityLakeDestination implements Destination {
     ] as const) {
       if (!value) throw new Error(`security_lake.${field} is empty`);
     }
-    this.client = options.client ?? s3ClientFor(settings);
+    this.client =
+      options.client ??
+      s3ClientFor({ region: settings.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   }
 
   /** Tool calls, as API Activity, to the apiActivity custom source. */

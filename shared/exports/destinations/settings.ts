@@ -77,7 +77,6 @@ export const securityLakeSettings = z
       })
       .strict()
       .meta({ description: 'The custom source of each OCSF class sent (one class per source)' }),
-    endpoint: receiverUrl('An S3-compatible endpoint instead of AWS (local runs and tests)').optional(),
   })
   .strict();
 

@@ -61,7 +61,13 @@ for (const driver of driversUnderTest()) {
       connection = await duck.connect();
       svc = await startTestService(driver, {
         dashboard_url: 'http://dashboard.test',
-        exports: { batch: 25, backoff: '200ms', max_backoff: '2s', timeout: '2s' },
+        exports: {
+          batch: 25,
+          backoff: '200ms',
+          max_backoff: '2s',
+          timeout: '2s',
+          security_lake_endpoint: `http://127.0.0.1:${port.value}`,
+        },
       });
       admin = await svc.adminToken();
       device = await enrolledDevice(svc.url, admin);
@@ -147,22 +153,23 @@ for (const driver of driversUnderTest()) {
         region: 'eu-west-1',
         account_id: '123456789012',
         sources: { apiActivity: SOURCE },
-        endpoint: `http://127.0.0.1:${port.value}`,
       };
-      for (const [bad, field] of [
-        [{ ...settings, region: 'mars' }, 'body.settings.region'],
-        [{ ...settings, account_id: '12345' }, 'body.settings.account_id'],
+      for (const [bad, message] of [
+        [{ ...settings, region: 'mars' }, /^body\.settings\.region: /],
+        [{ ...settings, account_id: '12345' }, /^body\.settings\.account_id: /],
         [
           { ...settings, sources: { apiActivity: 'a_source_name_over_20' } },
-          'body.settings.sources.apiActivity',
+          /^body\.settings\.sources\.apiActivity: /,
         ],
-        [{ ...settings, sources: {} }, 'body.settings.sources.apiActivity'],
-        [{ ...settings, bucket: 'Not_A_Bucket' }, 'body.settings.bucket'],
+        [{ ...settings, sources: {} }, /^body\.settings\.sources\.apiActivity: /],
+        [{ ...settings, bucket: 'Not_A_Bucket' }, /^body\.settings\.bucket: /],
+        // The writes are signed with the function's own credentials: where they go is the operator's config.
+        [{ ...settings, endpoint: 'https://collector.attacker.example' }, /^body\.settings: .*"endpoint"/],
       ] as const) {
         const res = await api('POST', '', { kind: 'security_lake', name: 'lake', settings: bad });
         assert.equal(res.status, 400, res.text);
         assert.equal(res.body.error, 'validation_failed', res.text);
-        assert.match(String(res.body.message), new RegExp(field.replaceAll('.', '\\.')), res.text);
+        assert.match(String(res.body.message), message, res.text);
       }
       const secret = await api('POST', '', {
         kind: 'security_lake',

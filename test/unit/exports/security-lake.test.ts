@@ -77,7 +77,6 @@ describe('exports: Security Lake destination', () => {
       region: 'eu-west-1',
       account_id: '123456789012',
       sources: { apiActivity: 'acp_api_activity', detectionFinding: 'acp_findings' },
-      endpoint: s3.endpoint,
     };
   });
   after(async () => {
@@ -103,7 +102,7 @@ describe('exports: Security Lake destination', () => {
   }
 
   test('tool calls land as API Activity, one object per event day, rows by time, nested as OCSF nests them', async () => {
-    const lake = new SecurityLakeDestination(settings);
+    const lake = new SecurityLakeDestination(settings, { endpoint: s3.endpoint });
     try {
       assert.deepEqual(await lake.send(batch), { ok: true });
     } finally {
@@ -210,7 +209,7 @@ describe('exports: Security Lake destination', () => {
 
   test('the same batch sent again rewrites the same objects: nothing lands twice', async () => {
     const before = await keys();
-    const lake = new SecurityLakeDestination(settings);
+    const lake = new SecurityLakeDestination(settings, { endpoint: s3.endpoint });
     try {
       assert.deepEqual(await lake.send([...batch].reverse()), { ok: true });
     } finally {
@@ -222,7 +221,7 @@ describe('exports: Security Lake destination', () => {
   });
 
   test('another class goes to its own custom source; a class without one is refused for good', async () => {
-    const lake = new SecurityLakeDestination(settings);
+    const lake = new SecurityLakeDestination(settings, { endpoint: s3.endpoint });
     try {
       const finding = toOcsfDetectionFinding({
         id: '5e6f7a8b-0000-4000-8000-000000000005',
@@ -258,9 +257,12 @@ describe('exports: Security Lake destination', () => {
   });
 
   test('a missing bucket is a permanent failure with its status; a lake out of reach is worth a retry', async () => {
-    const missing = new SecurityLakeDestination({ ...settings, bucket: 'no-such-lake' });
+    const missing = new SecurityLakeDestination(
+      { ...settings, bucket: 'no-such-lake' },
+      { endpoint: s3.endpoint },
+    );
     const port = await freePort();
-    const down = new SecurityLakeDestination({ ...settings, endpoint: `http://127.0.0.1:${port}` });
+    const down = new SecurityLakeDestination(settings, { endpoint: `http://127.0.0.1:${port}` });
     try {
       const result = await missing.send(batch);
       assert.equal(result.ok, false);
@@ -295,7 +297,7 @@ describe('exports: Security Lake destination', () => {
       ['detectionFinding', [toOcsfDetectionFinding(alert)], 2004],
     ];
     const sources = Object.fromEntries(perClass.map(([key]) => [key, `acp_${key.toLowerCase()}`]));
-    const lake = new SecurityLakeDestination({ ...settings, sources });
+    const lake = new SecurityLakeDestination({ ...settings, sources }, { endpoint: s3.endpoint });
     try {
       for (const [key, events, classUid] of perClass) {
         assert.deepEqual(await lake.sendOcsf(key, events), { ok: true }, key);
