@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, mock, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { assertAccessibleConsole, launchChromium, tableCells } from '#test/support/browser.ts';
+import { useAwsKeys } from '#test/support/aws-keys.ts';
+import {
+  assertAccessibleConsole,
+  launchChromium,
+  screenshotPage,
+  tableCells,
+} from '#test/support/browser.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { Receiver } from '#test/support/export-receivers.ts';
 import { freePort } from '#test/support/free-port.ts';
@@ -25,7 +31,7 @@ let token: string;
 const hook = new Receiver();
 // A port nothing listens on: the receivers that refuse every batch.
 let closed = '';
-const savedKeys = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+let restoreKeys = () => {};
 
 const destinations = (closed: string) => [
   { kind: 'webhook', name: 'siem-hook', settings: { url: `${hook.url}/in` }, secret_ref: 'hook-key' },
@@ -46,8 +52,7 @@ const destinations = (closed: string) => [
 before(
   async () => {
     // The lake's client signs with these (no credentials are looked up elsewhere); its endpoint refuses anyway.
-    process.env.AWS_ACCESS_KEY_ID = 'TESTKEY';
-    process.env.AWS_SECRET_ACCESS_KEY = 'TESTSECRET';
+    restoreKeys = useAwsKeys('TESTKEY', 'TESTSECRET');
     mock.timers.enable({ apis: ['Date'], now: STORED });
     await hook.start();
     const port = await freePort();
@@ -71,24 +76,11 @@ after(async () => {
   await svc?.dispose();
   await hook.stop();
   mock.timers.reset();
-  for (const [name, value] of [
-    ['AWS_ACCESS_KEY_ID', savedKeys.id],
-    ['AWS_SECRET_ACCESS_KEY', savedKeys.secret],
-  ] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  restoreKeys();
 });
 
 async function signedIn(width: number): Promise<Page> {
-  const context = await browser.newContext({
-    viewport: { width, height: width < 768 ? 844 : 900 },
-    timezoneId: 'UTC',
-    locale: 'en-US',
-    reducedMotion: 'reduce',
-  });
-  await context.clock.setFixedTime(NOW);
-  const page = await context.newPage();
+  const page = await screenshotPage(browser, width, NOW);
   await page.goto(`${svc.url}/console/alerts`);
   await page.fill('#email', TEST_ADMIN.email);
   await page.fill('#password', TEST_ADMIN.password);

@@ -11,7 +11,7 @@ import { after, before, mock, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { simulateDevice } from '#agent/simulate.ts';
 import { seedDemoDatasource } from '#shared/requests/environments/demo.ts';
-import { assertAccessibleConsole, launchChromium } from '#test/support/browser.ts';
+import { assertAccessibleConsole, launchChromium, screenshotPage } from '#test/support/browser.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { assertScreenshotMatches } from '#test/support/screenshots.ts';
@@ -75,14 +75,7 @@ after(async () => {
 
 /** A page at `width`, its clock frozen at NOW (the service's), in UTC and US English whatever the machine's. */
 async function newPage(width: number): Promise<Page> {
-  const context = await browser.newContext({
-    viewport: { width, height: width < 768 ? 844 : 900 },
-    timezoneId: 'UTC',
-    locale: 'en-US',
-    reducedMotion: 'reduce',
-  });
-  await context.clock.setFixedTime(NOW);
-  const page = await context.newPage();
+  const page = await screenshotPage(browser, width, NOW);
   page.on('console', (message) => {
     if (/Content Security Policy|Refused to/i.test(message.text())) browserProblems.push(message.text());
   });

@@ -112,3 +112,18 @@ export async function tableCells(page: Page, rowSelector: string): Promise<strin
     rows.map(async (row) => (await row.locator('td').allTextContents()).map((text) => text.trim())),
   );
 }
+
+/**
+ * A page for screenshots at `width` (a phone's height below 768 px, a desktop's above), its clock frozen at `now`,
+ * in UTC and US English with reduced motion whatever the machine's, so that baselines compare across machines.
+ */
+export async function screenshotPage(browser: Browser, width: number, now: number): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width, height: width < 768 ? 844 : 900 },
+    timezoneId: 'UTC',
+    locale: 'en-US',
+    reducedMotion: 'reduce',
+  });
+  await context.clock.setFixedTime(now);
+  return context.newPage();
+}

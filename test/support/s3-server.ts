@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import { useAwsKeys } from './aws-keys.ts';
 
 export interface S3Server {
   endpoint: string;
@@ -21,9 +22,7 @@ export async function startS3Server(
 ): Promise<S3Server> {
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'acp-s3rver-'));
   // s3rver checks signatures with its own fixed key pair: the clients of this process sign with it until close().
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-  process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
-  process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+  const restoreKeys = useAwsKeys('S3RVER', 'S3RVER');
   const server = new S3rver({
     address: '127.0.0.1',
     port: options.port ?? 0,
@@ -38,13 +37,7 @@ export async function startS3Server(
     close: async () => {
       await server.close();
       if (!options.directory) rmSync(directory, { recursive: true, force: true });
-      for (const [name, value] of [
-        ['AWS_ACCESS_KEY_ID', saved.id],
-        ['AWS_SECRET_ACCESS_KEY', saved.secret],
-      ] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      restoreKeys();
     },
   };
 }

@@ -18,7 +18,7 @@ import {
   Receiver,
   webhookVerifies,
 } from '#test/support/export-receivers.ts';
-import { startTestService, type TestService } from '#test/support/service.ts';
+import { runScheduleUntil, startTestService, type TestService } from '#test/support/service.ts';
 
 type Json = Record<string, unknown>;
 const HEC_TOKEN = randomUUID();
@@ -97,19 +97,9 @@ for (const driver of driversUnderTest()) {
       return (res.body.data as Json).status as Json;
     };
 
-    /**
-     * Runs delivery passes until `done` holds. A pass reads only events of transactions older than every one still
-     * running in the whole cluster, so on a shared server an event may wait for another database's transaction.
-     */
-    const passUntil = async (done: () => Promise<boolean>, what: string) => {
-      const until = Date.now() + 60_000;
-      while (Date.now() < until) {
-        await svc.runSchedule('exportDelivery');
-        if (await done()) return;
-        await sleep(200);
-      }
-      assert.fail(what);
-    };
+    /** Runs delivery passes until `done` holds. */
+    const passUntil = (done: () => Promise<boolean>, what: string) =>
+      runScheduleUntil(svc, 'exportDelivery', done, what);
     const deliverAll = (which: (keyof typeof receivers)[] = ['proto', 'json', 'hec', 'hook']) =>
       passUntil(
         async () =>

@@ -18,11 +18,12 @@ import {
 } from '@aws-sdk/client-s3';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { s3ClientFor } from '#shared/core/object-store/s3-client.ts';
+import { useAwsKeys } from '#test/support/aws-keys.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { freePort } from '#test/support/free-port.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
-import { startTestService, type TestService } from '#test/support/service.ts';
+import { runScheduleUntil, startTestService, type TestService } from '#test/support/service.ts';
 
 type Json = Record<string, unknown>;
 const BUCKET = 'aws-security-data-lake-eu-west-1-acptest';
@@ -42,7 +43,7 @@ for (const driver of driversUnderTest()) {
     const ingested: string[] = [];
     const port = { value: 0 };
     const dirs = { lake: '', reads: '' };
-    const savedKeys = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    let restoreKeys = () => {};
 
     const startLake = async () => {
       s3 = await startS3Server(BUCKET, { port: port.value, directory: dirs.lake });
@@ -50,8 +51,7 @@ for (const driver of driversUnderTest()) {
 
     before(async () => {
       // s3rver's key pair, for the deliver pass's client too, also while the lake is down.
-      process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
-      process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+      restoreKeys = useAwsKeys('S3RVER', 'S3RVER');
       dirs.lake = mkdtempSync(join(tmpdir(), 'acp-lake-'));
       dirs.reads = mkdtempSync(join(tmpdir(), 'acp-lake-reads-'));
       port.value = await freePort();
@@ -79,13 +79,7 @@ for (const driver of driversUnderTest()) {
       client?.destroy();
       await s3?.close();
       for (const dir of Object.values(dirs)) if (dir) rmSync(dir, { recursive: true, force: true });
-      for (const [name, value] of [
-        ['AWS_ACCESS_KEY_ID', savedKeys.id],
-        ['AWS_SECRET_ACCESS_KEY', savedKeys.secret],
-      ] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      restoreKeys();
     });
 
     const api = (method: string, path: string, body?: unknown) =>
@@ -95,15 +89,9 @@ for (const driver of driversUnderTest()) {
       assert.equal(res.status, 200, res.text);
       return (res.body.data as Json).status as Json;
     };
-    const passUntil = async (done: () => Promise<boolean>, what: string) => {
-      const until = Date.now() + 60_000;
-      while (Date.now() < until) {
-        await svc.runSchedule('exportDelivery');
-        if (await done()) return;
-        await sleep(200);
-      }
-      assert.fail(what);
-    };
+    /** Runs delivery passes until `done` holds. */
+    const passUntil = (done: () => Promise<boolean>, what: string) =>
+      runScheduleUntil(svc, 'exportDelivery', done, what);
     const caughtUp = () =>
       passUntil(async () => (await status()).lag_events === 0, 'delivery did not catch up');
 
