@@ -109,6 +109,10 @@ export function lambdaBundling(choices: BundlingChoices): BundlingOptions {
       // Without code splitting, a module that `import()` reaches is wrapped to run on first use; trusting drizzle's
       // `sideEffects: false`, esbuild would then skip that run for its static importers (sql.raw undefined).
       '--ignore-annotations': true,
+      // `import()` of a module left outside the bundle (a builtin, a local driver) as `require`: for `import()` Node
+      // builds an ES module's view of a builtin by reading every export, which loads the lazy ones too (the SDK's
+      // `import("node:http")` for a plain-http endpoint would load undici).
+      '--supported:dynamic-import': 'false',
       ...(openapi ? { '--alias': [`${OPENAPI_MODULE}=${openapi}`] } : {}),
     },
     commandHooks: {

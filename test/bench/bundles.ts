@@ -1,5 +1,5 @@
 // npm run bench:bundles — the cold start of every Lambda against a hello-world function, both bundled as the stack
-// bundles them (infra/bundling.ts, here without source maps), in the same run.
+// bundles them (infra/bundling.ts, here without source maps unless profiling), in the same run.
 // Cold start is what Lambda pays before it answers the first request of a new instance: a fresh `node` process
 // loads the bundle's index.js and calls its handler once (test/infra/bundle-invoke.ts), with the function's
 // environment from the template, on the Data API path (the real SDK client against test/support/data-api-server.ts on
@@ -8,6 +8,9 @@
 // The AWS SDK is bundled (pinned), so nothing is loaded from the runtime's copy. Each function's process is paired
 // with a hello-world process run just before it; the ratio is the median of its times over the median of its pairs.
 //   RUNS=10 npm run bench:bundles
+//   ONLY='^catalog/|^health/' RUNS=3 npm run bench:bundles      (the functions whose handler matches)
+//   PROFILE=/tmp/profiles ONLY=catalog/get RUNS=1 npm run bench:bundles   (a CPU profile of each cold start, and
+//   the bundles with their source maps in PROFILE/bundles)
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -27,6 +30,8 @@ import { httpEvent, LAMBDA_ENVIRONMENT, localStoresConfig, RUNNER } from '../inf
 import { bundleFunction, PROJECT_ROOT, synth } from '../infra/synth.ts';
 
 const RUNS = Number(process.env.RUNS ?? 10);
+const ONLY = new RegExp(process.env.ONLY ?? '');
+const PROFILE = process.env.PROFILE;
 const GOAL_RATIO = 2.5;
 
 interface Subject {
@@ -54,7 +59,7 @@ async function main() {
   const server = await startDataApiServer({ connectionString: database.url });
   try {
     process.stderr.write('bundling every function (esbuild)…\n');
-    const synthesized = synth({ bundle: true, sourceMaps: false, outdir: join(work, 'cdk.out') });
+    const synthesized = synth({ bundle: true, sourceMaps: Boolean(PROFILE), outdir: join(work, 'cdk.out') });
     const helloEntry = join(work, 'hello-world.ts');
     writeFileSync(helloEntry, "export const handler = async () => ({ statusCode: 200, body: 'hello' });\n");
     const helloDir = bundleFunction(join(work, 'hello.out'), { entry: helloEntry, sourceMap: false });
@@ -83,7 +88,7 @@ async function main() {
       }
     >;
     const subjects: Subject[] = [];
-    for (const planned of synthesized.stack.plan) {
+    for (const planned of synthesized.stack.plan.filter(({ handler }) => ONLY.test(handler))) {
       const element = synthesized.stack.functions.get(planned.handler)!.node.defaultChild as CfnElement;
       const resource = resources[synthesized.stack.getLogicalId(element)]!;
       // Copied into the project, so that the local drivers' externals would resolve as they do in the bundle test.
@@ -137,11 +142,22 @@ async function main() {
       const resultFile = join(work, 'result.json');
       writeFileSync(eventFile, JSON.stringify(subject.event));
       const started = performance.now();
-      const child = spawn(process.execPath, [runner, join(subject.dir, ENTRY_FILE), eventFile, resultFile], {
-        cwd: subject.dir,
-        env: { ...LAMBDA_ENVIRONMENT, ...subject.env },
-        stdio: 'ignore',
-      });
+      const profile = PROFILE
+        ? [
+            '--cpu-prof',
+            `--cpu-prof-dir=${PROFILE}`,
+            `--cpu-prof-name=${subject.name.replace('/', '-')}.${Math.round(started)}.cpuprofile`,
+          ]
+        : [];
+      const child = spawn(
+        process.execPath,
+        [...profile, runner, join(subject.dir, ENTRY_FILE), eventFile, resultFile],
+        {
+          cwd: subject.dir,
+          env: { ...LAMBDA_ENVIRONMENT, ...subject.env },
+          stdio: 'ignore',
+        },
+      );
       const status = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       const elapsed = performance.now() - started;
       const outcome = JSON.parse(readFileSync(resultFile, 'utf8')) as { error?: unknown };
@@ -199,6 +215,8 @@ async function main() {
   } finally {
     await server.close();
     await database.drop();
+    // The bundles stay next to their profiles, for mapping a profile's positions to sources.
+    if (PROFILE) cpSync(work, join(PROFILE, 'bundles'), { recursive: true });
     rmSync(work, { recursive: true, force: true, maxRetries: 5 });
   }
 }

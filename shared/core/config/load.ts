@@ -173,7 +173,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   ];
   for (const [path, value] of fromEnv) if (value !== undefined && value !== '') setPath(raw, path, value);
 
-  const parsed = configSchema.safeParse(raw);
+  // Parsed once per process: zod's compiled fast path would cost more to build than it saves.
+  const parsed = configSchema.safeParse(raw, { jitless: true });
   if (!parsed.success)
     throw new ConfigError(`invalid configuration (${file}): ${describeIssues(parsed.error)}`);
   return parsed.data;
