@@ -31,6 +31,7 @@ import {
   READ_TAIL_FUNCTION,
   readTailFunctionSql,
 } from '../shared/observability/rollups/rollups.ts';
+import { SUMMARY_FUNCTION, summaryFunctionSql } from '../shared/observability/summary/summary.ts';
 
 export interface GeneratedFunction {
   name: string;
@@ -84,6 +85,11 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     name: FLEET_REBUILD_FUNCTION,
     source: 'shared/observability/fleet/stats.ts (fleetRebuildFunctionSql)',
     definition: fleetRebuildFunctionSql,
+  },
+  {
+    name: SUMMARY_FUNCTION,
+    source: 'shared/observability/summary/summary.ts (summaryFunctionSql)',
+    definition: summaryFunctionSql,
   },
 ];
 

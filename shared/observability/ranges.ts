@@ -82,6 +82,49 @@ const segmentCondition = (s: Segment): SQL =>
 export const segmentsWhere = (segs: Segment[]): SQL =>
   sql`(${sql.join(segs.map(segmentCondition), sql` OR `)})`;
 
+/** The grains segments() covers a range with, coarsest first, by its finest grain; totalsSegments()'s. */
+export const COVER_GRAINS = { hour: ['week', 'day', '6h', 'hour'], day: ['week', 'day'] } as const;
+export const TOTALS_GRAINS = { hour: ['day', 'hour'], day: ['day'] } as const;
+
+/**
+ * A cover (segments, totalsSegments) has at most two segments of each grain (the coarsest grain's whole buckets in
+ * one, each finer grain's on either side), so it fits fixed slots: two per grain of `grains`, in that order.
+ */
+const SLOTS_PER_GRAIN = 2;
+
+/**
+ * The bounds of `segs` in the slots of `grains` (slotsWhere): [from, to] of each slot, in epoch ms; an unused
+ * slot is empty (from = to).
+ */
+export function slotBounds(segs: Segment[], grains: readonly CoverGrain[]): number[] {
+  return grains.flatMap((grain) => {
+    const of = segs.filter((s) => s.grain === grain);
+    if (of.length > SLOTS_PER_GRAIN || segs.some((s) => !grains.includes(s.grain as CoverGrain))) {
+      throw new Error(`segments do not fit the slots of ${grains.join(', ')}`);
+    }
+    return Array.from({ length: SLOTS_PER_GRAIN }, (_, i) => {
+      const s = of[i];
+      return s ? [s.from, s.to] : [0, 0];
+    }).flat();
+  });
+}
+
+/**
+ * segmentsWhere over the slots of `grains` whose bounds are the elements `first`.. of the timestamptz[] `bounds`
+ * (slotBounds): one statement text for every range, so that a function plans it once.
+ */
+export function slotsWhere(grains: readonly CoverGrain[], bounds: string, first: number): SQL {
+  return sql`(${sql.join(
+    grains.flatMap((grain, g) =>
+      Array.from({ length: SLOTS_PER_GRAIN }, (_, i) => {
+        const at = first + 2 * (SLOTS_PER_GRAIN * g + i);
+        return sql`(grain = ${lit(grain)} AND bucket >= ${sql.raw(`${bounds}[${at}]`)} AND bucket < ${sql.raw(`${bounds}[${at + 1}]`)})`;
+      }),
+    ),
+    sql` OR `,
+  )})`;
+}
+
 /** A range widened to whole units of `grain` (at least one). */
 export function align(from: Date, to: Date, grain: Grain) {
   const step = STEP[grain];

@@ -16,10 +16,15 @@
 // * Every rollup path adds the read's tail (readTailOf: the events not folded yet, bounded), aggregated by the
 //   same fragments the fold uses, to the rollup rows in the same statement: one round trip that writes nothing and
 //   sees every event the fold has not reached, counted once.
+// * A summary without filters over a day or two at minutes or hours (the console's default view) calls the summary
+//   function (summaryFunctionSql), the same statement written into a plpgsql function, which keeps its plan for the
+//   connection: a read pays neither parsing nor planning that statement. Otherwise the statement is built and
+//   planned per read. The totals'
+//   sketch, like the top tools', is returned as the stored sketches of the rows summed and merged in JavaScript.
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
 import { SERIES_TOTALS_PERCENTILES } from '../../core/db/histogram.ts';
-import { tsParam } from '../../core/db/sql-values.ts';
+import { intParam, textParam, tsParam } from '../../core/db/sql-values.ts';
 import { invalidField } from '../../core/errors.ts';
 import { type Bounded, boundedArray, LIST_BYTES, queryDoc } from '../bounds.ts';
 import {
@@ -41,7 +46,18 @@ import {
   sketchOfSql,
   sketchPercentiles,
 } from '../duration-sketch.ts';
-import { align, DAY, STEP, segments, segmentsWhere, totalsSegments } from '../ranges.ts';
+import {
+  align,
+  COVER_GRAINS,
+  DAY,
+  STEP,
+  segments,
+  segmentsWhere,
+  slotBounds,
+  slotsWhere,
+  TOTALS_GRAINS,
+  totalsSegments,
+} from '../ranges.ts';
 import {
   actorRowsSql,
   CALL_KEY,
@@ -51,7 +67,7 @@ import {
   SERIES_MEASURES,
   seriesSelectSql,
 } from '../rollups/rollups.ts';
-import type { SummaryQuery } from '../schemas.ts';
+import { type SummaryQuery, summaryQuery } from '../schemas.ts';
 
 /** Most points of a series (25 hours of minutes). */
 const MAX_POINTS = 1500;
@@ -70,8 +86,8 @@ interface TopRow {
   tokens_out: number;
   duration_sum: number;
   duration_max: number;
-  /** The totals' merged sketch. */
-  sketch?: DurationSketch;
+  /** The sketches of the rows the totals sum, as stored (merged in JavaScript). */
+  sketches?: DurationSketch[] | null;
   [key: string]: unknown;
 }
 
@@ -115,7 +131,7 @@ const setRel = (set: readonly string[]) => `(SELECT * FROM gs WHERE gid = ${gid(
  * call row, a correlation the planner does not see, so it underestimated the actor rows and sorted them for a
  * GroupAggregate instead of hashing them.
  */
-function topSql(rel: string, keys: readonly string[], n: number, extra?: string): SQL {
+function topSql(rel: string, keys: readonly string[], n: string, extra?: string): SQL {
   return boundedArray(
     sql.raw(`SELECT json_build_object(${keys.map((key) => `'${key}', t.${key}`).join(', ')}, ${measureJson('t')}) AS o,
         row_number() OVER (ORDER BY t.calls DESC, ${keys.map((x) => `t.${x}`).join(', ')}) AS rn
@@ -125,7 +141,7 @@ function topSql(rel: string, keys: readonly string[], n: number, extra?: string)
 }
 
 /** The N rows of a top list: `rel` summed per `keys`, absent keys left out, by calls descending. */
-function topRowsSql(rel: string, keys: readonly string[], n: number, extra?: string): string {
+function topRowsSql(rel: string, keys: readonly string[], n: string, extra?: string): string {
   const k = keys.join(', ');
   const present = keys.map((key) => `${key} <> ''`).join(' AND ');
   return `SELECT * FROM (SELECT ${k}, ${MEASURES} FROM ${rel}${extra ? ` WHERE ${extra}` : ''} GROUP BY ${k}
@@ -186,6 +202,94 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   // parts=totals: the totals alone; no top tool, top list, actor or series part is in the statement.
   const full = query.parts !== 'totals';
   const raw = options.source === 'raw';
+  const shape = statementShape(query, bucket, raw);
+  const finest = bucket === 'day' ? 'day' : 'hour';
+  const callSegments = segments(range.from.getTime(), range.to.getTime(), finest);
+  const totalsSegs = totalsSegments(range.from.getTime(), range.to.getTime(), finest);
+  const actorSegments = segments(actorRange.from.getTime(), actorRange.to.getTime(), 'day');
+  // Without filters, over a few days at minutes or hours, the statement is the summary function's (SUMMARY_FUNCTION),
+  // planned once per connection.
+  const statement =
+    !raw &&
+    full &&
+    used.length === 0 &&
+    bucket !== 'day' &&
+    actorRange.to.getTime() - actorRange.from.getTime() <= SUMMARY_FUNCTION_DAYS * DAY
+      ? sql`SELECT ${sql.raw(SUMMARY_FUNCTION)}(${textParam(bucket)}, ${tsParam(range.from)}, ${tsParam(range.to)},
+          ${tsParam(actorRange.from)}, ${tsParam(actorRange.to)}, ${intParam(query.top)},
+          ${`{${[
+            ...slotBounds(callSegments, COVER_GRAINS[finest]),
+            ...slotBounds(totalsSegs, TOTALS_GRAINS[finest]),
+            ...slotBounds(actorSegments, COVER_GRAINS.day),
+          ]
+            .map((t) => new Date(t).toISOString())
+            .join(',')}}`}::timestamptz[]) AS j`
+      : summaryStatement(query, shape, {
+          from: tsParam(range.from),
+          to: tsParam(range.to),
+          actorFrom: tsParam(actorRange.from),
+          actorTo: tsParam(actorRange.to),
+          callBuckets: segmentsWhere(callSegments),
+          totalsBuckets: segmentsWhere(totalsSegs),
+          actorBuckets: segmentsWhere(actorSegments),
+          top: String(query.top),
+        });
+  const doc = await queryDoc<SummaryDoc>(db, statement);
+  const totals = (doc.totals ?? {}) as TopRow;
+  const sketchesByTool = new Map(
+    (doc.tool_sketches ?? []).map(([mcp, tool, sketches]) => [JSON.stringify([mcp, tool]), sketches ?? []]),
+  );
+  const sketchesOf = (row: TopRow) => sketchesByTool.get(JSON.stringify([row.mcp_name, row.tool])) ?? [];
+  const calls = num(totals.calls);
+  const max = num(totals.duration_max);
+  const top = Object.fromEntries(
+    TOP_LISTS.map((name) => [
+      name,
+      shapeTop(doc[name]?.items ?? [], name === 'tools' ? sketchesOf : undefined),
+    ]),
+  ) as Record<(typeof TOP_LISTS)[number], Record<string, unknown>[]>;
+  return {
+    range: { from: range.from.toISOString(), to: range.to.toISOString(), bucket },
+    actor_range: { from: actorRange.from.toISOString(), to: actorRange.to.toISOString() },
+    source: {
+      calls: shape.callRollup ? 'rollups' : 'events',
+      series: full ? shape.seriesSource : 'none',
+      actors: full ? (shape.actorRollup ? 'rollups' : 'events') : 'none',
+    },
+    filters: Object.fromEntries(used.map((k) => [k, (query as Record<string, unknown>)[k]])),
+    totals: {
+      calls,
+      by_result: { allowed: 0, denied: 0, error: 0, ...mapNumbers(doc.by_result) },
+      by_event_type: { invocation: 0, result: 0, error: 0, ...mapNumbers(doc.by_event_type) },
+      denied: num(totals.denied),
+      errors: num(totals.errors),
+      deny_rate: calls ? Number((num(totals.denied) / calls).toFixed(4)) : 0,
+      error_rate: calls ? Number((num(totals.errors) / calls).toFixed(4)) : 0,
+      tokens_in: num(totals.tokens_in),
+      tokens_out: num(totals.tokens_out),
+      duration_avg_ms: calls ? Math.round(num(totals.duration_sum) / calls) : null,
+      ...percentileFields(percentiles(mergeSketches(totals.sketches ?? []), max)),
+      duration_max_ms: max,
+    },
+    top,
+    // Top lists the byte bound (LIST_BYTES each) cut below `top` entries: only with very long names.
+    top_truncated: TOP_LISTS.filter((name) => (doc[name]?.items.length ?? 0) < (doc[name]?.available ?? 0)),
+    series: full ? seriesPoints(doc.series, range, STEP[bucket]) : [],
+  };
+}
+
+type SummaryDoc = {
+  totals: TopRow | null;
+  by_result: Record<string, number> | null;
+  by_event_type: Record<string, number> | null;
+  series: SeriesRow[] | null;
+  /** Per top tool: its MCP server, its name and its rows' sketches as stored (kept out of the byte-bounded list). */
+  tool_sketches?: [string, string, DurationSketch[] | null][] | null;
+} & Partial<Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>>;
+
+/** Which sources a summary reads (from its filters) and which parts it has. */
+function statementShape(query: SummaryQuery, bucket: Grain, raw: boolean) {
+  const used = usedFilters(query);
   const only = (keys: readonly DimKey[]) => !raw && used.every((k) => keys.includes(k as DimKey));
   const callRollup = only(CALL_KEYS);
   const seriesSource: 'series' | 'rollups' | 'events' = only(SERIES_KEYS)
@@ -193,15 +297,43 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
     : callRollup && bucket !== 'minute'
       ? 'rollups'
       : 'events';
-  const actorRollup = only(ACTOR_ROW_KEYS);
-  const F = tsParam(range.from);
-  const T = tsParam(range.to);
-  const events = (r: { from: Date; to: Date }) => sql`(SELECT * FROM observability_events e
-    WHERE e.event_time >= ${tsParam(r.from)} AND e.event_time < ${tsParam(r.to)} AND ${and(eventConditions(query))})`;
+  // parts=totals: the totals alone; no top tool, top list, actor or series part is in the statement.
+  const full = query.parts !== 'totals';
+  return { bucket, used, full, callRollup, seriesSource, actorRollup: only(ACTOR_ROW_KEYS), only };
+}
+
+/**
+ * What the summary's statement reads, as SQL: the values a read binds, or the summary function's arguments (the
+ * statement is then the function's body). The buckets are conditions on grain and bucket selecting the rows covering
+ * the range (call and tool rows), the range in whole days and hours (series totals) and the actor range (actor rows).
+ */
+interface StatementInputs {
+  from: SQL;
+  to: SQL;
+  actorFrom: SQL;
+  actorTo: SQL;
+  callBuckets: SQL;
+  totalsBuckets: SQL;
+  actorBuckets: SQL;
+  /** The length of the top lists: a number, or the function's argument. */
+  top: string;
+}
+
+/** The summary's statement: one row, one json column `j` (SummaryDoc). */
+function summaryStatement(
+  query: SummaryQuery,
+  shape: ReturnType<typeof statementShape>,
+  p: StatementInputs,
+): SQL {
+  const { bucket, used, full, callRollup, seriesSource, actorRollup, only } = shape;
+  const F = p.from;
+  const T = p.to;
+  const events = (from: SQL, to: SQL) => sql`(SELECT * FROM observability_events e
+    WHERE e.event_time >= ${from} AND e.event_time < ${to} AND ${and(eventConditions(query))})`;
   // The rollup paths add to the rollup rows the read's tail (readTailOf), the events not folded yet, with the
   // filters (on the rollup paths, only filters the tail's columns hold): ue, over the actor range (which holds the
   // range), read once; tail, those of the range.
-  const tailCte = sql`ue AS MATERIALIZED (SELECT * FROM ${readTailOf(tsParam(actorRange.from), tsParam(actorRange.to))} e
+  const tailCte = sql`ue AS MATERIALIZED (SELECT * FROM ${readTailOf(p.actorFrom, p.actorTo)} e
     WHERE ${and(dimConditions(query, [...CALL_KEYS, ...ACTOR_ROW_KEYS], 'e.'))})`;
   const tail = sql`(SELECT * FROM ue WHERE event_time >= ${F} AND event_time < ${T})`;
   const callDims = and(dimConditions(query, CALL_KEYS));
@@ -210,7 +342,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   // histogram). The rollup path reads them twice (measures per key, histograms per tool), cheaper than keeping
   // thousands of 80-column rows in a CTE; the raw path computes them once (~hundreds of rows) and keeps them.
   const rowsWhere = (kind: 'call' | 'tool') => sql`kind = ${lit(kind)}
-    AND ${segmentsWhere(segments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'))}
+    AND ${p.callBuckets}
     AND ${callDims}`;
   const callWhere = rowsWhere('call');
   // Tool rows (call rows summed per tool) serve the sketches when no filter is on another column of the call key.
@@ -223,11 +355,9 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
   // Each top tool is numbered (rn): the merge groups its pairs by that integer, not by the tool's two names.
   const topTools = sql`tt AS MATERIALIZED (SELECT ${sql.raw(TOOL_KEYS.join(', '))},
       row_number() OVER (ORDER BY calls DESC, ${sql.raw(TOOL_KEYS.join(', '))})::integer AS rn
-    FROM (${sql.raw(topRowsSql('k', TOOL_KEYS, query.top))}) t)`;
+    FROM (${sql.raw(topRowsSql('k', TOOL_KEYS, p.top))}) t)`;
   const ofTopTools = (rows: string) => sql.raw(`${rows} x JOIN tt USING (${TOOL_KEYS.join(', ')})`);
-  const rangeTotals = segmentsWhere(
-    totalsSegments(range.from.getTime(), range.to.getTime(), bucket === 'day' ? 'day' : 'hour'),
-  );
+  const rangeTotals = p.totalsBuckets;
   const toolCtes = (rows: SQL) =>
     full ? sql`${topTools}, th AS MATERIALIZED (${toolSketches(rows)}),` : sql``;
   const callCtes = callRollup
@@ -246,7 +376,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
             : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${rowsWhere(sketchRows)}
                 UNION ALL SELECT duration_sketch FROM tl)`,
         )})`
-    : sql`r AS MATERIALIZED (${callRowsSql(events(range))}),
+    : sql`r AS MATERIALIZED (${callRowsSql(events(F, T))}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
         ${toolCtes(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('r')})`)}
         ts AS (${totalSketch(sql`r`)})`;
@@ -290,12 +420,12 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
                 count(*) FILTER (WHERE e.result = 'denied') AS denied,
                 count(*) FILTER (WHERE e.result = 'error') AS errors, sum(e.tokens_in)::bigint AS tokens_in,
                 sum(e.tokens_out)::bigint AS tokens_out, max(e.duration_ms) AS duration_max
-              FROM ${events(range)} e GROUP BY 1, 2) x
+              FROM ${events(F, T)} e GROUP BY 1, 2) x
             GROUP BY 1`;
   // Actor rows, not yet summed (the top list sums them once).
   const actorRel = actorRollup
     ? sql`SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE kind = 'actor'
-          AND ${segmentsWhere(segments(actorRange.from.getTime(), actorRange.to.getTime(), 'day'))}
+          AND ${p.actorBuckets}
           AND ${and(dimConditions(query, ACTOR_ROW_KEYS))}
         UNION ALL SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)}
           FROM (${actorRowsSql(sql`ue`, ['day'])}) t`
@@ -303,32 +433,20 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
           count(*) FILTER (WHERE e.result = 'denied') AS denied, count(*) FILTER (WHERE e.result = 'error') AS errors,
           sum(e.tokens_in)::bigint AS tokens_in, sum(e.tokens_out)::bigint AS tokens_out,
           sum(e.duration_ms)::bigint AS duration_sum, max(e.duration_ms) AS duration_max
-        FROM ${events(actorRange)} e GROUP BY 1`;
-  const n = query.top;
-  const doc = await queryDoc<
-    {
-      totals: TopRow | null;
-      by_result: Record<string, number> | null;
-      by_event_type: Record<string, number> | null;
-      series: SeriesRow[] | null;
-      /** Per top tool: its MCP server, its name and its rows' sketches as stored (kept out of the byte-bounded list). */
-      tool_sketches?: [string, string, DurationSketch[] | null][] | null;
-    } & Partial<Record<(typeof TOP_LISTS)[number], Bounded<TopRow>>>
-  >(
-    db,
-    sql`WITH ${tailCte}, ${callCtes},${full && seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
+        FROM ${events(p.actorFrom, p.actorTo)} e GROUP BY 1`;
+  const n = p.top;
+  return sql`WITH ${tailCte}, ${callCtes},${full && seriesSource === 'series' ? sql` st AS MATERIALIZED (${seriesSelectSql(tail, [bucket])}),` : sql``}
       ${full ? sql`a AS (${actorRel}),` : sql``}
-      tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m,
-        (SELECT duration_sketch FROM ts) h),
+      tot AS (SELECT * FROM (SELECT ${sql.raw(MEASURES)} FROM k) m, ts),
       gs AS MATERIALIZED (SELECT GROUPING(${sql.raw(SET_COLUMNS.join(', '))}) AS gid, ${sql.raw(SET_COLUMNS.join(', '))},
           ${sql.raw(MEASURES)}
         FROM k GROUP BY GROUPING SETS (${sql.raw(SETS.map((set) => `(${set.join(', ')})`).join(', '))}))
       ${full ? sql`, sr AS (${seriesRel})` : sql``}
     SELECT json_build_object(
       'totals', (SELECT json_build_object(${sql.raw(measureJson('tot'))},
-          'sketch', tot.duration_sketch) FROM tot),
-      'by_result', (SELECT json_object_agg(result, calls) FROM gs WHERE gid = ${gid(['result'])}),
-      'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${gid(['event_type'])})
+          'sketches', tot.sketches) FROM tot),
+      'by_result', (SELECT json_object_agg(result, calls) FROM gs WHERE gid = ${sql.raw(String(gid(['result'])))}),
+      'by_event_type', (SELECT json_object_agg(event_type, calls) FROM gs WHERE gid = ${sql.raw(String(gid(['event_type'])))})
       ${
         full
           ? sql`, 'tools', ${topSql('k', TOOL_KEYS, n)},
@@ -342,49 +460,63 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
       'series', (SELECT json_agg(json_build_array(extract(epoch FROM s.b)::bigint, s.calls, s.denied, s.errors,
           s.tokens_in, s.tokens_out, s.dmax, s.sketch, s.pct) ORDER BY s.b) FROM sr s)`
           : sql``
-      }) AS j`,
-  );
-  const totals = (doc.totals ?? {}) as TopRow;
-  const sketchesByTool = new Map(
-    (doc.tool_sketches ?? []).map(([mcp, tool, sketches]) => [JSON.stringify([mcp, tool]), sketches ?? []]),
-  );
-  const sketchesOf = (row: TopRow) => sketchesByTool.get(JSON.stringify([row.mcp_name, row.tool])) ?? [];
-  const calls = num(totals.calls);
-  const max = num(totals.duration_max);
-  const top = Object.fromEntries(
-    TOP_LISTS.map((name) => [
-      name,
-      shapeTop(doc[name]?.items ?? [], name === 'tools' ? sketchesOf : undefined),
-    ]),
-  ) as Record<(typeof TOP_LISTS)[number], Record<string, unknown>[]>;
-  return {
-    range: { from: range.from.toISOString(), to: range.to.toISOString(), bucket },
-    actor_range: { from: actorRange.from.toISOString(), to: actorRange.to.toISOString() },
-    source: {
-      calls: callRollup ? 'rollups' : 'events',
-      series: full ? seriesSource : 'none',
-      actors: full ? (actorRollup ? 'rollups' : 'events') : 'none',
-    },
-    filters: Object.fromEntries(used.map((k) => [k, (query as Record<string, unknown>)[k]])),
-    totals: {
-      calls,
-      by_result: { allowed: 0, denied: 0, error: 0, ...mapNumbers(doc.by_result) },
-      by_event_type: { invocation: 0, result: 0, error: 0, ...mapNumbers(doc.by_event_type) },
-      denied: num(totals.denied),
-      errors: num(totals.errors),
-      deny_rate: calls ? Number((num(totals.denied) / calls).toFixed(4)) : 0,
-      error_rate: calls ? Number((num(totals.errors) / calls).toFixed(4)) : 0,
-      tokens_in: num(totals.tokens_in),
-      tokens_out: num(totals.tokens_out),
-      duration_avg_ms: calls ? Math.round(num(totals.duration_sum) / calls) : null,
-      ...percentileFields(percentiles(totals.sketch ?? null, max)),
-      duration_max_ms: max,
-    },
-    top,
-    // Top lists the byte bound (LIST_BYTES each) cut below `top` entries: only with very long names.
-    top_truncated: TOP_LISTS.filter((name) => (doc[name]?.items.length ?? 0) < (doc[name]?.available ?? 0)),
-    series: full ? seriesPoints(doc.series, range, STEP[bucket]) : [],
+      }) AS j`;
+}
+
+/** Name of the summary function (summaryFunctionSql): the statement of a summary without filters. */
+export const SUMMARY_FUNCTION = 'observability_summary';
+/** The longest actor range (whole UTC days) the summary function serves. */
+const SUMMARY_FUNCTION_DAYS = 3;
+
+/**
+ * CREATE OR REPLACE FUNCTION observability_summary(grain, from, to, actor from, actor to, top, bounds): the
+ * statement of a summary without filters over at most SUMMARY_FUNCTION_DAYS of actor rows (summaryStatement), one per
+ * series grain (minute, hour), its inputs the function's arguments: the range's bounds as slots (slotsWhere), so
+ * that the text is the same for every range. A plpgsql function keeps each statement's plan for the connection (a
+ * generic plan, as plan_cache_mode says), so a read pays neither its parsing nor its planning; the Data API cannot
+ * keep prepared statements, a function works on every driver. A generic plan does not know the range: it expects
+ * few rows of each bucket, right for a day or two, but it grouped the tens of thousands of actor rows of a month by
+ * sorting them, so longer ranges are planned per read. STABLE: it runs in the calling statement's snapshot, tail
+ * and rollups alike, and writes nothing.
+ * Generated into a migration (scripts/function-migrations.ts).
+ */
+export function summaryFunctionSql(): SQL {
+  const query = summaryQuery.parse({});
+  const branch = (bucket: 'minute' | 'hour'): SQL => {
+    let first = 1;
+    const slots = (
+      grains:
+        | (typeof COVER_GRAINS)[keyof typeof COVER_GRAINS]
+        | (typeof TOTALS_GRAINS)[keyof typeof TOTALS_GRAINS],
+    ) => {
+      const where = slotsWhere(grains, 'p_bounds', first);
+      first += grains.length * 4;
+      return where;
+    };
+    return summaryStatement(query, statementShape(query, bucket, false), {
+      from: sql.raw('p_from'),
+      to: sql.raw('p_to'),
+      actorFrom: sql.raw('p_actor_from'),
+      actorTo: sql.raw('p_actor_to'),
+      callBuckets: slots(COVER_GRAINS.hour),
+      totalsBuckets: slots(TOTALS_GRAINS.hour),
+      actorBuckets: slots(COVER_GRAINS.day),
+      top: 'p_top',
+    });
   };
+  return sql`CREATE OR REPLACE FUNCTION ${sql.raw(SUMMARY_FUNCTION)}(p_grain text, p_from timestamptz, p_to timestamptz,
+  p_actor_from timestamptz, p_actor_to timestamptz, p_top integer, p_bounds timestamptz[])
+RETURNS json
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET plan_cache_mode = force_generic_plan
+AS $summary$
+BEGIN
+  IF p_grain = 'minute' THEN
+    RETURN (${branch('minute')});
+  END IF;
+  RETURN (${branch('hour')});
+END
+$summary$`;
 }
 
 /**
@@ -438,9 +570,13 @@ const TOOL_KEYS = ['mcp_name', 'tool'];
 /** The filters tool rows hold. */
 const TOOL_FILTERS: readonly DimKey[] = ['mcp', 'tool'];
 
-/** The merged sketch of `rows` (a relation with duration_sketch). */
+/**
+ * The sketches of `rows` (a relation with duration_sketch) as stored, in one json array (`sketches`), merged in
+ * JavaScript (mergeSketches) as the top tools' are: a few dozen rows without filters (the series totals' days and
+ * hours, and the tail's call rows), where unnesting and summing their pairs in the statement cost more.
+ */
 const totalSketch = (rows: SQL): SQL =>
-  mergedSketchRowsSql({ from: sql`${rows} AS r`, groups: [], ordered: false });
+  sql`SELECT json_agg(r.duration_sketch) FILTER (WHERE r.duration_sketch IS NOT NULL) AS sketches FROM ${rows} AS r`;
 
 /**
  * Per top tool of `rows` (a relation with rn, the tool's number in tt, and duration_sketch), its rows' sketches as

@@ -218,6 +218,15 @@ for (const driver of driversUnderTest()) {
       // Names this long fill the 32 KiB of a list before 50 entries.
       assert.ok((summary.data.top_truncated as string[]).includes('deny_codes'));
       assert.ok((top.deny_codes?.length ?? 0) < 50);
+      // The top tools are cut by bytes too, and each tool kept still has its percentiles (its sketches).
+      assert.ok((summary.data.top_truncated as string[]).includes('tools'));
+      assert.ok((top.tools?.length ?? 0) > 0 && (top.tools?.length ?? 0) < 50);
+      for (const tool of top.tools ?? []) {
+        assert.ok(
+          Math.abs(Number(tool.duration_p50_ms) / 86_400_000 - 1) <= 0.02,
+          String(tool.duration_p50_ms),
+        );
+      }
       const minutes = await get(
         `/v1/admin/observability/summary?top=50&bucket=minute&from=${new Date(Date.now() - 24 * 3_600_000).toISOString()}`,
       );
