@@ -9,6 +9,7 @@ import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
 import { iso } from '../observability/cursor.ts';
+import { insertClassCursors } from './class-positions.ts';
 import { afterCursor } from './delivery/read.ts';
 import { DESTINATION_KINDS, type SentKind } from './destinations/registry.ts';
 import type {
@@ -84,6 +85,7 @@ export async function createDestination(
       const start = body.start === 'now' ? sql`pg_snapshot_xmin(pg_current_snapshot())` : sql`'0'::xid8`;
       await tx.execute(sql`INSERT INTO export_cursors (destination_id, cursor_xid, cursor_id)
         VALUES (${uuidParam(row.id)}, ${start}, 0)`);
+      await tx.execute(insertClassCursors(row.id, body.start));
       await recordAudit(tx, {
         actionType: 'export.destination_created',
         actor,
