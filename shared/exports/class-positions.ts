@@ -2,6 +2,7 @@
 // start. Imports nothing that runs but SQL, so the functions that manage destinations stay small.
 import { type SQL, sql } from 'drizzle-orm';
 import { uuidParam } from '../core/db/sql-values.ts';
+import { ACCESS_ACTIVITIES } from './ocsf.ts';
 import type { OcsfClassKey } from './ocsf-objects.ts';
 
 /** The classes streamed apart from the tool calls, each from its own source. */
@@ -42,4 +43,24 @@ export function insertClassCursors(destinationId: string, start: 'now' | 'oldest
   );
   return sql`INSERT INTO export_class_cursors (destination_id, class_key, position)
     VALUES ${sql.join(values, sql`, `)}`;
+}
+
+/** The audit actions the access stream sends, as an SQL list. */
+const ACCESS_ACTIONS = sql.join(
+  Object.keys(ACCESS_ACTIVITIES).map((a) => sql`${a}`),
+  sql`, `,
+);
+
+/** How many records of the class's source are after `position` (the status's lag). */
+export function classLagSql(key: StreamedClass, position: string): SQL {
+  if (key === 'userAccess') {
+    return sql`SELECT count(*)::int AS n FROM audit_logs
+      WHERE seq > ${position}::bigint AND action_type IN (${ACCESS_ACTIONS})`;
+  }
+  const { xid, id } = xidPosition(position);
+  const after = (x: SQL, i: SQL) => sql`(${x}, ${i}) > (${xid}::xid8, ${uuidParam(id)})`;
+  return key === 'datastoreActivity'
+    ? sql`SELECT count(*)::int AS n FROM request_usage_events u WHERE ${after(sql`u.export_xid`, sql`u.id`)}`
+    : sql`SELECT count(*)::int AS n FROM devices d
+        WHERE d.inventory_xid IS NOT NULL AND ${after(sql`d.inventory_xid`, sql`d.id`)}`;
 }

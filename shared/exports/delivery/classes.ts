@@ -16,7 +16,8 @@ import type { Db } from '../../core/db/database.ts';
 import { col, queryRows, type RowOf } from '../../core/db/query.ts';
 import { auditLogs, requests, requestUsageEvents } from '../../core/db/schema.ts';
 import { intParam, uuidParam } from '../../core/db/sql-values.ts';
-import { getDevice } from '../../observability/fleet/fleet.ts';
+import { ServiceError } from '../../core/errors.ts';
+import { deviceDetail } from '../../observability/device-detail.ts';
 import { toRequestView, usageEventViewOf } from '../../requests/requests.ts';
 import { type StreamedClass, xidPosition } from '../class-positions.ts';
 import type { DeliveryResult, OcsfEvent } from '../destinations/destination.ts';
@@ -61,8 +62,11 @@ function inventorySource(map: (source: DeviceInventorySource) => OcsfEvent[]): C
       const events: OcsfEvent[] = [];
       for (const row of rows) {
         // A device deleted since is left out: it has no inventory to send.
-        const device = await getDevice(db, config, row.id).catch(() => undefined);
-        if (device) events.push(...map(device as unknown as DeviceInventorySource));
+        const device = await deviceDetail(db, config, row.id).catch((err: unknown) => {
+          if (err instanceof ServiceError && err.kind === 'not_found') return undefined;
+          throw err;
+        });
+        if (device) events.push(...map(device));
       }
       const end = rows.at(-1);
       return end ? { events, last: `${end.x}:${end.id}` } : { events };

@@ -336,6 +336,14 @@ for (const driver of driversUnderTest()) {
       const delivered = async () =>
         Object.fromEntries((await classCursors()).map((c) => [c.class_key, Number(c.delivered)]));
       assert.deepEqual(await delivered(), sent);
+      // The status shows each class's stream: taken by this lake, nothing left behind, what it delivered.
+      const classes = (await status()).classes as Json[];
+      assert.deepEqual(
+        classes.map((c) => [c.class, c.sent, c.lag_records, c.delivered, c.last_error]),
+        Object.entries(sent)
+          .sort()
+          .map(([k, n]) => [k, true, 0, n, null]),
+      );
       const keys = await lakeKeys();
       for (let i = 0; i < 3; i++) await svc.runSchedule('exportDelivery');
       assert.deepEqual(await lakeKeys(), keys);
@@ -363,6 +371,14 @@ for (const driver of driversUnderTest()) {
         );
         down = await status();
         classesDown = await classCursors();
+        // The second report (one device) and the revoke are behind the cursors, and shown so.
+        const lag = Object.fromEntries((down.classes as Json[]).map((c) => [c.class, c.lag_records]));
+        assert.deepEqual(lag, {
+          datastoreActivity: 0,
+          deviceInventory: 1,
+          softwareInventory: 1,
+          userAccess: 1,
+        });
       } finally {
         await startLake();
       }
