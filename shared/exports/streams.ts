@@ -127,6 +127,8 @@ export async function updateDestination(
       // A change may be the fix of what failed: try again at the next pass.
       await tx.execute(sql`UPDATE export_cursors SET attempts = 0, next_attempt_at = now()
         WHERE destination_id = ${uuidParam(id)}`);
+      await tx.execute(sql`UPDATE export_class_cursors SET attempts = 0, next_attempt_at = now()
+        WHERE destination_id = ${uuidParam(id)}`);
       await recordAudit(tx, {
         actionType: 'export.destination_updated',
         actor,

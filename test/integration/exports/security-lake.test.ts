@@ -379,6 +379,10 @@ for (const driver of driversUnderTest()) {
           softwareInventory: 1,
           userAccess: 1,
         });
+        // A change to the destination may be the fix: every stream tries again at the next pass.
+        const patched = await api('PATCH', `/${id}`, { enabled: true });
+        assert.equal(patched.status, 200, patched.text);
+        assert.ok((await classCursors()).every((c) => Number(c.attempts) === 0));
       } finally {
         await startLake();
       }
