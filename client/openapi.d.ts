@@ -2977,6 +2977,27 @@ export interface components {
             /** Format: date-time */
             next_attempt_at: string;
             replayed_from: string | null;
+            /** @description The other OCSF classes, each on its own cursor; the fields above are the tool calls (API Activity) only */
+            classes: components["schemas"]["ExportClassStatus"][];
+        };
+        ExportClassStatus: {
+            /** @enum {string} */
+            class: "deviceInventory" | "softwareInventory" | "userAccess" | "datastoreActivity";
+            /** @description Whether this destination takes the class (a lake naming its source) */
+            sent: boolean;
+            /** @description The class's cursor in its source (docs/exports.md) */
+            position: string;
+            /** @description Records of the class's source after the cursor */
+            lag_records: number;
+            /** @description OCSF events of the class delivered */
+            delivered: number;
+            /** @description Failed tries since the last success */
+            attempts: number;
+            last_error: string | null;
+            last_error_permanent: boolean;
+            last_success_at: string | null;
+            /** Format: date-time */
+            next_attempt_at: string;
         };
     };
     responses: never;

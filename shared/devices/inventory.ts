@@ -137,7 +137,7 @@ export async function replaceInventory(db: Db, device: VerifiedDeviceRequest, bo
         RETURNING 1),
       dev AS (
         UPDATE devices SET last_seen_at = ${at}, last_inventory_at = ${at}, agent_version = ${agentVersion},
-          stats_dirty = true
+          inventory_xid = pg_current_xact_id(), stats_dirty = true
         WHERE id = ${dev} AND ${guard} RETURNING 1)
       SELECT ${dev}::text AS device_id, (SELECT count(*) FROM sig)::int AS ok,
              (SELECT count(*) FROM up_agents)::int AS agents,

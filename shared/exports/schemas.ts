@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { envelope, isoTimestamp } from '../core/schemas/common.ts';
 import { nullAsAbsent } from '../core/schemas/input-rules.ts';
+import { STREAMED_CLASSES } from './class-positions.ts';
 
 const SENT = ['otlp_http', 'splunk_hec', 'webhook', 'security_lake'] as const;
 
@@ -69,6 +70,25 @@ const destination = z
   .meta({ id: 'ExportDestination', description: 'Where stored events are streamed' });
 
 const count = (description: string) => z.number().int().min(0).meta({ description });
+
+/** One streamed OCSF class's cursor (docs/exports.md, "What streams where"). */
+const classStatus = z
+  .object({
+    class: z.enum(STREAMED_CLASSES),
+    sent: z
+      .boolean()
+      .meta({ description: 'Whether this destination takes the class (a lake naming its source)' }),
+    position: z.string().meta({ description: "The class's cursor in its source (docs/exports.md)" }),
+    lag_records: count("Records of the class's source after the cursor"),
+    delivered: count('OCSF events of the class delivered'),
+    attempts: count('Failed tries since the last success'),
+    last_error: z.string().nullable(),
+    last_error_permanent: z.boolean(),
+    last_success_at: isoTimestamp.nullable(),
+    next_attempt_at: isoTimestamp,
+  })
+  .meta({ id: 'ExportClassStatus' });
+
 const status = z
   .object({
     cursor: z.string().meta({
@@ -97,6 +117,10 @@ const status = z
     last_success_at: isoTimestamp.nullable(),
     next_attempt_at: isoTimestamp,
     replayed_from: isoTimestamp.nullable(),
+    classes: z.array(classStatus).meta({
+      description:
+        'The other OCSF classes, each on its own cursor; the fields above are the tool calls (API Activity) only',
+    }),
   })
   .meta({ id: 'ExportDestinationStatus' });
 

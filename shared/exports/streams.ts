@@ -9,6 +9,7 @@ import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
 import { iso } from '../observability/cursor.ts';
+import { classLagSql, insertClassCursors } from './class-positions.ts';
 import { afterCursor } from './delivery/read.ts';
 import { DESTINATION_KINDS, type SentKind } from './destinations/registry.ts';
 import type {
@@ -84,6 +85,7 @@ export async function createDestination(
       const start = body.start === 'now' ? sql`pg_snapshot_xmin(pg_current_snapshot())` : sql`'0'::xid8`;
       await tx.execute(sql`INSERT INTO export_cursors (destination_id, cursor_xid, cursor_id)
         VALUES (${uuidParam(row.id)}, ${start}, 0)`);
+      await tx.execute(insertClassCursors(row.id, body.start));
       await recordAudit(tx, {
         actionType: 'export.destination_created',
         actor,
@@ -124,6 +126,8 @@ export async function updateDestination(
       if (!row) throw notFound('No export destination with this id.');
       // A change may be the fix of what failed: try again at the next pass.
       await tx.execute(sql`UPDATE export_cursors SET attempts = 0, next_attempt_at = now()
+        WHERE destination_id = ${uuidParam(id)}`);
+      await tx.execute(sql`UPDATE export_class_cursors SET attempts = 0, next_attempt_at = now()
         WHERE destination_id = ${uuidParam(id)}`);
       await recordAudit(tx, {
         actionType: 'export.destination_updated',
@@ -173,14 +177,39 @@ async function statusOf(db: Db, id: string): Promise<DestinationStatus> {
   );
   if (!row) throw notFound('No export destination with this id.');
   const lag = await destinationLag(db, { xid: row.x, id: row.cid });
-  const rest = JSON.parse(row.j) as Omit<DestinationStatus, 'lag_events' | 'lag_seconds' | 'cursor'>;
+  const rest = JSON.parse(row.j) as Omit<
+    DestinationStatus,
+    'lag_events' | 'lag_seconds' | 'cursor' | 'classes'
+  >;
   return {
     cursor: `${row.x}:${row.cid}`,
     ...lag,
     ...rest,
     delivered: Number(rest.delivered),
     resent: Number(rest.resent),
+    classes: await classStatuses(db, id),
   };
+}
+
+/** Each streamed class's cursor, whether the destination takes the class, and what of its source it has not had. */
+async function classStatuses(db: Db, id: string): Promise<DestinationStatus['classes']> {
+  const rows = await queryRows(
+    db,
+    sql`SELECT json_build_object('class', c.class_key, 'position', c.position, 'delivered', c.delivered,
+        'sent', d.kind = 'security_lake' AND d.settings->'sources'->>c.class_key IS NOT NULL,
+        'attempts', c.attempts, 'last_error', c.last_error, 'last_error_permanent', c.last_error_permanent,
+        'last_success_at', ${iso(sql`c.last_success_at`)}, 'next_attempt_at', ${iso(sql`c.next_attempt_at`)})::text AS j
+      FROM export_class_cursors c JOIN export_destinations d ON d.id = c.destination_id
+      WHERE c.destination_id = ${uuidParam(id)} ORDER BY c.class_key`,
+    { j: col.text },
+  );
+  return Promise.all(
+    rows.map(async (r) => {
+      const c = JSON.parse(r.j) as Omit<DestinationStatus['classes'][number], 'lag_records'>;
+      const [lag] = await queryRows(db, classLagSql(c.class, c.position), { n: col.number });
+      return { ...c, delivered: Number(c.delivered), lag_records: lag?.n ?? 0 };
+    }),
+  );
 }
 
 /** What a destination has not received yet: the stored events after its cursor, and the oldest one's age. */

@@ -23,7 +23,8 @@ import type {
 import { canMove, type Move, type RequestStatus, TRANSITIONS } from './state.ts';
 
 export type RequestRow = typeof requests.$inferSelect;
-type UsageRow = typeof requestUsageEvents.$inferSelect;
+// A usage event as the requests read it (its export position is the exports' own).
+type UsageRow = Omit<typeof requestUsageEvents.$inferSelect, 'exportXid'>;
 
 const DAY = 86_400_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -97,7 +98,8 @@ export function toRequestView(row: RequestRow, usage: Usage = NO_USAGE): Request
   };
 }
 
-const usageEventViewOf = (u: Omit<UsageRow, 'requestId'>) => ({
+/** A usage event as the API returns it. */
+export const usageEventViewOf = (u: Omit<UsageRow, 'requestId'>) => ({
   id: u.id,
   action_type: u.actionType,
   ip_address: u.ipAddress ?? '',

@@ -122,6 +122,19 @@ export async function startTestService(
   };
 }
 
+/** Makes a user with the `user` role through the admin API and signs them in: their access token. */
+export async function userToken(svc: TestService, email: string, name: string): Promise<string> {
+  const password = 'a long enough password';
+  const created = await svc.call('POST', '/v1/admin/users', {
+    token: await svc.adminToken(),
+    body: { email, name, password, roles: ['user'] },
+  });
+  assert.equal(created.status, 201, created.text);
+  const login = await svc.call('POST', '/v1/auth/login', { body: { email, password } });
+  assert.equal(login.status, 200, login.text);
+  return (login.body.data as { access_token: string }).access_token;
+}
+
 /**
  * Runs the scheduled function `name` until `done` holds, or fails with `what` after a minute. Used for passes that
  * may take several runs: an export pass reads only events of transactions older than every one still running in

@@ -71,6 +71,9 @@ export const devices = pgTable(
     certNotAfter: ts('cert_not_after').notNull(),
     lastSeenAt: ts('last_seen_at'),
     lastInventoryAt: ts('last_inventory_at'),
+    // The transaction of the last inventory report: the inventory exports' position (shared/exports/delivery/classes.ts),
+    // read only once it is older than every running transaction, so a report committed late is never behind a cursor.
+    inventoryXid: xid8('inventory_xid'),
     // The version of the endpoint agent that sent the last inventory; null when that agent did not say.
     agentVersion: text('agent_version'),
     lastEventAt: ts('last_event_at'),
@@ -103,6 +106,7 @@ export const devices = pgTable(
     index('devices_stats_dirty_idx').on(t.id).where(sql`${t.statsDirty}`),
     index('devices_stats_seen_idx').on(t.statsSeenAt),
     index('devices_updated_at_idx').on(t.updatedAt),
+    index('devices_inventory_xid_idx').on(t.inventoryXid, t.id).where(sql`${t.inventoryXid} IS NOT NULL`),
     // The device list's sort orders, each with its tie-break (shared/observability/fleet/fleet.ts listDevices): a page is an
     // index range, forwards or backwards, whatever the fleet's size. After the key, each holds what a status filter
     // tests (the last-seen sort key and whether the device has reported), so the filter is checked on the index
@@ -497,8 +501,13 @@ export const requestUsageEvents = pgTable(
     ipAddress: text('ip_address'),
     timestamp: ts('timestamp').notNull().defaultNow(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    // The inserting transaction, as the column's default writes it: the Datastore Activity export's position.
+    exportXid: xid8('export_xid').notNull().default(sql`pg_current_xact_id()`),
   },
-  (t) => [index('request_usage_events_request_idx').on(t.requestId, t.timestamp)],
+  (t) => [
+    index('request_usage_events_request_idx').on(t.requestId, t.timestamp),
+    index('request_usage_events_export_xid_idx').on(t.exportXid, t.id),
+  ],
 );
 
 export const catalogEntries = pgTable(
@@ -859,3 +868,27 @@ export const exportCursors = pgTable('export_cursors', {
   resent: bigint('resent', { mode: 'number' }).notNull().default(0),
   replayedFrom: ts('replayed_from'),
 });
+
+/**
+ * Each destination's position in the sources of the other OCSF classes (shared/exports/delivery/classes.ts), one row
+ * per destination and class, and its delivery state as on export_cursors. `position` is the class's own keyset
+ * position as text: `<xid>:<uuid>` for inventories and usage events, the audit log's `seq` for access changes.
+ */
+export const exportClassCursors = pgTable(
+  'export_class_cursors',
+  {
+    destinationId: uuid('destination_id')
+      .notNull()
+      .references(() => exportDestinations.id, { onDelete: 'cascade' }),
+    classKey: text('class_key').notNull(),
+    position: text('position').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    lastSuccessAt: ts('last_success_at'),
+    lastError: text('last_error'),
+    lastErrorPermanent: boolean('last_error_permanent').notNull().default(false),
+    lastStatus: integer('last_status'),
+    delivered: bigint('delivered', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.destinationId, t.classKey] })],
+);

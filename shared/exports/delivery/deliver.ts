@@ -9,10 +9,12 @@ import { exponentialBound } from '../../core/backoff.ts';
 import type { Config } from '../../core/config/schema.ts';
 import type { Db } from '../../core/db/database.ts';
 import { col, queryRows, type RowOf } from '../../core/db/query.ts';
-import { intParam, textParam, uuidParam } from '../../core/db/sql-values.ts';
+import { intParam, uuidParam } from '../../core/db/sql-values.ts';
 import type { DeliveryResult } from '../destinations/destination.ts';
 import { SENT_KINDS, senderFor } from '../destinations/registry.ts';
 import { destinationSecret } from '../destinations/secrets.ts';
+import { deliverClasses } from './classes.ts';
+import { failureAssignments } from './failure.ts';
 import { type Batch, type ExportCursor, readBatch } from './read.ts';
 
 /** The kinds this pass sends (another pass may serve the others). */
@@ -70,11 +72,7 @@ async function recordFailure(
   result: Extract<DeliveryResult, { ok: false }>,
   random: () => number,
 ): Promise<void> {
-  const wait = backoffMs(config, attempts, result, random);
-  await db.execute(sql`UPDATE export_cursors SET attempts = ${intParam(attempts)},
-    last_error = ${textParam(result.message)}, last_error_permanent = ${result.permanent},
-    last_status = ${result.status ?? null}::int,
-    next_attempt_at = now() + make_interval(secs => ${wait / 1000}::float8)
+  await db.execute(sql`UPDATE export_cursors SET ${failureAssignments(config, attempts, result, random)}
     WHERE destination_id = ${uuidParam(row.id)}`);
 }
 
@@ -180,5 +178,7 @@ export async function deliverExports(
         c.cursor_xid::text AS x, c.cursor_id::text AS cid, c.attempts`,
     DUE,
   );
-  return Promise.all(due.map((row) => deliverOne(db, config, row, until, options)));
+  const classes = deliverClasses(db, config, until, options);
+  const passes = await Promise.all(due.map((row) => deliverOne(db, config, row, until, options)));
+  return [...passes, ...(await classes)];
 }

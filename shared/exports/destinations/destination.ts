@@ -1,5 +1,6 @@
 // The one shape every export destination implements: the delivery loop (shared/exports/delivery/) hands it a batch
 // of mapped events and reads back whether they landed, and when to try again if not.
+import type { OcsfClassKey, OcsfMetadata } from '../ocsf-objects.ts';
 import type { ExportSource } from '../source.ts';
 
 export type DestinationKind = 'otlp_http' | 'splunk_hec' | 'webhook' | 'security_lake';
@@ -18,7 +19,15 @@ export type DeliveryResult =
       message: string;
     };
 
+/** A mapped OCSF event of any class, as a destination places and names it. */
+export interface OcsfEvent {
+  time: number;
+  metadata: Pick<OcsfMetadata, 'uid'>;
+}
+
 export interface Destination {
   readonly kind: DestinationKind;
   send(batch: readonly ExportSource[], signal?: AbortSignal): Promise<DeliveryResult>;
+  /** Events of another OCSF class (delivery/classes.ts), for the kinds that take them. */
+  sendOcsf?(key: OcsfClassKey, events: readonly OcsfEvent[], signal?: AbortSignal): Promise<DeliveryResult>;
 }

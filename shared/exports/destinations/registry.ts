@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import type { Destination, DestinationKind } from './destination.ts';
 import { otlpHttpDestination } from './otlp-http.ts';
+import type { SecurityLakeDestination } from './security-lake.ts';
 import {
   otlpHttpSettings,
   type SecurityLakeSettings,
@@ -72,15 +73,19 @@ function securityLakeSender(settings: SecurityLakeSettings, options: SenderOptio
   const key = JSON.stringify([settings, timeoutMs, endpoint]);
   const known = lakeSenders.get(key);
   if (known) return known;
-  let loaded: Promise<Destination> | undefined;
+  let loaded: Promise<SecurityLakeDestination> | undefined;
+  const load = () =>
+    (loaded ??= import('./security-lake.ts').then(
+      ({ SecurityLakeDestination }) =>
+        new SecurityLakeDestination(settings, { timeoutMs, ...(endpoint ? { endpoint } : {}) }),
+    ));
   const sender: Destination = {
     kind: 'security_lake',
     async send(batch, signal) {
-      loaded ??= import('./security-lake.ts').then(
-        ({ SecurityLakeDestination }) =>
-          new SecurityLakeDestination(settings, { timeoutMs, ...(endpoint ? { endpoint } : {}) }),
-      );
-      return (await loaded).send(batch, signal);
+      return (await load()).send(batch, signal);
+    },
+    async sendOcsf(key, events, signal) {
+      return (await load()).sendOcsf(key, events, signal);
     },
   };
   lakeSenders.set(key, sender);

@@ -7,22 +7,16 @@ import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ClientFor } from '../../core/object-store/s3-client.ts';
 import { toOcsfApiActivity } from '../ocsf.ts';
-import type { OcsfClassKey, OcsfMetadata } from '../ocsf-objects.ts';
+import type { OcsfClassKey } from '../ocsf-objects.ts';
 import { encodeOcsfParquet } from '../ocsf-parquet.ts';
 import type { ExportSource } from '../source.ts';
-import type { DeliveryResult, Destination } from './destination.ts';
+import type { DeliveryResult, Destination, OcsfEvent } from './destination.ts';
 import type { SecurityLakeSettings as SecurityLakeSettingsInput } from './settings.ts';
 
 /** The settings as settings.ts validates them, with any subset of the classes' sources (tests send one class). */
 export type SecurityLakeSettings = Omit<SecurityLakeSettingsInput, 'sources'> & {
   sources: Partial<Record<OcsfClassKey, string | undefined>>;
 };
-
-/** An OCSF event as the lake partitions and names it. */
-interface LakeEvent {
-  time: number;
-  metadata: Pick<OcsfMetadata, 'uid'>;
-}
 
 /** eventDay: the UTC day of the event's time, YYYYMMDD. */
 export const eventDayOf = (timeMs: number): string =>
@@ -33,7 +27,7 @@ export function securityLakeKey(
   settings: Pick<SecurityLakeSettings, 'region' | 'account_id'>,
   source: string,
   day: string,
-  events: readonly LakeEvent[],
+  events: readonly OcsfEvent[],
 ): string {
   const digest = createHash('sha256');
   for (const e of events) digest.update(e.metadata.uid).update('\n');
@@ -94,14 +88,14 @@ export class SecurityLakeDestination implements Destination {
   /** Events of one class to its custom source: one Parquet object per event day, rows by time. */
   async sendOcsf(
     key: OcsfClassKey,
-    events: readonly LakeEvent[],
+    events: readonly OcsfEvent[],
     signal?: AbortSignal,
   ): Promise<DeliveryResult> {
     const source = this.settings.sources[key];
     if (!source) {
       return { ok: false, permanent: true, message: `security_lake.sources has no custom source for ${key}` };
     }
-    const days = new Map<string, LakeEvent[]>();
+    const days = new Map<string, OcsfEvent[]>();
     for (const event of events) {
       const day = eventDayOf(event.time);
       const list = days.get(day);

@@ -1,8 +1,10 @@
 // The Amazon Security Lake destination end to end, on every driver (docs/exports.md): made through the admin API,
 // driven by the scheduled delivery, its objects read back from s3rver with DuckDB (a second Parquet reader) in the
 // custom-source layout. Covered: settings refused naming the field; every stored event lands once as API Activity;
-// the lake down (connections refused) builds lag, and delivery resumes from the cursor when it is back; a replay
-// fills an emptied lake again.
+// a device's inventory reports (Device and Software Inventory Info), a request's grant and end (User Access
+// Management) and a proxied query (Datastore Activity) land once each in their own custom sources, valid against our OCSF schemas; the lake down
+// (connections refused) builds lag, and delivery resumes from the cursors when it is back; a replay fills an
+// emptied lake again.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,23 +19,57 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { ValidateFunction } from 'ajv';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '#shared/core/db/query.ts';
 import { s3ClientFor } from '#shared/core/object-store/s3-client.ts';
+import { seedDemoDatasource } from '#shared/requests/environments/demo.ts';
 import { useAwsKeys } from '#test/support/aws-keys.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { freePort } from '#test/support/free-port.ts';
+import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
 import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
-import { runScheduleUntil, startTestService, type TestService } from '#test/support/service.ts';
+import { runScheduleUntil, startTestService, type TestService, userToken } from '#test/support/service.ts';
+import {
+  validateDatastoreActivity,
+  validateDeviceInventory,
+  validateOcsf,
+  validateSoftwareInventory,
+  validateUserAccess,
+} from '#test/unit/exports/ocsf-schema.ts';
 
 type Json = Record<string, unknown>;
 const BUCKET = 'aws-security-data-lake-eu-west-1-acptest';
 const SOURCE = 'acp_api_activity';
-const PARTITION = `ext/${SOURCE}/region=eu-west-1/accountId=123456789012/`;
+const partition = (source: string) => `ext/${source}/region=eu-west-1/accountId=123456789012/`;
+const PARTITION = partition(SOURCE);
+/** The custom source of each other class this lake takes, and the schema its events must hold to. */
+const CLASSES = {
+  deviceInventory: { source: 'acp_device_inventory', validate: validateDeviceInventory, class_uid: 5001 },
+  softwareInventory: { source: 'acp_software', validate: validateSoftwareInventory, class_uid: 5020 },
+  userAccess: { source: 'acp_user_access', validate: validateUserAccess, class_uid: 3005 },
+  datastoreActivity: { source: 'acp_datastore', validate: validateDatastoreActivity, class_uid: 6005 },
+} as const satisfies Record<string, { source: string; validate: ValidateFunction; class_uid: number }>;
+type ClassKey = keyof typeof CLASSES;
+
+/** A row as DuckDB gives it in JSON, without the nulls Parquet holds for what an event left out. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, withoutNulls(v)]),
+  );
+}
 
 for (const driver of driversUnderTest()) {
   describe(`Security Lake destination on ${driver}`, () => {
     let svc: TestService;
     let admin: string;
+    let user: string;
+    let requestId = '';
     let device: Awaited<ReturnType<typeof enrolledDevice>>;
     let s3: S3Server | undefined;
     let client: S3Client;
@@ -71,8 +107,12 @@ for (const driver of driversUnderTest()) {
       });
       admin = await svc.adminToken();
       device = await enrolledDevice(svc.url, admin);
+      await seedDemoDatasource(svc.runtime.database.db);
+      user = await userToken(svc, 'rae@example.test', 'rae');
     });
     after(async () => {
+      // The request's environment (a role: the whole server's) goes with its revoke; one a test left goes here.
+      if (requestId) await svc?.call('POST', `/v1/requests/${requestId}/revoke`, { token: user });
       await svc?.dispose();
       connection?.closeSync();
       duck?.closeSync();
@@ -115,24 +155,68 @@ for (const driver of driversUnderTest()) {
       ingested.push(...((stored.body.data as Json).events as Json[]).map((e) => String(e.id)));
     };
 
-    const lakeKeys = async (): Promise<string[]> => {
-      const out = await client.send(new ListObjectsV2Command({ Bucket: BUCKET }));
+    const lakeKeys = async (prefix?: string): Promise<string[]> => {
+      const out = await client.send(
+        new ListObjectsV2Command({ Bucket: BUCKET, ...(prefix ? { Prefix: prefix } : {}) }),
+      );
       return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
     };
-    /** Every row the lake holds, read by DuckDB from the objects as downloaded. */
-    const lakeRows = async (): Promise<Json[]> => {
+    /** Runs `query` (over `{file}`) on each object under `prefix`, as downloaded, with DuckDB. */
+    const readLake = async (prefix: string, query: string): Promise<Json[]> => {
       const rows: Json[] = [];
-      for (const key of await lakeKeys()) {
+      for (const key of await lakeKeys(prefix)) {
         const body = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
         const file = join(dirs.reads, `${randomUUID()}.parquet`);
         writeFileSync(file, await (body.Body?.transformToByteArray() ?? new Uint8Array()));
-        const read = await connection.runAndReadAll(
-          `SELECT class_uid, activity_id, metadata.uid AS uid, api.operation AS operation,
-             action_id, time FROM read_parquet('${file}')`,
-        );
+        const read = await connection.runAndReadAll(query.replace('{file}', `read_parquet('${file}')`));
         rows.push(...(read.getRowObjectsJson() as Json[]));
       }
       return rows;
+    };
+    /** Every API Activity row the lake holds. */
+    const lakeRows = (): Promise<Json[]> =>
+      readLake(
+        PARTITION,
+        `SELECT class_uid, activity_id, metadata.uid AS uid, api.operation AS operation, action_id, time
+          FROM {file}`,
+      );
+    /** Every event of `key` the lake holds, whole, each checked against the class's schema. */
+    const classEvents = async (key: ClassKey | 'apiActivity'): Promise<Json[]> => {
+      const { source, validate } =
+        key === 'apiActivity' ? { source: SOURCE, validate: validateOcsf } : CLASSES[key];
+      const rows = await readLake(partition(source), 'SELECT to_json(p)::text AS j FROM {file} p');
+      return rows.map((r) => {
+        const event = withoutNulls(JSON.parse(String(r.j))) as Json;
+        assert.ok(validate(event), `${key}: ${JSON.stringify(validate.errors)}`);
+        return event;
+      });
+    };
+    const uidsOf = (events: Json[]) => events.map((e) => String((e.metadata as Json).uid));
+    const classCursors = () =>
+      queryRows(
+        svc.runtime.database.db,
+        sql`SELECT class_key, position, attempts, last_error, delivered::int AS delivered FROM export_class_cursors
+          WHERE destination_id = ${id}::uuid ORDER BY class_key`,
+      );
+    /** Reports the device's inventory: one agent with `mcps` MCP servers. */
+    const reportInventory = async (mcps: number) => {
+      const res = await send(
+        svc.url,
+        prepare('/v1/devices/inventory', device, {
+          agents: [
+            {
+              agentType: 'cursor',
+              displayName: 'Cursor',
+              mcps: Array.from({ length: mcps }, (_, i) => ({
+                name: `server-${i}`,
+                enabled: true,
+                transport: 'stdio',
+              })),
+            },
+          ],
+        }),
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
     };
 
     test('admin API: a security_lake destination is made, its bad settings named', async () => {
@@ -140,7 +224,10 @@ for (const driver of driversUnderTest()) {
         bucket: BUCKET,
         region: 'eu-west-1',
         account_id: '123456789012',
-        sources: { apiActivity: SOURCE },
+        sources: {
+          apiActivity: SOURCE,
+          ...Object.fromEntries(Object.entries(CLASSES).map(([k, c]) => [k, c.source])),
+        },
       };
       for (const [bad, message] of [
         [{ ...settings, region: 'mars' }, /^body\.settings\.region: /],
@@ -193,6 +280,75 @@ for (const driver of driversUnderTest()) {
       assert.match(String(s.cursor), /^\d+:\d+$/);
       assert.equal(s.delivered, 40);
       assert.equal(s.last_error, null);
+      for (const e of await classEvents('apiActivity')) assert.equal(e.class_uid, 6003);
+    });
+
+    test('inventory reports, a request grant and a proxied query land once each in their own custom sources, as valid OCSF', async () => {
+      // Every class the lake takes has a cursor, made with the destination.
+      assert.deepEqual(
+        (await classCursors()).map((c) => c.class_key),
+        ['datastoreActivity', 'deviceInventory', 'softwareInventory', 'userAccess'],
+      );
+      await reportInventory(2);
+      const created = await svc.call('POST', '/v1/requests', { token: user, body: demoOrdersRequest() });
+      assert.equal(created.status, 201, created.text);
+      requestId = String((created.body.data as Json).id);
+      const approved = await svc.call('POST', `/v1/admin/requests/${requestId}/approve`, {
+        token: admin,
+        body: {},
+      });
+      assert.equal(approved.status, 200, approved.text);
+      // A query through the proxy, on the request's environment.
+      const queried = await svc.call('POST', `/v1/requests/${requestId}/query`, {
+        token: user,
+        body: { sql: 'SELECT id FROM eu LIMIT 1' },
+      });
+      assert.equal(queried.status, 200, queried.text);
+      await passUntil(async () => {
+        const counts = await Promise.all(
+          (Object.keys(CLASSES) as ClassKey[]).map(
+            async (k) => (await lakeKeys(partition(CLASSES[k].source))).length,
+          ),
+        );
+        return counts.every((n) => n > 0);
+      }, 'the other classes never landed');
+      const inventory = await classEvents('deviceInventory');
+      assert.equal(inventory.length, 1);
+      assert.equal(inventory[0]?.class_uid, 5001);
+      assert.match(uidsOf(inventory)[0] ?? '', /^inventory:/);
+      const software = await classEvents('softwareInventory');
+      assert.deepEqual(software.map((e) => (e.package as Json).name).sort(), [
+        'cursor',
+        'server-0',
+        'server-1',
+      ]);
+      const access = await classEvents('userAccess');
+      assert.equal(access.length, 1);
+      assert.equal(access[0]?.class_uid, 3005);
+      assert.equal(access[0]?.activity_id, 1, 'Assign Privileges');
+      assert.equal((access[0]?.metadata as Json | undefined)?.correlation_uid, requestId);
+      const queries = await classEvents('datastoreActivity');
+      assert.equal(queries.length, 1);
+      assert.equal(queries[0]?.activity_id, 4, 'Query');
+      assert.equal(queries[0]?.status_id, 1, 'Success');
+      // Each sent once, and nothing more, however many passes run after.
+      const sent = { deviceInventory: 1, softwareInventory: 3, userAccess: 1, datastoreActivity: 1 };
+      const delivered = async () =>
+        Object.fromEntries((await classCursors()).map((c) => [c.class_key, Number(c.delivered)]));
+      assert.deepEqual(await delivered(), sent);
+      // The status shows each class's stream: taken by this lake, nothing left behind, what it delivered.
+      const classes = (await status()).classes as Json[];
+      assert.deepEqual(
+        classes.map((c) => [c.class, c.sent, c.lag_records, c.delivered, c.last_error]),
+        Object.entries(sent)
+          .sort()
+          .map(([k, n]) => [k, true, 0, n, null]),
+      );
+      const keys = await lakeKeys();
+      for (let i = 0; i < 3; i++) await svc.runSchedule('exportDelivery');
+      assert.deepEqual(await lakeKeys(), keys);
+      assert.deepEqual(await delivered(), sent);
+      assert.ok((await classCursors()).every((c) => c.last_error === null && Number(c.attempts) === 0));
     });
 
     test('the lake down builds lag and loses nothing: delivery resumes from the cursor', async () => {
@@ -200,10 +356,33 @@ for (const driver of driversUnderTest()) {
       s3 = undefined;
       const before = ingested.length;
       let down: Json;
+      let classesDown: Record<string, unknown>[];
       try {
         await ingest(10);
+        // A second inventory report and the request's end, while the lake is down.
+        await reportInventory(3);
+        const revoked = await svc.call('POST', `/v1/requests/${requestId}/revoke`, { token: user });
+        assert.equal(revoked.status, 200, revoked.text);
+        requestId = '';
         await passUntil(async () => (await status()).last_error !== null, 'the lake never failed');
+        await passUntil(
+          async () => (await classCursors()).filter((c) => c.last_error !== null).length === 3,
+          'the class streams never failed',
+        );
         down = await status();
+        classesDown = await classCursors();
+        // The second report (one device) and the revoke are behind the cursors, and shown so.
+        const lag = Object.fromEntries((down.classes as Json[]).map((c) => [c.class, c.lag_records]));
+        assert.deepEqual(lag, {
+          datastoreActivity: 0,
+          deviceInventory: 1,
+          softwareInventory: 1,
+          userAccess: 1,
+        });
+        // A change to the destination may be the fix: every stream tries again at the next pass.
+        const patched = await api('PATCH', `/${id}`, { enabled: true });
+        assert.equal(patched.status, 200, patched.text);
+        assert.ok((await classCursors()).every((c) => Number(c.attempts) === 0));
       } finally {
         await startLake();
       }
@@ -220,6 +399,24 @@ for (const driver of driversUnderTest()) {
       );
       assert.equal(uids.size, ingested.length);
       assert.equal((await status()).last_error, null);
+      for (const c of classesDown) {
+        if (c.class_key === 'datastoreActivity') continue;
+        assert.equal(c.last_error, 'S3 unreachable (ECONNREFUSED)', String(c.class_key));
+      }
+      const landed = async () => {
+        const [inventory, access] = [await classEvents('deviceInventory'), await classEvents('userAccess')];
+        return inventory.length === 2 && access.length === 2;
+      };
+      await passUntil(landed, 'the other classes did not resume');
+      // Each once: the reports before and during the outage, the grant and the revoke.
+      const inventory = await classEvents('deviceInventory');
+      assert.equal(new Set(uidsOf(inventory)).size, 2);
+      const access = await classEvents('userAccess');
+      assert.deepEqual(access.map((e) => e.activity_id).sort(), [1, 2]);
+      assert.equal(new Set(uidsOf(access)).size, 2);
+      const software = await classEvents('softwareInventory');
+      assert.equal(new Set(uidsOf(software)).size, software.length, 'no software event twice');
+      assert.ok((await classCursors()).every((c) => c.last_error === null));
     });
 
     test('a replay sends the range again: an emptied lake is filled again', async () => {

@@ -21,6 +21,7 @@ import {
   startTestService,
   type TestService,
   testConfig,
+  userToken,
 } from '#test/support/service.ts';
 import { allowServiceRole } from '../../../infra/functions/migrate.ts';
 
@@ -77,15 +78,7 @@ for (const driver of driversUnderTest()) {
       svc = await startTestService(driver, AS_SERVICE);
       admin = await svc.adminToken();
       await seedDemoDatasource(db());
-      const password = 'a long enough password';
-      await svc.call('POST', '/v1/admin/users', {
-        token: admin,
-        body: { email: 'rae@example.test', name: 'rae', password, roles: ['user'] },
-      });
-      const login = await svc.call('POST', '/v1/auth/login', {
-        body: { email: 'rae@example.test', password },
-      });
-      user = (login.body.data as { access_token: string }).access_token;
+      user = await userToken(svc, 'rae@example.test', 'rae');
     });
     after(async () => {
       // What a test left active goes with its request, before the database (roles are cluster-wide).

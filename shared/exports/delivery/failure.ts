@@ -1,0 +1,20 @@
+// What a failed send writes on its cursor, the same for the tool calls' cursors (export_cursors) and the other
+// classes' (export_class_cursors): the failures in a row, the error as the API shows it, and when to try again.
+import { type SQL, sql } from 'drizzle-orm';
+import type { Config } from '../../core/config/schema.ts';
+import { intParam, textParam } from '../../core/db/sql-values.ts';
+import type { DeliveryResult } from '../destinations/destination.ts';
+import { backoffMs } from './deliver.ts';
+
+/** The SET list of a cursor after its `attempts`-th failure in a row. */
+export function failureAssignments(
+  config: Pick<Config, 'exports'>,
+  attempts: number,
+  result: Extract<DeliveryResult, { ok: false }>,
+  random: () => number,
+): SQL {
+  const wait = backoffMs(config, attempts, result, random);
+  return sql`attempts = ${intParam(attempts)}, last_error = ${textParam(result.message)},
+    last_error_permanent = ${result.permanent}, last_status = ${result.status ?? null}::int,
+    next_attempt_at = now() + make_interval(secs => ${wait / 1000}::float8)`;
+}
