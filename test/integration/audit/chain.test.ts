@@ -11,10 +11,11 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { queryRows } from '#shared/core/db/query.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
+import { runs } from '#test/support/runs.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
 const SHIPPER_TOKEN = 'log-shipper-token-for-the-chain-0123456789';
-const RUNS = Number(process.env.AUDIT_RUNS ?? 25);
+const RUNS = runs(25, { variable: 'AUDIT_RUNS' });
 const SEED =
   process.env.AUDIT_SEED === 'random'
     ? Math.floor(Math.random() * 2 ** 31)

@@ -3,8 +3,9 @@
 // {error, message}, the status and body as the document says, and a refused request stores nothing. A failure is
 // shrunk to a small case and printed with the seed and path that replay it.
 //
-// Bounded for npm test: FUZZ_RUNS cases per operation (default 20). FUZZ_SEED replays a run (default: a fixed seed,
-// so the suite is deterministic; `FUZZ_SEED=random` explores), FUZZ_OPS=opId,opId narrows to some operations.
+// Bounded for npm test: FUZZ_RUNS cases per operation (default 20; test:fast runs fewer, test/support/runs.ts).
+// FUZZ_SEED replays a run (default: a fixed seed, so the suite is deterministic; `FUZZ_SEED=random` explores),
+// FUZZ_OPS=opId,opId narrows to some operations.
 // npm run bench:fuzz runs tens of thousands of cases with the same generators.
 //
 // It runs on every driver: PGlite is quick and catches most; PostgreSQL is the point, since its casts and text
@@ -29,9 +30,10 @@ import {
   sampleCase,
 } from '#test/support/fuzz-requests.ts';
 import { demoOrdersRequest } from '#test/support/request-fixtures.ts';
+import { runs } from '#test/support/runs.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
+const RUNS = runs(20, { variable: 'FUZZ_RUNS' });
 const SEED =
   process.env.FUZZ_SEED === 'random'
     ? Math.floor(Math.random() * 2 ** 31)

@@ -14,6 +14,7 @@ import { queryJson } from '#shared/core/db/query.ts';
 import { type DurationSketch, sketchKey, sketchPercentiles } from '#shared/observability/duration-sketch.ts';
 import { seriesTotalsUpsertSql } from '#shared/observability/rollups/rollups.ts';
 import { driversUnderTest, type ProvisionedDatabase, provisionDatabase } from '#test/support/databases.ts';
+import { runs } from '#test/support/runs.ts';
 import { testConfig } from '#test/support/service.ts';
 
 interface Case {
@@ -119,7 +120,7 @@ for (const driver of driversUnderTest()) {
           const keys = [...sum.keys()].sort((x, y) => x - y);
           assert.deepEqual(got, keys.length ? [keys, keys.map((k) => sum.get(k))] : null);
         }),
-        { numRuns: 30 },
+        { numRuns: runs(30) },
       );
     });
 

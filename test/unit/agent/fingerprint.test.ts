@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { configFingerprint, loadFingerprintKey } from '#agent/discovery/fingerprint.ts';
+import { runs } from '#test/support/runs.ts';
 
 const entry = {
   command: 'npx',
@@ -64,6 +65,6 @@ test('property: changing any value of an entry changes its fingerprint', () => {
       const changed = { ...config, [k]: JSON.stringify(config[k]) + extra };
       assert.notEqual(configFingerprint(key, 'n', changed), configFingerprint(key, 'n', config));
     }),
-    { numRuns: 300 },
+    { numRuns: runs(300) },
   );
 });

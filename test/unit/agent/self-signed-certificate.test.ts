@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { certificateFingerprint, createDeviceIdentity } from '#agent/identity.ts';
 import { selfSignedCertificate } from '#agent/self-signed-certificate.ts';
 import { independentFingerprint } from '#test/support/device-keys.ts';
+import { runs } from '#test/support/runs.ts';
 
 test('both key types: self-signed, not a CA, digital signature only, the key it was made for', async () => {
   for (const keyType of ['p256', 'ed25519'] as const) {
@@ -68,6 +69,6 @@ test('any common name and validity round-trips (long names take multi-byte DER l
         assert.equal(certificateFingerprint(pem), independentFingerprint(pem));
       },
     ),
-    { numRuns: 150 },
+    { numRuns: runs(150) },
   );
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { commandBaseName, commandSource, sourceOf, urlOrigin } from '#agent/discovery/source-identity.ts';
+import { runs } from '#test/support/runs.ts';
 
 const cases: Array<[string, string[], object]> = [
   [
@@ -148,7 +149,7 @@ test('property: the identity holds only the base name of the command or one whol
       // Nothing from two arguments is joined into one identity.
       assert.ok(!/\s/.test(source.name), 'no whitespace in a name');
     }),
-    { numRuns: 2000 },
+    { numRuns: runs(2000) },
   );
 });
 
@@ -172,7 +173,7 @@ test('property: secrets after the package never reach the identity', () => {
       const text = JSON.stringify(source);
       for (const s of secrets) assert.ok(!text.includes(`--token=${s}`));
     }),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
 });
 

@@ -7,6 +7,7 @@ import {
   canonicalize,
   MAX_CANONICAL_DEPTH,
 } from '#shared/core/canonical-json.ts';
+import { runs } from '#test/support/runs.ts';
 
 // Expected strings below are copied from the text of RFC 8785, not produced by the implementation.
 
@@ -256,7 +257,7 @@ describe('properties', () => {
         const c = canonicalize(x);
         assert.equal(canonicalize(JSON.parse(c)), c);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 
@@ -265,7 +266,7 @@ describe('properties', () => {
       fc.property(json, (x) => {
         assert.equal(canonicalize(JSON.parse(canonicalize(x))), canonicalize(JSON.parse(JSON.stringify(x))));
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -274,7 +275,7 @@ describe('properties', () => {
       fc.property(json, fc.nat(), (x, seed) => {
         assert.equal(canonicalize(reorder(x, seed)), canonicalize(x));
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 
@@ -289,7 +290,7 @@ describe('properties', () => {
         );
         assert.deepEqual(textOrder, keys);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -300,7 +301,7 @@ describe('properties', () => {
         assert.equal(text, JSON.stringify(n));
         assert.ok(Object.is(Number(text), n === 0 ? 0 : n));
       }),
-      { numRuns: 1000 },
+      { numRuns: runs(1000) },
     );
   });
 });

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { runs } from '#test/support/runs.ts';
 import { toOcsfApiActivity } from '../../../shared/exports/ocsf.ts';
 import { toOtelMetrics, toOtelTraces } from '../../../shared/exports/otel.ts';
 import type { StoredEvent } from '../../../shared/exports/source.ts';
@@ -79,7 +80,7 @@ describe('exports: no content leaves', () => {
           );
         },
       ),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });

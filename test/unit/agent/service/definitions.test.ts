@@ -25,6 +25,7 @@ import {
 import { execArgument } from '#agent/service/systemd.ts';
 import { windowsArgument } from '#agent/service/task-scheduler.ts';
 import { checkLaunchdJob } from '#test/support/launchd-plist.ts';
+import { runs } from '#test/support/runs.ts';
 import { commandLine, isTimeSpan, parseUnit, UnitSyntaxError } from '#test/support/systemd-unit.ts';
 
 const TASK_XSD = readFileSync(new URL('./task-scheduler.xsd', import.meta.url), 'utf8');
@@ -258,7 +259,7 @@ test('any argument survives each format: property over printable text', () => {
       const job = parsePlist(serviceDefinition(spec).contents.toString()) as { ProgramArguments: string[] };
       assert.deepEqual(job.ProgramArguments, ['/usr/bin/node', ...args]);
     }),
-    { numRuns: 300 },
+    { numRuns: runs(300) },
   );
 });
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { encodeRecord } from '#agent/spool/framing.ts';
 import { Spool, type SpoolRecord } from '#agent/spool/spool.ts';
+import { runs } from '#test/support/runs.ts';
 import { APPENDER, padding } from '#test/support/spool-appender.ts';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'spool-'));
@@ -194,9 +195,9 @@ test('many processes appending at once: every record once, in each writer order,
 
 test('writers killed (SIGKILL) at random points: after restart nothing lost or duplicated but the torn', async (t) => {
   const dir = freshDir();
-  const runs = Number(process.env.SPOOL_CRASH_RUNS ?? 30);
+  const kills = runs(30, { variable: 'SPOOL_CRASH_RUNS' });
   const logged = new Map<string, number[]>();
-  for (let i = 0; i < runs; i++) {
+  for (let i = 0; i < kills; i++) {
     const run = `r${i}`;
     // Large records (up to 600 KB, many pages per write) so that a kill can land inside a write.
     const writer = runAppender(dir, run, 100_000, 1_000, 600_000, 2 * 1024 * 1024);
@@ -224,7 +225,7 @@ test('writers killed (SIGKILL) at random points: after restart nothing lost or d
     extra += read.length - acked.length;
   }
   const stats = spool.stats();
-  assert.ok(stats.torn <= runs, `${stats.torn} torn records for ${runs} kills`);
+  assert.ok(stats.torn <= kills, `${stats.torn} torn records for ${kills} kills`);
   assert.equal(stats.pending, 0);
-  t.diagnostic(`${runs} kills: ${all.length} records, ${extra} written but unreported, ${stats.torn} torn`);
+  t.diagnostic(`${kills} kills: ${all.length} records, ${extra} written but unreported, ${stats.torn} torn`);
 });

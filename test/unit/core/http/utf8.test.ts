@@ -11,6 +11,7 @@ import {
   invalidUtf8InJson,
   undecodablePercent,
 } from '#shared/core/http/utf8.ts';
+import { runs } from '#test/support/runs.ts';
 
 const bytes = (...parts: Array<string | number[]>) =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))));
@@ -39,7 +40,7 @@ describe('UTF-8, strictly', () => {
         assert.equal(firstInvalidUtf8(b) === undefined, accepts(b));
         assert.equal(decodeUtf8(b) !== undefined, accepts(b));
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 

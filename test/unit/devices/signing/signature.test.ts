@@ -16,6 +16,7 @@ import {
   signBytes,
   signPayload,
 } from '#test/support/device-keys.ts';
+import { runs } from '#test/support/runs.ts';
 
 const ENCODINGS: SignatureEncoding[] = ['std', 'unpadded', 'url', 'url-padded'];
 
@@ -39,7 +40,7 @@ describe('decodeSignature', () => {
           assert.deepEqual(decodeSignature(encodeSignature(bytes, enc)), Buffer.from(bytes));
         },
       ),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 
