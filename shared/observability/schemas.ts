@@ -169,8 +169,8 @@ const rate = (description: string) => z.number().min(0).max(1).meta({ descriptio
 const nullableTs = isoTimestamp.nullable();
 const ts = (description: string) => isoTimestamp.meta({ description });
 const nullTs = (description: string) => nullableTs.meta({ description });
-const eventType = z.enum(['invocation', 'result', 'error']);
-const eventResult = z.enum(['allowed', 'denied', 'error']);
+export const eventType = z.enum(['invocation', 'result', 'error']);
+export const eventResult = z.enum(['allowed', 'denied', 'error']);
 const transport = z.enum(['stdio', 'http', 'sse']);
 const mcpSource = z
   .object({

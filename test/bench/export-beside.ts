@@ -6,8 +6,6 @@
 // next, instead of polling the database in a loop). The windows alternate alone / beside / beside / alone…, so that
 // a load that drifts during the run weighs on both sides alike.
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { sql } from 'drizzle-orm';
@@ -17,6 +15,7 @@ import { observabilityEvent } from '#shared/devices/schemas.ts';
 import { createDestination, deliverExports } from '#shared/exports/streams.ts';
 import { testConfig } from '#test/support/service.ts';
 import { verifiedDevice } from '#test/support/verified-device.ts';
+import { startDrainReceiver } from './receiver.ts';
 import { connectBenchDatabase } from './seed-events.ts';
 
 /** The `exports` config of the exporter (the receiver needs no secret). */
@@ -77,12 +76,8 @@ export async function ingestBesideExport(options: {
   seconds: number;
 }): Promise<BesideResult> {
   const { db } = options;
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const receiver = await startDrainReceiver();
+  const endpoint = receiver.url;
   await db.execute(sql`UPDATE export_destinations SET enabled = false`);
   await createDestination(
     db,
@@ -124,7 +119,7 @@ export async function ingestBesideExport(options: {
   } finally {
     worker.postMessage('exit' satisfies ToExporter);
     await new Promise((resolve) => worker.once('exit', resolve));
-    receiver.close();
+    await receiver.close();
   }
   const seconds = options.rounds * options.seconds;
   return { alone: alone / seconds, beside: beside / seconds, exported };

@@ -2,13 +2,12 @@
 // BENCH_EXPORT_EVENTS stored events (default 200,000; 5,000,000 for the replay goal, under 5 minutes) are read after
 // a cursor as the delivery reads them (the baseline), mapped (OTLP spans and point, OCSF API Activity: goal 50,000
 // events/s each), encoded per shape (OTLP protobuf, OTLP JSON, OCSF JSON lines, HEC JSON), and delivered whole (a
-// replay from the oldest event) to a local receiver per destination kind (BENCH_EXPORT_KINDS, a comma-separated
-// subset, e.g. `otlp_http protobuf`), each as events/s, total time and ratio to the raw read. Then ingest
+// replay from the oldest event) to a local receiver in a thread of its own per destination kind (BENCH_EXPORT_KINDS, a
+// comma-separated subset, e.g. `otlp_http protobuf`), each as events/s, total time, ratio to the raw read, and
+// events per CPU-second of the sending thread (what one free core would give on a machine busy with more). Then ingest
 // (ingestEvents, batches of 100) runs alone and with an OTLP export beside it in windows of
 // BENCH_EXPORT_INGEST_SECONDS, alternated BENCH_EXPORT_ROUNDS times (export-beside.ts), and prints the ratio of the
 // two rates (goal: within 10%); BENCH_EXPORT_ROUNDS=0 skips it.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
@@ -26,6 +25,7 @@ import type { ExportSource } from '#shared/exports/source.ts';
 import { createDestination, deliverExports } from '#shared/exports/streams.ts';
 import { testConfig } from '#test/support/service.ts';
 import { ingestBesideExport } from './export-beside.ts';
+import { startDrainReceiver } from './receiver.ts';
 import { BENCH_DEVICE, insertBenchDevice, openBenchDatabase } from './seed-events.ts';
 
 const N = Number(process.env.BENCH_EXPORT_EVENTS ?? 200_000);
@@ -43,16 +43,9 @@ const config = testConfig({
   exports: { batch: BATCH, time_budget: '1h', timeout: '60s', secrets: { hec: 't', hook: 'k'.repeat(32) } },
 });
 
-// A receiver that takes every request and drains it (decoding is the tests' job; here it costs the sender nothing).
-let received = 0;
-const receiver = createServer((req, res) => {
-  req.on('data', (c: Buffer) => {
-    received += c.length;
-  });
-  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0}'));
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+// A receiver in a thread of its own that takes every request and drains it.
+const receiver = await startDrainReceiver();
+const { url } = receiver;
 
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
 const rate = (n: number, s: number) => Math.round(n / s);
@@ -164,13 +157,16 @@ try {
       { name: name.replace(/\W+/g, '-').toLowerCase(), enabled: true, start: 'oldest', ...body },
       actor,
     );
+    const cpu0 = process.threadCpuUsage();
     const td = process.hrtime.bigint();
     const [pass] = await deliverExports(db, config);
     const s = seconds(td);
+    const cpu = process.threadCpuUsage(cpu0);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     if (pass?.delivered !== N) throw new Error(`${name} delivered ${pass?.delivered}: ${pass?.error}`);
     const r = rate(N, s);
     console.log(
-      `  destination ${name}: ${fmt(r)} events/s (${(r / readRate).toFixed(2)}× the read), replay of ${fmt(N)} in ${s.toFixed(1)} s (${(s / 60).toFixed(1)} min)`,
+      `  destination ${name}: ${fmt(r)} events/s (${(r / readRate).toFixed(2)}× the read), replay of ${fmt(N)} in ${s.toFixed(1)} s (${(s / 60).toFixed(1)} min); the sending thread used ${cpuSeconds.toFixed(1)} s of CPU, ${fmt(rate(N, cpuSeconds))} events per CPU-second`,
     );
   }
 
@@ -182,8 +178,11 @@ try {
       `  ingest alone: ${fmt(Math.round(beside.alone))} events/s; with an OTLP export running: ${fmt(Math.round(beside.beside))} events/s (${ratio.toFixed(2)}×, goal ≥ 0.90: ${ratio >= 0.9 ? 'PASS' : 'FAIL'}; ${fmt(beside.exported)} exported meanwhile; ${ROUNDS} rounds of ${INGEST_S} s each)`,
     );
   }
-  console.log(`  received ${fmt(received)} bytes in all`);
+  const received = await receiver.received();
+  console.log(
+    `  received ${fmt(received.bytes)} bytes in all, ${fmt(received.requests)} requests over ${fmt(received.connections)} connections`,
+  );
 } finally {
-  receiver.close();
+  await receiver.close();
   await drop();
 }

@@ -17,6 +17,9 @@ import { deliverClasses } from './classes.ts';
 import { failureAssignments } from './failure.ts';
 import { type Batch, type ExportCursor, readBatch } from './read.ts';
 
+/** Batches a destination may have sent and not yet settled: one being taken while the next is read and sent. */
+const IN_FLIGHT = 2;
+
 /** The kinds this pass sends (another pass may serve the others). */
 const SENT_KIND_LIST = sql.raw(SENT_KINDS.map((k) => `'${k}'`).join(', '));
 
@@ -127,27 +130,43 @@ async function deliverOne(
   let cursor: ExportCursor = { xid: row.x, id: row.cid };
   let retried = row.attempts > 0;
   let next: Promise<Batch> = readBatch(db, cursor, config.exports.batch);
-  try {
-    while (Date.now() < until) {
-      const batch = await next;
-      if (!batch.last) break;
-      // The next batch is read while this one is sent; the cursor still moves only past what the receiver took.
-      next = readBatch(db, batch.last, config.exports.batch);
-      const result = await sender.send(batch.sources);
-      if (!result.ok) {
-        pass.error = result.message;
-        await recordFailure(db, config, row, row.attempts + 1, result, random);
-        return pass;
-      }
-      if (!(await advance(db, row, cursor, batch.last, batch.sources.length, retried))) return pass;
-      pass.delivered += batch.sources.length;
-      pass.batches++;
-      cursor = batch.last;
-      retried = false;
+  // Batches sent and not yet settled, oldest first: the next batch is read and sent while the receiver takes the
+  // previous one, and each is settled (the cursor moved past it) in order, so the cursor still moves only past what
+  // the receiver took. After a failure the batches sent behind the failed one are sent again with it (at least once).
+  const inFlight: { batch: Batch & { last: ExportCursor }; sent: Promise<DeliveryResult> }[] = [];
+  /** Settles the oldest batch in flight; false when the pass ends for this destination. */
+  const settle = async (): Promise<boolean> => {
+    const oldest = inFlight.shift();
+    if (!oldest) return true;
+    const result = await oldest.sent;
+    if (!result.ok) {
+      pass.error = result.message;
+      await recordFailure(db, config, row, row.attempts + 1, result, random);
+      return false;
     }
+    const { sources, last } = oldest.batch;
+    if (!(await advance(db, row, cursor, last, sources.length, retried))) return false;
+    pass.delivered += sources.length;
+    pass.batches++;
+    cursor = last;
+    retried = false;
+    return true;
+  };
+  try {
+    let going = true;
+    while (going && Date.now() < until) {
+      const batch = await next;
+      const { last } = batch;
+      if (!last) break;
+      next = readBatch(db, last, config.exports.batch);
+      inFlight.push({ batch: { sources: batch.sources, last }, sent: sender.send(batch.sources) });
+      if (inFlight.length >= IN_FLIGHT) going = await settle();
+    }
+    while (going && inFlight.length > 0) going = await settle();
+    if (!going) return pass;
   } finally {
-    // A read begun for a batch the pass will not send: its result (or failure) is dropped.
-    await next.catch(() => undefined);
+    // Reads and sends begun for batches the pass will not settle: their results (or failures) are dropped.
+    await Promise.all([next.catch(() => undefined), ...inFlight.map((f) => f.sent.catch(() => undefined))]);
   }
   // Due again at the next pass.
   await db.execute(sql`UPDATE export_cursors SET next_attempt_at = now()

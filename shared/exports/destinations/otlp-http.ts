@@ -1,7 +1,7 @@
 // OTLP/HTTP to any OpenTelemetry collector: the batch's spans to /v1/traces, then its duration points to
 // /v1/metrics, protobuf (application/x-protobuf) or JSON (application/json). Headers (an API key…) come from the
-// destination's secret, a JSON object. A batch counts as delivered when both requests succeed; a failure of the
-// second sends the spans again with the next try (at least once).
+// destination's secret, a JSON object. The two requests go out together; a batch counts as delivered when both
+// succeed, and a failure of either sends both again with the next try (at least once).
 import type { Destination } from './destination.ts';
 import { metricsBody, tracesBody } from './otlp-encoding.ts';
 import { postBatch } from './post.ts';
@@ -19,21 +19,13 @@ export function otlpHttpDestination(
   return {
     kind: 'otlp_http',
     async send(batch, signal) {
-      const traces = await postBatch({
-        url: `${base}/v1/traces`,
-        headers: all,
-        body: tracesBody(batch, settings.encoding),
-        timeoutMs,
-        signal,
-      });
-      if (!traces.ok || !settings.metrics) return traces;
-      return postBatch({
-        url: `${base}/v1/metrics`,
-        headers: all,
-        body: metricsBody(batch, settings.encoding),
-        timeoutMs,
-        signal,
-      });
+      const post = (path: string, body: Uint8Array) =>
+        postBatch({ url: `${base}${path}`, headers: all, body, timeoutMs, signal });
+      const traces = post('/v1/traces', tracesBody(batch, settings.encoding));
+      if (!settings.metrics) return traces;
+      const metrics = post('/v1/metrics', metricsBody(batch, settings.encoding));
+      const [tracesResult, metricsResult] = await Promise.all([traces, metrics]);
+      return tracesResult.ok ? metricsResult : tracesResult;
     },
   };
 }
