@@ -5,7 +5,6 @@
 // failure with jitter, up to exports.max_backoff, which a permanent failure (400, 401, 403…) waits at once.
 // The pass runs apart from ingest (its own schedule) and stops after exports.time_budget, between batches.
 import { sql } from 'drizzle-orm';
-import { exponentialBound } from '../../core/backoff.ts';
 import type { Config } from '../../core/config/schema.ts';
 import type { Db } from '../../core/db/database.ts';
 import { col, queryRows, type RowOf } from '../../core/db/query.ts';
@@ -48,21 +47,6 @@ export interface DeliveryOptions {
   readSecret?: (id: string) => Promise<string>;
   /** Jitter in [0, 1); Math.random by default. */
   random?: () => number;
-}
-
-/** How long to wait after the `attempts`-th failure in a row. */
-export function backoffMs(
-  config: Pick<Config, 'exports'>,
-  attempts: number,
-  result: Extract<DeliveryResult, { ok: false }>,
-  random: () => number = Math.random,
-): number {
-  const { backoff, max_backoff } = config.exports;
-  if (result.permanent) return max_backoff;
-  if (result.retryAfterMs !== undefined) return Math.min(result.retryAfterMs, max_backoff);
-  const full = exponentialBound(attempts, backoff, max_backoff);
-  // "Equal jitter": at least half the wait, so that destinations failing together do not retry together.
-  return Math.round(full / 2 + (full / 2) * random());
 }
 
 const sameCursor = (c: ExportCursor) => sql`cursor_xid = ${c.xid}::xid8 AND cursor_id = ${c.id}::bigint`;
