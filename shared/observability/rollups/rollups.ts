@@ -179,6 +179,17 @@ const MEASURES = sql.raw(`count(*)::bigint AS calls, count(*) FILTER (WHERE s.re
   sum(s.tokens_out)::bigint AS tokens_out, sum(s.duration_ms)::bigint AS duration_sum,
   max(s.duration_ms)::int AS duration_max`);
 
+/**
+ * The call key's measures of `source` (a relation with the event columns), without sketches: what a read adds to the
+ * rollup rows' measures, where only a few sketches (the top tools', the totals') are read.
+ */
+export function callMeasuresSql(source: SQL): SQL {
+  return sql`SELECT s.agent_type, s.mcp_name, s.tool, s.event_type, s.result, coalesce(s.deny_code, '') AS deny_code,
+      coalesce(s.rule_applied, '') AS rule_applied, coalesce(s.model, '') AS model, ${MEASURES}
+    FROM ${source} AS s
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`;
+}
+
 /** Actor rows of `source`: per actor and group (absent: ''), per bucket of each grain, the measures. */
 export function actorRowsSql(source: SQL, grainList: readonly Grain[]): SQL {
   return sql`SELECT g.grain, ${bucketOf(sql`g.grain`, sql`s.event_time`)} AS bucket,

@@ -61,6 +61,7 @@ import {
 import {
   actorRowsSql,
   CALL_KEY,
+  callMeasuresSql,
   callRowsSql,
   type Grain,
   readTailOf,
@@ -360,21 +361,30 @@ function summaryStatement(
   const rangeTotals = p.totalsBuckets;
   const toolCtes = (rows: SQL) =>
     full ? sql`${topTools}, th AS MATERIALIZED (${toolSketches(rows)}),` : sql``;
+  // The tail's sketches: only the totals' and the top tools' are read, so its events are counted per tool and sketch
+  // key once (tk), not sketched per call key.
+  const tailSketch = (rows: string, groups: string) =>
+    sql.raw(`SELECT ${groups ? `${groups}, ` : ''}${sketchOfSql('x.b', 'x.n', false)} AS duration_sketch
+      FROM ${rows}${groups ? ` GROUP BY ${groups}` : ''}`);
   const callCtes = callRollup
-    ? sql`tl AS MATERIALIZED (${callRowsSql(tail)}),
+    ? sql`tl AS MATERIALIZED (${callMeasuresSql(tail)}),
+        tk AS MATERIALIZED (SELECT s.mcp_name, s.tool, ${sql.raw(SKETCH_KEY_FUNCTION)}(s.duration_ms) AS b,
+            count(*)::bigint AS n
+          FROM ${tail} AS s GROUP BY 1, 2, 3),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)}
           FROM (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE ${callWhere}
             UNION ALL SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURE_COLUMNS)} FROM tl) u
           GROUP BY ${sql.raw(KEY_COLUMNS)}),
         ${toolCtes(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('observability_rollups')}
             WHERE ${rowsWhere(sketchRows)}
-          UNION ALL SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('tl')})`)}
+          UNION ALL ${tailSketch(`tk x JOIN tt USING (${TOOL_KEYS.join(', ')})`, 'tt.rn')})`)}
         ts AS (${totalSketch(
-          used.length === 0
-            ? sql`(SELECT duration_sketch FROM observability_series_totals WHERE ${rangeTotals}
-                UNION ALL SELECT duration_sketch FROM tl)`
-            : sql`(SELECT duration_sketch FROM observability_rollups WHERE ${rowsWhere(sketchRows)}
-                UNION ALL SELECT duration_sketch FROM tl)`,
+          sql`(SELECT duration_sketch FROM ${
+            used.length === 0
+              ? sql`observability_series_totals WHERE ${rangeTotals}`
+              : sql`observability_rollups WHERE ${rowsWhere(sketchRows)}`
+          }
+            UNION ALL ${tailSketch('(SELECT b, sum(n) AS n FROM tk GROUP BY b) x', '')})`,
         )})`
     : sql`r AS MATERIALIZED (${callRowsSql(events(F, T))}),
         k AS MATERIALIZED (SELECT ${sql.raw(KEY_COLUMNS)}, ${sql.raw(MEASURES)} FROM r GROUP BY ${sql.raw(KEY_COLUMNS)}),
