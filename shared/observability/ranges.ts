@@ -78,9 +78,14 @@ export function totalsSegments(f: number, t: number, finest: 'hour' | 'day'): Se
 const segmentCondition = (s: Segment): SQL =>
   sql`(grain = ${lit(s.grain)} AND bucket >= ${tsParam(new Date(s.from))} AND bucket < ${tsParam(new Date(s.to))})`;
 
-/** The condition selecting the rollup rows of the segments (one bitmap scan of the key index). */
-export const segmentsWhere = (segs: Segment[]): SQL =>
-  sql`(${sql.join(segs.map(segmentCondition), sql` OR `)})`;
+/** The condition of each segment, for one index range scan each (a union of them, not their OR). */
+export const segmentConditions = (segs: Segment[]): SQL[] => segs.map(segmentCondition);
+
+/** Conditions joined by OR (one bitmap scan of the key index for the rows of several segments). */
+export const anyOf = (conditions: SQL[]): SQL => sql`(${sql.join(conditions, sql` OR `)})`;
+
+/** The condition selecting the rollup rows of the segments. */
+export const segmentsWhere = (segs: Segment[]): SQL => anyOf(segmentConditions(segs));
 
 /** The grains segments() covers a range with, coarsest first, by its finest grain; totalsSegments()'s. */
 export const COVER_GRAINS = { hour: ['week', 'day', '6h', 'hour'], day: ['week', 'day'] } as const;
@@ -113,16 +118,17 @@ export function slotBounds(segs: Segment[], grains: readonly CoverGrain[]): numb
  * segmentsWhere over the slots of `grains` whose bounds are the elements `first`.. of the timestamptz[] `bounds`
  * (slotBounds): one statement text for every range, so that a function plans it once.
  */
-export function slotsWhere(grains: readonly CoverGrain[], bounds: string, first: number): SQL {
-  return sql`(${sql.join(
-    grains.flatMap((grain, g) =>
-      Array.from({ length: SLOTS_PER_GRAIN }, (_, i) => {
-        const at = first + 2 * (SLOTS_PER_GRAIN * g + i);
-        return sql`(grain = ${lit(grain)} AND bucket >= ${sql.raw(`${bounds}[${at}]`)} AND bucket < ${sql.raw(`${bounds}[${at + 1}]`)})`;
-      }),
-    ),
-    sql` OR `,
-  )})`;
+export const slotsWhere = (grains: readonly CoverGrain[], bounds: string, first: number): SQL =>
+  anyOf(slotConditions(grains, bounds, first));
+
+/** The condition of each slot of slotsWhere, as segmentConditions gives a segment's. */
+export function slotConditions(grains: readonly CoverGrain[], bounds: string, first: number): SQL[] {
+  return grains.flatMap((grain, g) =>
+    Array.from({ length: SLOTS_PER_GRAIN }, (_, i) => {
+      const at = first + 2 * (SLOTS_PER_GRAIN * g + i);
+      return sql`(grain = ${lit(grain)} AND bucket >= ${sql.raw(`${bounds}[${at}]`)} AND bucket < ${sql.raw(`${bounds}[${at + 1}]`)})`;
+    }),
+  );
 }
 
 /** A range widened to whole units of `grain` (at least one). */

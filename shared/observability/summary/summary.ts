@@ -48,13 +48,15 @@ import {
 } from '../duration-sketch.ts';
 import {
   align,
+  anyOf,
   COVER_GRAINS,
   DAY,
   STEP,
+  segmentConditions,
   segments,
   segmentsWhere,
   slotBounds,
-  slotsWhere,
+  slotConditions,
   TOTALS_GRAINS,
   totalsSegments,
 } from '../ranges.ts';
@@ -232,7 +234,7 @@ export async function observabilitySummary(db: Db, query: SummaryQuery, options:
           actorTo: tsParam(actorRange.to),
           callBuckets: segmentsWhere(callSegments),
           totalsBuckets: segmentsWhere(totalsSegs),
-          actorBuckets: segmentsWhere(actorSegments),
+          actorBuckets: segmentConditions(actorSegments),
           top: String(query.top),
         });
   const doc = await queryDoc<SummaryDoc>(db, statement);
@@ -315,7 +317,8 @@ interface StatementInputs {
   actorTo: SQL;
   callBuckets: SQL;
   totalsBuckets: SQL;
-  actorBuckets: SQL;
+  /** One condition per segment or slot: the actor rows are read by one index-only range scan each. */
+  actorBuckets: SQL[];
   /** The length of the top lists: a number, or the function's argument. */
   top: string;
 }
@@ -432,11 +435,17 @@ function summaryStatement(
                 sum(e.tokens_out)::bigint AS tokens_out, max(e.duration_ms) AS duration_max
               FROM ${events(F, T)} e GROUP BY 1, 2) x
             GROUP BY 1`;
-  // Actor rows, not yet summed (the top list sums them once).
+  // Actor rows, not yet summed (the top list sums them once). One SELECT per segment: each is an index-only range
+  // scan of observability_rollups_actor_grain_idx, which holds the measures (an OR of them could only be a bitmap scan
+  // of the wide rollup rows).
   const actorRel = actorRollup
-    ? sql`SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups WHERE kind = 'actor'
-          AND ${p.actorBuckets}
-          AND ${and(dimConditions(query, ACTOR_ROW_KEYS))}
+    ? sql`${sql.join(
+        p.actorBuckets.map(
+          (bucket) => sql`SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)} FROM observability_rollups
+            WHERE kind = 'actor' AND ${bucket} AND ${and(dimConditions(query, ACTOR_ROW_KEYS))}`,
+        ),
+        sql` UNION ALL `,
+      )}
         UNION ALL SELECT actor_email, ${sql.raw(MEASURE_COLUMNS)}
           FROM (${actorRowsSql(sql`ue`, ['day'])}) t`
     : sql`SELECT coalesce(e.actor_email, '') AS actor_email, count(*)::bigint AS calls,
@@ -499,17 +508,17 @@ export function summaryFunctionSql(): SQL {
         | (typeof COVER_GRAINS)[keyof typeof COVER_GRAINS]
         | (typeof TOTALS_GRAINS)[keyof typeof TOTALS_GRAINS],
     ) => {
-      const where = slotsWhere(grains, 'p_bounds', first);
+      const each = slotConditions(grains, 'p_bounds', first);
       first += grains.length * 4;
-      return where;
+      return each;
     };
     return summaryStatement(query, statementShape(query, bucket, false), {
       from: sql.raw('p_from'),
       to: sql.raw('p_to'),
       actorFrom: sql.raw('p_actor_from'),
       actorTo: sql.raw('p_actor_to'),
-      callBuckets: slots(COVER_GRAINS.hour),
-      totalsBuckets: slots(TOTALS_GRAINS.hour),
+      callBuckets: anyOf(slots(COVER_GRAINS.hour)),
+      totalsBuckets: anyOf(slots(TOTALS_GRAINS.hour)),
       actorBuckets: slots(COVER_GRAINS.day),
       top: 'p_top',
     });
