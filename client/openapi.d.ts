@@ -2982,7 +2982,7 @@ export interface components {
         };
         ExportClassStatus: {
             /** @enum {string} */
-            class: "deviceInventory" | "softwareInventory" | "userAccess" | "datastoreActivity";
+            class: "deviceInventory" | "softwareInventory" | "userAccess" | "datastoreActivity" | "detectionFinding";
             /** @description Whether this destination takes the class (a lake naming its source) */
             sent: boolean;
             /** @description The class's cursor in its source (docs/exports.md) */
