@@ -1378,7 +1378,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again every stored event from a time on (event_time); audited export.destination_replayed */
+        /**
+         * Send again every stored event from a time on (event_time); audited export.destination_replayed
+         * @description The tool calls' cursor moves back to just before the first event from `from` on (`replayed` counts the events sent again). A security_lake destination's class streams (`status.classes`) move back too, each to just before the first record of its source changed at or after `from` (docs/exports.md, "Replay"). Cursors only move back.
+         */
         post: operations["replayExportDestination"];
         delete?: never;
         options?: never;

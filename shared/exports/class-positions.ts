@@ -1,8 +1,8 @@
-// Where each streamed OCSF class (delivery/classes.ts) keeps its cursor, where a new destination's cursors start
-// and what is after a cursor (its lag). Imports nothing that runs but SQL, so
+// Where each streamed OCSF class (delivery/classes.ts) keeps its cursor, where a new destination's cursors start,
+// what is after a cursor (its lag) and where a replay from a time moves it. Imports nothing that runs but SQL, so
 // the functions that manage destinations stay small.
 import { type SQL, sql } from 'drizzle-orm';
-import { uuidParam } from '../core/db/sql-values.ts';
+import { tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { ACCESS_ACTIVITIES } from './ocsf.ts';
 import type { OcsfClassKey } from './ocsf-objects.ts';
 
@@ -26,7 +26,7 @@ export const xidPosition = (position: string): { xid: string; id: string } => {
 
 /**
  * A source keyed by (transaction, id), as alias `t`: its table, its position's transaction column, and the time of
- * the change the position stands for.
+ * the change the position stands for (the lag's age, and where a replay from a time starts).
  */
 interface XidSource {
   table: SQL;
@@ -98,4 +98,22 @@ export function classLagSql(key: StreamedClass, position: string): SQL {
   const source = XID_SOURCES[key];
   return sql`SELECT count(*)::int AS n, ${age(source.at)} FROM ${source.table} t
     WHERE ${afterXidPosition(source, position)}`;
+}
+
+/**
+ * The position just before the first record of the class changed at or after `from` (`p`, none when there is
+ * none), and whether it is behind `position` (`behind`): a replay moves the cursor only back. Records of the same
+ * transaction changed before `from` are sent again with it (at least once), as the tool calls' replay does.
+ */
+export function classReplaySql(key: StreamedClass, position: string, from: Date): SQL {
+  if (key === 'userAccess') {
+    return sql`SELECT f.p, f.p::bigint < ${position}::bigint AS behind FROM (SELECT (t.seq - 1)::text AS p
+      FROM audit_logs t WHERE t.timestamp >= ${tsParam(from)} AND t.action_type IN (${ACCESS_ACTIONS})
+      ORDER BY t.seq LIMIT 1) f`;
+  }
+  const source = XID_SOURCES[key];
+  const asRow = (p: SQL) => sql`(split_part(${p}, ':', 1)::xid8, split_part(${p}, ':', 2)::uuid)`;
+  return sql`SELECT f.p, ${asRow(sql`f.p`)} < ${asRow(sql`${position}::text`)} AS behind
+    FROM (SELECT ${source.xid}::text || ${`:${NIL_UUID}`}::text AS p FROM ${source.table} t
+      WHERE ${source.xid} IS NOT NULL AND ${source.at} >= ${tsParam(from)} ORDER BY ${source.xid} LIMIT 1) f`;
 }

@@ -9,7 +9,7 @@ import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
 import { iso } from '../observability/cursor.ts';
-import { classLagSql, insertClassCursors } from './class-positions.ts';
+import { classLagSql, classReplaySql, insertClassCursors, type StreamedClass } from './class-positions.ts';
 import { afterCursor } from './delivery/read.ts';
 import { DESTINATION_KINDS, type SentKind } from './destinations/registry.ts';
 import type {
@@ -251,8 +251,35 @@ export async function destinationStatus(db: Db, id: string) {
 }
 
 /**
+ * Moves each class cursor of a lake back to just before the first record of its source changed at or after `from`
+ * (never forward); gives the classes it moved. Runs in the replay's transaction.
+ */
+async function replayClasses(tx: Db, id: string, from: Date): Promise<StreamedClass[]> {
+  const cursors = await queryRows(
+    tx,
+    sql`SELECT class_key, position FROM export_class_cursors WHERE destination_id = ${uuidParam(id)}
+      ORDER BY class_key FOR UPDATE`,
+    { class_key: col.text, position: col.text },
+  );
+  const moved: StreamedClass[] = [];
+  for (const c of cursors) {
+    const key = c.class_key as StreamedClass;
+    const [first] = await queryRows(tx, classReplaySql(key, c.position, from), {
+      p: col.text,
+      behind: col.bool,
+    });
+    if (!first?.behind) continue;
+    await tx.execute(sql`UPDATE export_class_cursors SET position = ${first.p}, attempts = 0, next_attempt_at = now()
+      WHERE destination_id = ${uuidParam(id)} AND class_key = ${key}`);
+    moved.push(key);
+  }
+  return moved;
+}
+
+/**
  * Sends again every event from `from` (event_time) on: the cursor moves back to just before the first of them in
  * delivery order, so the replay also sends the few later-ordered events stored before `from` (at least once).
+ * A lake's class streams move back too, each to its first record changed from `from` on (replayClasses).
  * A pass in progress stops at its next batch (its cursor no longer matches).
  */
 export async function replayDestination(db: Db, id: string, from: string, actor: AuditActor) {
@@ -293,12 +320,13 @@ export async function replayDestination(db: Db, id: string, from: string, actor:
     }
     await tx.execute(sql`UPDATE export_cursors SET replayed_from = ${tsParam(fromDate)}
       WHERE destination_id = ${uuidParam(id)}`);
+    const classes = destination.kind === 'security_lake' ? await replayClasses(tx, id, fromDate) : [];
     await recordAudit(tx, {
       actionType: 'export.destination_replayed',
       actor,
       resourceType: 'export_destination',
       resourceId: id,
-      metadata: { name: destination.name, from: fromDate.toISOString(), events: n },
+      metadata: { name: destination.name, from: fromDate.toISOString(), events: n, classes },
     });
     return n;
   });

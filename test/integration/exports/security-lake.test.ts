@@ -5,7 +5,8 @@
 // Management), a proxied query (Datastore Activity) and the alerts the inventory raises (Detection Finding) land
 // once each in their own custom sources, valid against our OCSF schemas; the lake down (connections refused) builds
 // lag, and delivery resumes from the cursors when it is back (an acknowledgement and a new alert made meanwhile
-// each land once, as Update and Create); a replay fills an emptied lake again.
+// each land once, as Update and Create); a replay fills an emptied lake again; a replay from a time sends the class
+// events changed from then on and none before.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -490,6 +491,74 @@ for (const driver of driversUnderTest()) {
       const uids = (await lakeRows()).map((r) => String(r.uid)).sort();
       assert.deepEqual([...new Set(uids)], [...ingested].sort());
       assert.equal(Number((await status()).resent) >= ingested.length, true);
+    });
+
+    test('a replay from a time sends the class events changed from then on, and none before', async () => {
+      const classesCaughtUp = () =>
+        passUntil(
+          async () => ((await status()).classes as Json[]).every((c) => c.lag_records === 0),
+          'the class streams did not catch up',
+        );
+      await classesCaughtUp();
+      await sleep(50);
+      const from = new Date();
+      await sleep(50);
+      // After `from`: a report with a fourth server (a new alert), and an older alert acknowledged.
+      await reportInventory(4);
+      const alerts = await deriveAlerts();
+      const opened = alerts.find((a) => a.subject === 'name:server-3');
+      const acked = alerts.find((a) => a.subject === 'name:server-1');
+      assert.ok(opened && acked, JSON.stringify(alerts));
+      const ack = await svc.call('POST', `/v1/admin/alerts/${acked.id}/acknowledge`, {
+        token: admin,
+        body: {},
+      });
+      assert.equal(ack.status, 200, ack.text);
+      await classesCaughtUp();
+      const keys = await lakeKeys();
+      await client.send(
+        new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys.map((Key) => ({ Key })) } }),
+      );
+      const res = await api('POST', `/${id}/replay`, { from: from.toISOString() });
+      assert.equal(res.status, 200, res.text);
+      const moved = ((res.body.data as Json).status as Json).classes as Json[];
+      assert.ok(
+        moved
+          .filter((c) => c.class !== 'userAccess' && c.class !== 'datastoreActivity')
+          .every((c) => Number(c.lag_records) > 0),
+        JSON.stringify(moved),
+      );
+      await classesCaughtUp();
+      await caughtUp();
+      // The report and the alert changes from `from` on, each once; the grant, revoke and query before it, not.
+      assert.deepEqual(await findings(), [`${acked.id}:2`, `${opened.id}:1`].sort());
+      const inventory = await classEvents('deviceInventory');
+      assert.equal(inventory.length, 1);
+      const software = await classEvents('softwareInventory');
+      assert.deepEqual(software.map((e) => (e.package as Json).name).sort(), [
+        'cursor',
+        'server-0',
+        'server-1',
+        'server-2',
+        'server-3',
+      ]);
+      assert.deepEqual(await lakeKeys(partition(CLASSES.userAccess.source)), []);
+      assert.deepEqual(await lakeKeys(partition(CLASSES.datastoreActivity.source)), []);
+      // The audit record says which class streams moved back.
+      const audit = await svc.call(
+        'GET',
+        '/v1/admin/audit-logs?action_type=export.destination_replayed&limit=1',
+        {
+          token: admin,
+        },
+      );
+      assert.equal(audit.status, 200, audit.text);
+      const record = ((audit.body.data as Json).logs as Json[])[0] as Json;
+      assert.deepEqual((record.metadata as Json).classes, [
+        'detectionFinding',
+        'deviceInventory',
+        'softwareInventory',
+      ]);
     });
   });
 }
