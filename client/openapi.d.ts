@@ -2992,6 +2992,8 @@ export interface components {
             position: string;
             /** @description Records of the class's source after the cursor */
             lag_records: number;
+            /** @description Age of the oldest change of the class's source not delivered yet (a report, an access change, a query, an alert opened or acknowledged); 0 when none */
+            lag_seconds: number;
             /** @description OCSF events of the class delivered */
             delivered: number;
             /** @description Failed tries since the last success */

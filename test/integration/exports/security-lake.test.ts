@@ -396,9 +396,11 @@ for (const driver of driversUnderTest()) {
       let classesDown: Record<string, unknown>[];
       let acknowledged = '';
       try {
-        await ingest(10);
-        // A second inventory report and the request's end, while the lake is down.
+        // A second inventory report, then tool calls and the request's end, while the lake is down: the report is
+        // the oldest record the lake has not had.
         await reportInventory(3);
+        await sleep(300);
+        await ingest(10);
         const revoked = await svc.call('POST', `/v1/requests/${requestId}/revoke`, { token: user });
         assert.equal(revoked.status, 200, revoked.text);
         requestId = '';
@@ -425,6 +427,19 @@ for (const driver of driversUnderTest()) {
           softwareInventory: 1,
           userAccess: 1,
         });
+        for (const c of down.classes as Json[]) {
+          assert.equal(Number(c.lag_seconds) > 0, Number(c.lag_records) > 0, `${c.class}: its age`);
+        }
+        // The metric the alarm watches is the worst stream's: the report's, older than the tool calls.
+        const pass = (await svc.runSchedule('exportDelivery')) as { lags: Json[] };
+        const lake = pass.lags.find((l) => l.name === 'lake') as Json;
+        const classLags = lake.classes as Json[];
+        // Both inventory classes stand at the report; each lag is taken at its own instant.
+        assert.ok(['deviceInventory', 'softwareInventory'].includes(String(lake.worst)), String(lake.worst));
+        assert.equal(lake.lag_seconds, Math.max(...classLags.map((c) => Number(c.lag_seconds))));
+        assert.ok(Number(lake.lag_seconds) > Number(down.lag_seconds), JSON.stringify(lake));
+        assert.equal(lake.lag_events, 10);
+        assert.deepEqual(classLags.map((c) => c.class).sort(), Object.keys(CLASSES).sort());
         // A change to the destination may be the fix: every stream tries again at the next pass.
         const patched = await api('PATCH', `/${id}`, { enabled: true });
         assert.equal(patched.status, 200, patched.text);
