@@ -36,6 +36,7 @@ import {
   toOcsfUserAccess,
 } from '../ocsf.ts';
 import type { DeviceInventorySource } from '../source.ts';
+import { claimDue, dueAgain } from './claim.ts';
 import type { DeliveryOptions, DestinationPass } from './deliver.ts';
 import { failureAssignments } from './failure.ts';
 
@@ -224,8 +225,7 @@ async function deliverClass(
     pass.batches++;
     position = batch.last;
   }
-  await db.execute(sql`UPDATE export_class_cursors SET next_attempt_at = now()
-    WHERE ${whereCursor(row)} AND attempts = 0`);
+  await dueAgain(db, 'export_class_cursors', whereCursor(row));
   return pass;
 }
 
@@ -241,18 +241,13 @@ export async function deliverClasses(
   options: DeliveryOptions = {},
 ): Promise<DestinationPass[]> {
   const random = options.random ?? Math.random;
-  const { time_budget, timeout } = config.exports;
-  const lease = (time_budget + 2 * timeout) / 1000;
-  const due = await queryRows(
-    db,
-    sql`UPDATE export_class_cursors c SET next_attempt_at = now() + make_interval(secs => ${lease}::float8)
-      FROM export_destinations d
-      WHERE d.id = c.destination_id AND d.enabled AND d.kind = 'security_lake'
-        AND d.settings->'sources'->>c.class_key IS NOT NULL AND c.next_attempt_at <= now()
-      RETURNING d.id::text AS id, d.kind, d.name, d.settings::text AS settings, c.class_key, c.position,
-        c.attempts`,
-    DUE,
-  );
+  const due = await claimDue(db, config, {
+    table: 'export_class_cursors',
+    where: sql`d.kind = 'security_lake' AND d.settings->'sources'->>c.class_key IS NOT NULL`,
+    returning: sql`d.id::text AS id, d.kind, d.name, d.settings::text AS settings, c.class_key, c.position,
+      c.attempts`,
+    shape: DUE,
+  });
   const byDestination = new Map<string, Due[]>();
   for (const row of due) byDestination.set(row.id, [...(byDestination.get(row.id) ?? []), row]);
   const passes = await Promise.all(
