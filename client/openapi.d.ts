@@ -1378,7 +1378,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again every stored event from a time on (event_time); audited export.destination_replayed */
+        /**
+         * Send again every stored event from a time on (event_time); audited export.destination_replayed
+         * @description The tool calls' cursor moves back to just before the first event from `from` on (`replayed` counts the events sent again). A security_lake destination's class streams (`status.classes`) move back too, each to just before the first record of its source changed at or after `from` (docs/exports.md, "Replay"). Cursors only move back.
+         */
         post: operations["replayExportDestination"];
         delete?: never;
         options?: never;
@@ -2982,13 +2985,15 @@ export interface components {
         };
         ExportClassStatus: {
             /** @enum {string} */
-            class: "deviceInventory" | "softwareInventory" | "userAccess" | "datastoreActivity";
+            class: "deviceInventory" | "softwareInventory" | "userAccess" | "datastoreActivity" | "detectionFinding";
             /** @description Whether this destination takes the class (a lake naming its source) */
             sent: boolean;
             /** @description The class's cursor in its source (docs/exports.md) */
             position: string;
             /** @description Records of the class's source after the cursor */
             lag_records: number;
+            /** @description Age of the oldest change of the class's source not delivered yet (a report, an access change, a query, an alert opened or acknowledged); 0 when none */
+            lag_seconds: number;
             /** @description OCSF events of the class delivered */
             delivered: number;
             /** @description Failed tries since the last success */

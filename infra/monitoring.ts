@@ -165,11 +165,11 @@ export class Monitoring extends Construct {
         metricName,
         period: FIVE_MINUTES,
         statistic: 'Maximum',
-        label: 'oldest undelivered event (s)',
+        label: 'oldest undelivered record (s)',
       });
       // Missing data is a pass that did not run or found no enabled destination: the dead-letter alarm covers the first.
       alarm('ExportLag', {
-        alarmDescription: `An export destination's oldest undelivered event is older than ${thresholdSeconds} s (destination down or too slow; GET /v1/admin/exports/destinations/{id} says which)`,
+        alarmDescription: `An export destination's oldest undelivered record (a tool call, or a change of a class stream it takes) is older than ${thresholdSeconds} s (destination down or too slow; GET /v1/admin/exports/destinations/{id} says which stream)`,
         metric: exportLag,
         threshold: thresholdSeconds,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

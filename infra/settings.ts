@@ -77,7 +77,8 @@ const awsSchema = z
     signin_burst_limit: num(1, 5_000),
     alarm_email: z.email().optional(),
     events_p99_ms: num(10, 29_000),
-    // The ExportLag alarm: an enabled export destination's oldest undelivered event older than this, in seconds.
+    // The ExportLag alarm: an enabled export destination's oldest undelivered record (over its tool calls and class
+    // streams) older than this, in seconds.
     export_lag_seconds: num(60, 86_400),
     // The Amazon Security Lake bucket the deliver function may write to (s3:PutObject under security_lake_prefix,
     // where Security Lake puts its custom sources); none without a bucket.

@@ -1,5 +1,6 @@
 // Scheduled (exports.interval; EventBridge in the stack, a timer locally): streams the stored events to every due
-// export destination (shared/exports/delivery/deliver.ts), then logs each one's lag, which the stack's alarm watches.
+// export destination (shared/exports/delivery/deliver.ts), then logs each one's lag, which the stack's alarm watches:
+// the worst of its streams, the tool calls and the class streams it takes.
 import { type InvocationFacts, invocationLogger } from '#shared/core/logger.ts';
 import { metricFields } from '#shared/core/metrics.ts';
 import { getRuntime } from '#shared/core/runtime.ts';
@@ -23,7 +24,7 @@ export const handler = async (_event?: unknown, lambda?: InvocationFacts) => {
       ),
     });
   }
-  // One series without dimensions for the alarm: the worst destination's lag.
+  // One series without dimensions for the alarm: the worst destination's lag, over all its streams.
   if (lags.length > 0) {
     const worst = Math.max(...lags.map((l) => l.lag_seconds));
     log.info('export lag, worst destination', {

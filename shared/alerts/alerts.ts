@@ -83,7 +83,7 @@ export async function raiseAlerts(
 }
 
 /** The columns of an alert as the API gives it (a JSON object per row), from alias `t`. */
-const alertJson = sql`json_build_object('id', t.id::text, 'kind', t.kind, 'subject', t.subject, 'status', t.status,
+export const alertJson = sql`json_build_object('id', t.id::text, 'kind', t.kind, 'subject', t.subject, 'status', t.status,
   'details', t.details, 'device_count', (SELECT count(*) FROM alert_devices ad WHERE ad.alert_id = t.id)::int,
   'first_seen_at', ${iso(sql`t.first_seen_at`)}, 'last_seen_at', ${iso(sql`t.last_seen_at`)},
   'acknowledged_at', ${iso(sql`t.acknowledged_at`)}, 'acknowledged_by', t.acknowledged_by,
@@ -181,7 +181,8 @@ export async function acknowledgeAlert(db: Db, id: string, body: AcknowledgeAler
         `Alert ${id} was acknowledged by ${alert.acknowledged_by} at ${alert.acknowledged_at}.`,
       );
     await tx.execute(sql`UPDATE alerts SET status = 'acknowledged', acknowledged_at = now(),
-      acknowledged_by = ${actor.email}, acknowledge_note = ${body.note ?? null}::text WHERE id = ${uuidParam(id)}`);
+      acknowledged_by = ${actor.email}, acknowledge_note = ${body.note ?? null}::text,
+      change_xid = pg_current_xact_id() WHERE id = ${uuidParam(id)}`);
     await recordAudit(tx, {
       actionType: 'alert.acknowledged',
       actor,

@@ -1,7 +1,8 @@
-// Where each streamed OCSF class (delivery/classes.ts) keeps its cursor, and where a new destination's cursors
-// start. Imports nothing that runs but SQL, so the functions that manage destinations stay small.
+// Where each streamed OCSF class (delivery/classes.ts) keeps its cursor, where a new destination's cursors start,
+// what is after a cursor (its lag) and where a replay from a time moves it. Imports nothing that runs but SQL, so
+// the functions that manage destinations stay small.
 import { type SQL, sql } from 'drizzle-orm';
-import { uuidParam } from '../core/db/sql-values.ts';
+import { tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { ACCESS_ACTIVITIES } from './ocsf.ts';
 import type { OcsfClassKey } from './ocsf-objects.ts';
 
@@ -11,16 +12,48 @@ export const STREAMED_CLASSES = [
   'softwareInventory',
   'userAccess',
   'datastoreActivity',
+  'detectionFinding',
 ] as const satisfies readonly OcsfClassKey[];
 export type StreamedClass = (typeof STREAMED_CLASSES)[number];
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** `<xid>:<uuid>`, the position in a transaction-keyed source (inventories, usage events). */
+/** `<xid>:<uuid>`, the position in a transaction-keyed source (inventories, usage events, alerts). */
 export const xidPosition = (position: string): { xid: string; id: string } => {
   const at = position.indexOf(':');
   return { xid: position.slice(0, at), id: position.slice(at + 1) };
 };
+
+/**
+ * A source keyed by (transaction, id), as alias `t`: its table, its position's transaction column, and the time of
+ * the change the position stands for (the lag's age, and where a replay from a time starts).
+ */
+interface XidSource {
+  table: SQL;
+  xid: SQL;
+  at: SQL;
+}
+const INVENTORIES: XidSource = {
+  table: sql`devices`,
+  xid: sql`t.inventory_xid`,
+  at: sql`t.last_inventory_at`,
+};
+export const XID_SOURCES = {
+  deviceInventory: INVENTORIES,
+  softwareInventory: INVENTORIES,
+  datastoreActivity: { table: sql`request_usage_events`, xid: sql`t.export_xid`, at: sql`t.timestamp` },
+  detectionFinding: {
+    table: sql`alerts`,
+    xid: sql`t.change_xid`,
+    at: sql`coalesce(t.acknowledged_at, t.first_seen_at)`,
+  },
+} as const satisfies Record<Exclude<StreamedClass, 'userAccess'>, XidSource>;
+
+/** The records of `source` (alias `t`) after `position`, a row comparison the (xid, id) index starts its scan at. */
+export function afterXidPosition(source: XidSource, position: string): SQL {
+  const { xid, id } = xidPosition(position);
+  return sql`${source.xid} IS NOT NULL AND (${source.xid}, t.id) > (${xid}::xid8, ${uuidParam(id)})`;
+}
 
 const XID_START = {
   oldest: sql`${`0:${NIL_UUID}`}::text`,
@@ -32,6 +65,7 @@ const START: Record<StreamedClass, Record<'now' | 'oldest', SQL>> = {
   deviceInventory: XID_START,
   softwareInventory: XID_START,
   datastoreActivity: XID_START,
+  detectionFinding: XID_START,
   // The audit log's seq: an insert still running holds the chain's lock and has a seq above every committed one.
   userAccess: { oldest: sql`'0'::text`, now: sql`(SELECT coalesce(max(seq), 0) FROM audit_logs)::text` },
 };
@@ -51,16 +85,35 @@ const ACCESS_ACTIONS = sql.join(
   sql`, `,
 );
 
-/** How many records of the class's source are after `position` (the status's lag). */
+/**
+ * What of the class's source is after `position` (the status's lag): `n` records, the oldest changed `s` seconds
+ * ago (null when none).
+ */
 export function classLagSql(key: StreamedClass, position: string): SQL {
+  const age = (at: SQL) => sql`extract(epoch FROM now() - min(${at}))::float8 AS s`;
   if (key === 'userAccess') {
-    return sql`SELECT count(*)::int AS n FROM audit_logs
-      WHERE seq > ${position}::bigint AND action_type IN (${ACCESS_ACTIONS})`;
+    return sql`SELECT count(*)::int AS n, ${age(sql`t.timestamp`)} FROM audit_logs t
+      WHERE t.seq > ${position}::bigint AND t.action_type IN (${ACCESS_ACTIONS})`;
   }
-  const { xid, id } = xidPosition(position);
-  const after = (x: SQL, i: SQL) => sql`(${x}, ${i}) > (${xid}::xid8, ${uuidParam(id)})`;
-  return key === 'datastoreActivity'
-    ? sql`SELECT count(*)::int AS n FROM request_usage_events u WHERE ${after(sql`u.export_xid`, sql`u.id`)}`
-    : sql`SELECT count(*)::int AS n FROM devices d
-        WHERE d.inventory_xid IS NOT NULL AND ${after(sql`d.inventory_xid`, sql`d.id`)}`;
+  const source = XID_SOURCES[key];
+  return sql`SELECT count(*)::int AS n, ${age(source.at)} FROM ${source.table} t
+    WHERE ${afterXidPosition(source, position)}`;
+}
+
+/**
+ * The position just before the first record of the class changed at or after `from` (`p`, none when there is
+ * none), and whether it is behind `position` (`behind`): a replay moves the cursor only back. Records of the same
+ * transaction changed before `from` are sent again with it (at least once), as the tool calls' replay does.
+ */
+export function classReplaySql(key: StreamedClass, position: string, from: Date): SQL {
+  if (key === 'userAccess') {
+    return sql`SELECT f.p, f.p::bigint < ${position}::bigint AS behind FROM (SELECT (t.seq - 1)::text AS p
+      FROM audit_logs t WHERE t.timestamp >= ${tsParam(from)} AND t.action_type IN (${ACCESS_ACTIONS})
+      ORDER BY t.seq LIMIT 1) f`;
+  }
+  const source = XID_SOURCES[key];
+  const asRow = (p: SQL) => sql`(split_part(${p}, ':', 1)::xid8, split_part(${p}, ':', 2)::uuid)`;
+  return sql`SELECT f.p, ${asRow(sql`f.p`)} < ${asRow(sql`${position}::text`)} AS behind
+    FROM (SELECT ${source.xid}::text || ${`:${NIL_UUID}`}::text AS p FROM ${source.table} t
+      WHERE ${source.xid} IS NOT NULL AND ${source.at} >= ${tsParam(from)} ORDER BY ${source.xid} LIMIT 1) f`;
 }

@@ -77,6 +77,10 @@ export const replayExportDestination = defineRoute({
   path: '/v1/admin/exports/destinations/{id}/replay',
   kind: 'write',
   summary: 'Send again every stored event from a time on (event_time); audited export.destination_replayed',
+  description:
+    "The tool calls' cursor moves back to just before the first event from `from` on (`replayed` counts the events " +
+    "sent again). A security_lake destination's class streams (`status.classes`) move back too, each to just before " +
+    'the first record of its source changed at or after `from` (docs/exports.md, "Replay"). Cursors only move back.',
   params: destinationIdParams,
   body: replayBody,
   response: replayResponse,

@@ -80,6 +80,10 @@ const classStatus = z
       .meta({ description: 'Whether this destination takes the class (a lake naming its source)' }),
     position: z.string().meta({ description: "The class's cursor in its source (docs/exports.md)" }),
     lag_records: count("Records of the class's source after the cursor"),
+    lag_seconds: z.number().min(0).meta({
+      description:
+        "Age of the oldest change of the class's source not delivered yet (a report, an access change, a query, an alert opened or acknowledged); 0 when none",
+    }),
     delivered: count('OCSF events of the class delivered'),
     attempts: count('Failed tries since the last success'),
     last_error: z.string().nullable(),

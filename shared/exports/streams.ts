@@ -9,7 +9,7 @@ import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
 import { iso } from '../observability/cursor.ts';
-import { classLagSql, insertClassCursors } from './class-positions.ts';
+import { classLagSql, classReplaySql, insertClassCursors, type StreamedClass } from './class-positions.ts';
 import { afterCursor } from './delivery/read.ts';
 import { DESTINATION_KINDS, type SentKind } from './destinations/registry.ts';
 import type {
@@ -205,9 +205,17 @@ async function classStatuses(db: Db, id: string): Promise<DestinationStatus['cla
   );
   return Promise.all(
     rows.map(async (r) => {
-      const c = JSON.parse(r.j) as Omit<DestinationStatus['classes'][number], 'lag_records'>;
-      const [lag] = await queryRows(db, classLagSql(c.class, c.position), { n: col.number });
-      return { ...c, delivered: Number(c.delivered), lag_records: lag?.n ?? 0 };
+      const c = JSON.parse(r.j) as Omit<DestinationStatus['classes'][number], 'lag_records' | 'lag_seconds'>;
+      const [lag] = await queryRows(db, classLagSql(c.class, c.position), {
+        n: col.number,
+        s: col.nullable(col.number),
+      });
+      return {
+        ...c,
+        delivered: Number(c.delivered),
+        lag_records: lag?.n ?? 0,
+        lag_seconds: Math.max(0, lag?.s ?? 0),
+      };
     }),
   );
 }
@@ -227,21 +235,43 @@ export async function destinationLag(
   return { lag_events: Number(row?.n ?? 0), lag_seconds: Math.max(0, Number(row?.s ?? 0)) };
 }
 
-/** The metric the stack's ExportLag alarm watches (infra/monitoring.ts): the oldest undelivered event's age. */
+/**
+ * The metric the stack's ExportLag alarm watches (infra/monitoring.ts): the age of the oldest record a destination
+ * has not received, over its tool calls and the class streams it takes.
+ */
 export const EXPORT_LAG_METRIC = 'ExportLagSeconds';
 
+export interface DestinationLag {
+  name: string;
+  /** The worst of the destination's streams: the tool calls' or a class stream's lag. */
+  lag_seconds: number;
+  /** The stream that lags most: `apiActivity` (the tool calls) or a class. */
+  worst: 'apiActivity' | StreamedClass;
+  lag_events: number;
+  /** The lag of each class stream the destination takes. */
+  classes: Array<{ class: StreamedClass; lag_records: number; lag_seconds: number }>;
+}
+
 /** Every enabled destination's lag (the exports/deliver schedule reports it as a metric the stack's alarm watches). */
-export async function enabledDestinationLags(
-  db: Db,
-): Promise<Array<{ name: string; lag_events: number; lag_seconds: number }>> {
+export async function enabledDestinationLags(db: Db): Promise<DestinationLag[]> {
   const rows = await queryRows(
     db,
-    sql`SELECT d.name, c.cursor_xid::text AS x, c.cursor_id::text AS cid
+    sql`SELECT d.id::text AS id, d.name, c.cursor_xid::text AS x, c.cursor_id::text AS cid
       FROM export_destinations d JOIN export_cursors c ON c.destination_id = d.id WHERE d.enabled ORDER BY d.name`,
-    { name: col.text, x: col.text, cid: col.text },
+    { id: col.text, name: col.text, x: col.text, cid: col.text },
   );
   return Promise.all(
-    rows.map(async (r) => ({ name: r.name, ...(await destinationLag(db, { xid: r.x, id: r.cid })) })),
+    rows.map(async (r) => {
+      const calls = await destinationLag(db, { xid: r.x, id: r.cid });
+      const classes = (await classStatuses(db, r.id))
+        .filter((c) => c.sent)
+        .map((c) => ({ class: c.class, lag_records: c.lag_records, lag_seconds: c.lag_seconds }));
+      const worst = classes.reduce<{ worst: DestinationLag['worst']; lag_seconds: number }>(
+        (w, c) => (c.lag_seconds > w.lag_seconds ? { worst: c.class, lag_seconds: c.lag_seconds } : w),
+        { worst: 'apiActivity', lag_seconds: calls.lag_seconds },
+      );
+      return { name: r.name, ...worst, lag_events: calls.lag_events, classes };
+    }),
   );
 }
 
@@ -251,8 +281,35 @@ export async function destinationStatus(db: Db, id: string) {
 }
 
 /**
+ * Moves each class cursor of a lake back to just before the first record of its source changed at or after `from`
+ * (never forward); gives the classes it moved. Runs in the replay's transaction.
+ */
+async function replayClasses(tx: Db, id: string, from: Date): Promise<StreamedClass[]> {
+  const cursors = await queryRows(
+    tx,
+    sql`SELECT class_key, position FROM export_class_cursors WHERE destination_id = ${uuidParam(id)}
+      ORDER BY class_key FOR UPDATE`,
+    { class_key: col.text, position: col.text },
+  );
+  const moved: StreamedClass[] = [];
+  for (const c of cursors) {
+    const key = c.class_key as StreamedClass;
+    const [first] = await queryRows(tx, classReplaySql(key, c.position, from), {
+      p: col.text,
+      behind: col.bool,
+    });
+    if (!first?.behind) continue;
+    await tx.execute(sql`UPDATE export_class_cursors SET position = ${first.p}, attempts = 0, next_attempt_at = now()
+      WHERE destination_id = ${uuidParam(id)} AND class_key = ${key}`);
+    moved.push(key);
+  }
+  return moved;
+}
+
+/**
  * Sends again every event from `from` (event_time) on: the cursor moves back to just before the first of them in
  * delivery order, so the replay also sends the few later-ordered events stored before `from` (at least once).
+ * A lake's class streams move back too, each to its first record changed from `from` on (replayClasses).
  * A pass in progress stops at its next batch (its cursor no longer matches).
  */
 export async function replayDestination(db: Db, id: string, from: string, actor: AuditActor) {
@@ -293,12 +350,13 @@ export async function replayDestination(db: Db, id: string, from: string, actor:
     }
     await tx.execute(sql`UPDATE export_cursors SET replayed_from = ${tsParam(fromDate)}
       WHERE destination_id = ${uuidParam(id)}`);
+    const classes = destination.kind === 'security_lake' ? await replayClasses(tx, id, fromDate) : [];
     await recordAudit(tx, {
       actionType: 'export.destination_replayed',
       actor,
       resourceType: 'export_destination',
       resourceId: id,
-      metadata: { name: destination.name, from: fromDate.toISOString(), events: n },
+      metadata: { name: destination.name, from: fromDate.toISOString(), events: n, classes },
     });
     return n;
   });

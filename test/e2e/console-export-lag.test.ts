@@ -1,6 +1,6 @@
 // The export destinations' lag on the console's Alerts page, in a real headless Chromium, on a frozen clock: one
-// destination delivered, two whose receivers refuse connections (building lag, their last error shown) and one
-// disabled, each row as the admin API gives it. At 390 px and 1440 px: no page wider than the screen, axe-core, the
+// destination delivered, two whose receivers refuse connections (building lag, their last error shown; the lake's
+// class streams each with their own lag) and one disabled, each row as the admin API gives it. At 390 px and 1440 px: no page wider than the screen, axe-core, the
 // table reached by keyboard, and screenshots against their baselines (test/e2e/screenshots/console-export-lag-*;
 // UPDATE_SCREENSHOTS=1 rewrites them). Without a destination the page shows no such section.
 import assert from 'node:assert/strict';
@@ -43,7 +43,11 @@ const destinations = (closed: string) => [
       bucket: 'aws-security-data-lake-eu-west-1-acptest',
       region: 'eu-west-1',
       account_id: '123456789012',
-      sources: { apiActivity: 'acp_api_activity' },
+      sources: {
+        apiActivity: 'acp_api_activity',
+        deviceInventory: 'acp_device_inventory',
+        detectionFinding: 'acp_findings',
+      },
     },
   },
   { kind: 'otlp_http', name: 'otel', settings: { endpoint: closed }, enabled: false },
@@ -113,6 +117,14 @@ test('export lag: no section without destinations; then each destination with it
   }));
   const stored = await send(svc.url, prepare('/v1/devices/events', device, { events }));
   assert.equal(stored.status, 200, JSON.stringify(stored.body));
+  // An inventory report: the lake's Device Inventory stream lags behind it too.
+  const reported = await send(
+    svc.url,
+    prepare('/v1/devices/inventory', device, {
+      agents: [{ agentType: 'cursor', displayName: 'Cursor', mcps: [] }],
+    }),
+  );
+  assert.equal(reported.status, 200, JSON.stringify(reported.body));
   for (const body of destinations(closed)) {
     const res = await svc.call('POST', '/v1/admin/exports/destinations', {
       token,
@@ -158,6 +170,12 @@ test('export lag: no section without destinations; then each destination with it
     const byName = new Map(rows.map((r) => [r[0], r]));
     assert.equal(byName.get('splunk')?.[4], '300 s (5.0 min)12 events');
     assert.equal(byName.get('siem-hook')?.[4], '0 s0 events');
+    // The lake's class streams it takes, under its tool calls' lag: the report not delivered, no alert yet.
+    assert.deepEqual(await page.locator('tr[data-destination="lake"] .class-lag li').allTextContents(), [
+      'Detection findings: 0 s, 0 records',
+      'Device inventory: 300 s (5.0 min), 1 record',
+    ]);
+    assert.equal(await page.locator('tr[data-destination="splunk"] .class-lag').count(), 0);
     assert.equal(byName.get('splunk')?.[5], 'network error');
     assert.match(String(byName.get('lake')?.[5]), /^S3 unreachable/);
     assert.equal(byName.get('siem-hook')?.[6], '10 Mar 2026, 11:55 UTC');

@@ -1,5 +1,6 @@
 // Export destinations and how far behind each one is (docs/exports.md), shown on the Alerts page: a destination that
-// stays down builds lag, which the stack's ExportLag alarm watches too. Read from the admin API (the list, then each
+// stays down builds lag, which the stack's ExportLag alarm watches too: the tool calls' and each class stream's the
+// destination takes. Read from the admin API (the list, then each
 // destination's status); nothing is shown while there is no destination.
 import type { components } from '../../../client/api.ts';
 import {
@@ -16,6 +17,7 @@ import { api, type Session } from '../session.ts';
 
 type Destination = components['schemas']['ExportDestination'];
 type Status = components['schemas']['ExportDestinationStatus'];
+type ClassKey = components['schemas']['ExportClassStatus']['class'];
 interface Row {
   destination: Destination;
   status: Status;
@@ -27,6 +29,17 @@ const KIND_NAMES: Record<Destination['kind'], string> = {
   webhook: 'Webhook',
   security_lake: 'Security Lake',
 };
+
+/** The OCSF class streams other than the tool calls, as the lag cell names them. */
+const CLASS_NAMES: Record<ClassKey, string> = {
+  deviceInventory: 'Device inventory',
+  softwareInventory: 'Software inventory',
+  userAccess: 'User access',
+  datastoreActivity: 'Datastore activity',
+  detectionFinding: 'Detection findings',
+};
+
+const count = (n: number, one: string, many: string) => `${formatNumber(n)} ${n === 1 ? one : many}`;
 
 /** Whole seconds, with minutes, hours or days beside them once they reach one. */
 export function formatLag(seconds: number): string {
@@ -60,7 +73,10 @@ export function ExportLag({ session }: { session: Session }) {
             <h2 id="exports-title">Export destinations</h2>
             <TableScroll>
               <table id="export-lag">
-                <caption>Lag: the age of the oldest event a destination has not received</caption>
+                <caption>
+                  Lag: the age of the oldest event a destination has not received (tool calls), then of each
+                  other OCSF class it takes
+                </caption>
                 <ColumnHeads
                   names={['Destination', 'Kind', 'Enabled', 'Cursor', 'Lag', 'Last error', 'Last delivery']}
                 />
@@ -83,7 +99,19 @@ export function ExportLag({ session }: { session: Session }) {
                       <td class="num lag">
                         {formatLag(s.lag_seconds)}
                         <br />
-                        {formatNumber(s.lag_events)} {s.lag_events === 1 ? 'event' : 'events'}
+                        {count(s.lag_events, 'event', 'events')}
+                        {s.classes.some((c) => c.sent) && (
+                          <ul class="class-lag">
+                            {s.classes
+                              .filter((c) => c.sent)
+                              .map((c) => (
+                                <li key={c.class} data-class={c.class}>
+                                  {CLASS_NAMES[c.class]}: {formatLag(c.lag_seconds)},{' '}
+                                  {count(c.lag_records, 'record', 'records')}
+                                </li>
+                              ))}
+                          </ul>
+                        )}
                       </td>
                       <td class="last-error">
                         {s.last_error ?? '—'}

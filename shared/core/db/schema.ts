@@ -724,9 +724,13 @@ export const alerts = pgTable(
     acknowledgedAt: ts('acknowledged_at'),
     acknowledgedBy: text('acknowledged_by'),
     acknowledgeNote: text('acknowledge_note'),
+    // The transaction of the alert's last change of state (its opening: the default; its acknowledgement): the
+    // Detection Finding export's position.
+    changeXid: xid8('change_xid').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
     uniqueIndex('alerts_kind_subject_key').on(t.kind, t.subject),
+    index('alerts_change_xid_idx').on(t.changeXid, t.id),
     index('alerts_first_seen_idx').on(t.firstSeenAt.desc(), t.id.desc()),
     check('alerts_kind_check', sql.raw(`kind in (${ALERT_KINDS.map((k) => `'${k}'`).join(', ')})`)),
     check('alerts_status_check', sql`${t.status} in ('open', 'acknowledged')`),

@@ -6,10 +6,15 @@
 //   report, read once it is older than every running transaction; a report replaced before the pass read it is
 //   sent as the newer one, since the device's inventory is a state, read whole;
 // - proxied queries (Datastore Activity): usage events by (export_xid, id), the inserting transaction, likewise;
+// - alerts (Detection Finding): by (change_xid, id), the transaction of the alert's last change of state (opened,
+//   acknowledged), likewise; an alert acknowledged before the pass read its opening is sent once, acknowledged;
 // - request grants and ends (User Access Management): the audit log by seq, which is drawn under the chain's lock
 //   held to the end of the writing transaction, so seq order is commit order.
 // Only the destinations that take a class get it: a security_lake that names a custom source for it.
 import { and, asc, gt, inArray, type SQL, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { alertJson } from '../../alerts/alerts.ts';
+import type { AlertView } from '../../alerts/schemas.ts';
 import { toAuditView } from '../../audit/audit.ts';
 import type { Config } from '../../core/config/schema.ts';
 import type { Db } from '../../core/db/database.ts';
@@ -19,17 +24,19 @@ import { intParam, uuidParam } from '../../core/db/sql-values.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { deviceDetail } from '../../observability/device-detail.ts';
 import { toRequestView, usageEventViewOf } from '../../requests/requests.ts';
-import { type StreamedClass, xidPosition } from '../class-positions.ts';
+import { afterXidPosition, type StreamedClass, XID_SOURCES } from '../class-positions.ts';
 import type { DeliveryResult, OcsfEvent } from '../destinations/destination.ts';
 import { senderFor } from '../destinations/registry.ts';
 import {
   ACCESS_ACTIVITIES,
   toOcsfDatastoreActivity,
+  toOcsfDetectionFinding,
   toOcsfDeviceInventory,
   toOcsfSoftwareInventory,
   toOcsfUserAccess,
 } from '../ocsf.ts';
 import type { DeviceInventorySource } from '../source.ts';
+import { claimDue, dueAgain } from './claim.ts';
 import type { DeliveryOptions, DestinationPass } from './deliver.ts';
 import { failureAssignments } from './failure.ts';
 
@@ -48,15 +55,14 @@ const settled = (xid: SQL) => sql`${xid} < pg_snapshot_xmin(pg_current_snapshot(
 
 /** The devices whose last inventory report is after `position`, read whole; mapped by `map`. */
 function inventorySource(map: (source: DeviceInventorySource) => OcsfEvent[]): ClassSource {
+  const source = XID_SOURCES.deviceInventory;
   return {
     async read(db, config, position, limit) {
-      const { xid, id } = xidPosition(position);
       const rows = await queryRows(
         db,
-        sql`SELECT d.inventory_xid::text AS x, d.id::text AS id FROM devices d
-          WHERE d.inventory_xid IS NOT NULL AND (d.inventory_xid, d.id) > (${xid}::xid8, ${uuidParam(id)})
-            AND ${settled(sql`d.inventory_xid`)}
-          ORDER BY d.inventory_xid, d.id LIMIT ${intParam(limit)}`,
+        sql`SELECT t.inventory_xid::text AS x, t.id::text AS id FROM devices t
+          WHERE ${afterXidPosition(source, position)} AND ${settled(source.xid)}
+          ORDER BY t.inventory_xid, t.id LIMIT ${intParam(limit)}`,
         { x: col.text, id: col.text },
       );
       const events: OcsfEvent[] = [];
@@ -104,18 +110,15 @@ const SOURCES: Record<StreamedClass, ClassSource> = {
   },
   datastoreActivity: {
     async read(db, _config, position, limit) {
-      const { xid, id } = xidPosition(position);
+      const source = XID_SOURCES.datastoreActivity;
       const u = requestUsageEvents;
+      // Drizzle names the table itself: `t` is its alias in the shared position condition.
+      const t = alias(u, 't');
       const rows = await db
         .select()
-        .from(u)
-        .where(
-          and(
-            sql`(${u.exportXid}, ${u.id}) > (${xid}::xid8, ${uuidParam(id)})`,
-            settled(sql`${u.exportXid}`),
-          ),
-        )
-        .orderBy(asc(u.exportXid), asc(u.id))
+        .from(t)
+        .where(and(afterXidPosition(source, position), settled(source.xid)))
+        .orderBy(asc(t.exportXid), asc(t.id))
         .limit(limit);
       const ids = [...new Set(rows.map((r) => r.requestId))];
       const found = ids.length === 0 ? [] : await db.select().from(requests).where(inArray(requests.id, ids));
@@ -137,6 +140,23 @@ const SOURCES: Record<StreamedClass, ClassSource> = {
       }
       const end = rows.at(-1);
       return end ? { events, last: `${end.exportXid}:${end.id}` } : { events };
+    },
+  },
+  // Each alert at its last change, read whole in the statement that reads its position, so an acknowledgement
+  // committed meanwhile is sent once, at its own position.
+  detectionFinding: {
+    async read(db, _config, position, limit) {
+      const source = XID_SOURCES.detectionFinding;
+      const rows = await queryRows(
+        db,
+        sql`SELECT t.change_xid::text AS x, t.id::text AS id, ${alertJson}::text AS o FROM alerts t
+          WHERE ${afterXidPosition(source, position)} AND ${settled(source.xid)}
+          ORDER BY t.change_xid, t.id LIMIT ${intParam(limit)}`,
+        { x: col.text, id: col.text, o: col.json<AlertView>() },
+      );
+      const end = rows.at(-1);
+      const events = rows.map((r) => toOcsfDetectionFinding(r.o));
+      return end ? { events, last: `${end.x}:${end.id}` } : { events };
     },
   },
 };
@@ -205,8 +225,7 @@ async function deliverClass(
     pass.batches++;
     position = batch.last;
   }
-  await db.execute(sql`UPDATE export_class_cursors SET next_attempt_at = now()
-    WHERE ${whereCursor(row)} AND attempts = 0`);
+  await dueAgain(db, 'export_class_cursors', whereCursor(row));
   return pass;
 }
 
@@ -222,18 +241,13 @@ export async function deliverClasses(
   options: DeliveryOptions = {},
 ): Promise<DestinationPass[]> {
   const random = options.random ?? Math.random;
-  const { time_budget, timeout } = config.exports;
-  const lease = (time_budget + 2 * timeout) / 1000;
-  const due = await queryRows(
-    db,
-    sql`UPDATE export_class_cursors c SET next_attempt_at = now() + make_interval(secs => ${lease}::float8)
-      FROM export_destinations d
-      WHERE d.id = c.destination_id AND d.enabled AND d.kind = 'security_lake'
-        AND d.settings->'sources'->>c.class_key IS NOT NULL AND c.next_attempt_at <= now()
-      RETURNING d.id::text AS id, d.kind, d.name, d.settings::text AS settings, c.class_key, c.position,
-        c.attempts`,
-    DUE,
-  );
+  const due = await claimDue(db, config, {
+    table: 'export_class_cursors',
+    where: sql`d.kind = 'security_lake' AND d.settings->'sources'->>c.class_key IS NOT NULL`,
+    returning: sql`d.id::text AS id, d.kind, d.name, d.settings::text AS settings, c.class_key, c.position,
+      c.attempts`,
+    shape: DUE,
+  });
   const byDestination = new Map<string, Due[]>();
   for (const row of due) byDestination.set(row.id, [...(byDestination.get(row.id) ?? []), row]);
   const passes = await Promise.all(

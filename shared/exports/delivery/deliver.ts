@@ -12,6 +12,7 @@ import { intParam, uuidParam } from '../../core/db/sql-values.ts';
 import type { DeliveryResult } from '../destinations/destination.ts';
 import { SENT_KINDS, senderFor } from '../destinations/registry.ts';
 import { destinationSecret } from '../destinations/secrets.ts';
+import { claimDue, dueAgain } from './claim.ts';
 import { deliverClasses } from './classes.ts';
 import { failureAssignments } from './failure.ts';
 import { type Batch, type ExportCursor, readBatch } from './read.ts';
@@ -152,9 +153,7 @@ async function deliverOne(
     // Reads and sends begun for batches the pass will not settle: their results (or failures) are dropped.
     await Promise.all([next.catch(() => undefined), ...inFlight.map((f) => f.sent.catch(() => undefined))]);
   }
-  // Due again at the next pass.
-  await db.execute(sql`UPDATE export_cursors SET next_attempt_at = now()
-    WHERE destination_id = ${uuidParam(row.id)} AND attempts = 0`);
+  await dueAgain(db, 'export_cursors', sql`destination_id = ${uuidParam(row.id)}`);
   return pass;
 }
 
@@ -167,20 +166,15 @@ export async function deliverExports(
   config: Config,
   options: DeliveryOptions = {},
 ): Promise<DestinationPass[]> {
-  const { time_budget, timeout } = config.exports;
-  const until = Date.now() + time_budget;
-  const lease = (time_budget + 2 * timeout) / 1000;
-  const due = await queryRows(
-    db,
-    sql`UPDATE export_cursors c SET next_attempt_at = now() + make_interval(secs => ${lease}::float8),
-        last_attempt_at = now()
-      FROM export_destinations d
-      WHERE d.id = c.destination_id AND d.enabled AND d.kind IN (${SENT_KIND_LIST})
-        AND c.next_attempt_at <= now()
-      RETURNING d.id::text AS id, d.kind, d.name, d.settings::text AS settings, d.secret_ref,
-        c.cursor_xid::text AS x, c.cursor_id::text AS cid, c.attempts`,
-    DUE,
-  );
+  const until = Date.now() + config.exports.time_budget;
+  const due = await claimDue(db, config, {
+    table: 'export_cursors',
+    where: sql`d.kind IN (${SENT_KIND_LIST})`,
+    set: sql`last_attempt_at = now()`,
+    returning: sql`d.id::text AS id, d.kind, d.name, d.settings::text AS settings, d.secret_ref,
+      c.cursor_xid::text AS x, c.cursor_id::text AS cid, c.attempts`,
+    shape: DUE,
+  });
   const classes = deliverClasses(db, config, until, options);
   const passes = await Promise.all(due.map((row) => deliverOne(db, config, row, until, options)));
   return [...passes, ...(await classes)];

@@ -2,9 +2,11 @@
 // driven by the scheduled delivery, its objects read back from s3rver with DuckDB (a second Parquet reader) in the
 // custom-source layout. Covered: settings refused naming the field; every stored event lands once as API Activity;
 // a device's inventory reports (Device and Software Inventory Info), a request's grant and end (User Access
-// Management) and a proxied query (Datastore Activity) land once each in their own custom sources, valid against our OCSF schemas; the lake down
-// (connections refused) builds lag, and delivery resumes from the cursors when it is back; a replay fills an
-// emptied lake again.
+// Management), a proxied query (Datastore Activity) and the alerts the inventory raises (Detection Finding) land
+// once each in their own custom sources, valid against our OCSF schemas; the lake down (connections refused) builds
+// lag, and delivery resumes from the cursors when it is back (an acknowledgement and a new alert made meanwhile
+// each land once, as Update and Create); a replay fills an emptied lake again; a replay from a time sends the class
+// events changed from then on and none before.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +35,7 @@ import { type S3Server, startS3Server } from '#test/support/s3-server.ts';
 import { runScheduleUntil, startTestService, type TestService, userToken } from '#test/support/service.ts';
 import {
   validateDatastoreActivity,
+  validateDetectionFinding,
   validateDeviceInventory,
   validateOcsf,
   validateSoftwareInventory,
@@ -50,8 +53,11 @@ const CLASSES = {
   softwareInventory: { source: 'acp_software', validate: validateSoftwareInventory, class_uid: 5020 },
   userAccess: { source: 'acp_user_access', validate: validateUserAccess, class_uid: 3005 },
   datastoreActivity: { source: 'acp_datastore', validate: validateDatastoreActivity, class_uid: 6005 },
+  detectionFinding: { source: 'acp_findings', validate: validateDetectionFinding, class_uid: 2004 },
 } as const satisfies Record<string, { source: string; validate: ValidateFunction; class_uid: number }>;
 type ClassKey = keyof typeof CLASSES;
+// Inventory rows are derived into alerts once they are this old (alerts.settle, above db.statement_timeout).
+const SETTLE_MS = 1200;
 
 /** A row as DuckDB gives it in JSON, without the nulls Parquet holds for what an event left out. */
 function withoutNulls(value: unknown): unknown {
@@ -97,6 +103,9 @@ for (const driver of driversUnderTest()) {
       connection = await duck.connect();
       svc = await startTestService(driver, {
         dashboard_url: 'http://dashboard.test',
+        db: { statement_timeout: '1s' },
+        query: { statement_timeout: '500ms' },
+        alerts: { settle: `${SETTLE_MS}ms` },
         exports: {
           batch: 25,
           backoff: '200ms',
@@ -198,6 +207,19 @@ for (const driver of driversUnderTest()) {
         sql`SELECT class_key, position, attempts, last_error, delivered::int AS delivered FROM export_class_cursors
           WHERE destination_id = ${id}::uuid ORDER BY class_key`,
       );
+    /** Runs the alert pass over what was reported until now, and gives every alert. */
+    const deriveAlerts = async (): Promise<Json[]> => {
+      await sleep(SETTLE_MS + 50);
+      await svc.runSchedule('alerts');
+      const res = await svc.call('GET', '/v1/admin/alerts?limit=100', { token: admin });
+      assert.equal(res.status, 200, res.text);
+      return (res.body.data as Json).alerts as Json[];
+    };
+    /** The Detection Findings in the lake, as (alert id, activity) pairs, sorted. */
+    const findings = async () =>
+      (await classEvents('detectionFinding'))
+        .map((e) => `${(e.finding_info as Json).uid}:${e.activity_id}`)
+        .sort();
     /** Reports the device's inventory: one agent with `mcps` MCP servers. */
     const reportInventory = async (mcps: number) => {
       const res = await send(
@@ -287,9 +309,12 @@ for (const driver of driversUnderTest()) {
       // Every class the lake takes has a cursor, made with the destination.
       assert.deepEqual(
         (await classCursors()).map((c) => c.class_key),
-        ['datastoreActivity', 'deviceInventory', 'softwareInventory', 'userAccess'],
+        ['datastoreActivity', 'detectionFinding', 'deviceInventory', 'softwareInventory', 'userAccess'],
       );
       await reportInventory(2);
+      // The servers new to the fleet are alerts, each a Detection Finding (Create, status New) once.
+      const alerts = await deriveAlerts();
+      assert.ok(alerts.length >= 2, JSON.stringify(alerts));
       const created = await svc.call('POST', '/v1/requests', { token: user, body: demoOrdersRequest() });
       assert.equal(created.status, 201, created.text);
       requestId = String((created.body.data as Json).id);
@@ -331,8 +356,19 @@ for (const driver of driversUnderTest()) {
       assert.equal(queries.length, 1);
       assert.equal(queries[0]?.activity_id, 4, 'Query');
       assert.equal(queries[0]?.status_id, 1, 'Success');
+      assert.deepEqual(await findings(), alerts.map((a) => `${a.id}:1`).sort());
+      for (const finding of await classEvents('detectionFinding')) {
+        assert.equal(finding.class_uid, 2004);
+        assert.equal(finding.status, 'New');
+      }
       // Each sent once, and nothing more, however many passes run after.
-      const sent = { deviceInventory: 1, softwareInventory: 3, userAccess: 1, datastoreActivity: 1 };
+      const sent = {
+        deviceInventory: 1,
+        softwareInventory: 3,
+        userAccess: 1,
+        datastoreActivity: 1,
+        detectionFinding: alerts.length,
+      };
       const delivered = async () =>
         Object.fromEntries((await classCursors()).map((c) => [c.class_key, Number(c.delivered)]));
       assert.deepEqual(await delivered(), sent);
@@ -352,21 +388,32 @@ for (const driver of driversUnderTest()) {
     });
 
     test('the lake down builds lag and loses nothing: delivery resumes from the cursor', async () => {
+      const findingsBefore = await findings();
       await s3?.close();
       s3 = undefined;
       const before = ingested.length;
       let down: Json;
       let classesDown: Record<string, unknown>[];
+      let acknowledged = '';
       try {
-        await ingest(10);
-        // A second inventory report and the request's end, while the lake is down.
+        // A second inventory report, then tool calls and the request's end, while the lake is down: the report is
+        // the oldest record the lake has not had.
         await reportInventory(3);
+        await sleep(300);
+        await ingest(10);
         const revoked = await svc.call('POST', `/v1/requests/${requestId}/revoke`, { token: user });
         assert.equal(revoked.status, 200, revoked.text);
         requestId = '';
+        // An alert acknowledged, and one more opened (the third server is new to the fleet).
+        acknowledged = String((await deriveAlerts()).find((a) => a.subject === 'name:server-0')?.id);
+        const ack = await svc.call('POST', `/v1/admin/alerts/${acknowledged}/acknowledge`, {
+          token: admin,
+          body: { note: 'known' },
+        });
+        assert.equal(ack.status, 200, ack.text);
         await passUntil(async () => (await status()).last_error !== null, 'the lake never failed');
         await passUntil(
-          async () => (await classCursors()).filter((c) => c.last_error !== null).length === 3,
+          async () => (await classCursors()).filter((c) => c.last_error !== null).length === 4,
           'the class streams never failed',
         );
         down = await status();
@@ -375,10 +422,24 @@ for (const driver of driversUnderTest()) {
         const lag = Object.fromEntries((down.classes as Json[]).map((c) => [c.class, c.lag_records]));
         assert.deepEqual(lag, {
           datastoreActivity: 0,
+          detectionFinding: 2,
           deviceInventory: 1,
           softwareInventory: 1,
           userAccess: 1,
         });
+        for (const c of down.classes as Json[]) {
+          assert.equal(Number(c.lag_seconds) > 0, Number(c.lag_records) > 0, `${c.class}: its age`);
+        }
+        // The metric the alarm watches is the worst stream's: the report's, older than the tool calls.
+        const pass = (await svc.runSchedule('exportDelivery')) as { lags: Json[] };
+        const lake = pass.lags.find((l) => l.name === 'lake') as Json;
+        const classLags = lake.classes as Json[];
+        // Both inventory classes stand at the report; each lag is taken at its own instant.
+        assert.ok(['deviceInventory', 'softwareInventory'].includes(String(lake.worst)), String(lake.worst));
+        assert.equal(lake.lag_seconds, Math.max(...classLags.map((c) => Number(c.lag_seconds))));
+        assert.ok(Number(lake.lag_seconds) > Number(down.lag_seconds), JSON.stringify(lake));
+        assert.equal(lake.lag_events, 10);
+        assert.deepEqual(classLags.map((c) => c.class).sort(), Object.keys(CLASSES).sort());
         // A change to the destination may be the fix: every stream tries again at the next pass.
         const patched = await api('PATCH', `/${id}`, { enabled: true });
         assert.equal(patched.status, 200, patched.text);
@@ -405,7 +466,11 @@ for (const driver of driversUnderTest()) {
       }
       const landed = async () => {
         const [inventory, access] = [await classEvents('deviceInventory'), await classEvents('userAccess')];
-        return inventory.length === 2 && access.length === 2;
+        return (
+          inventory.length === 2 &&
+          access.length === 2 &&
+          (await findings()).length === findingsBefore.length + 2
+        );
       };
       await passUntil(landed, 'the other classes did not resume');
       // Each once: the reports before and during the outage, the grant and the revoke.
@@ -416,6 +481,13 @@ for (const driver of driversUnderTest()) {
       assert.equal(new Set(uidsOf(access)).size, 2);
       const software = await classEvents('softwareInventory');
       assert.equal(new Set(uidsOf(software)).size, software.length, 'no software event twice');
+      // The acknowledgement an Update (status In Progress), the new server's alert a Create, each once.
+      const found = await findings();
+      const opened = (await deriveAlerts()).find((a) => a.subject === 'name:server-2');
+      assert.deepEqual(found, [...findingsBefore, `${acknowledged}:2`, `${opened?.id}:1`].sort());
+      const update = (await classEvents('detectionFinding')).find((e) => e.activity_id === 2);
+      assert.equal(update?.status, 'In Progress');
+      assert.equal(new Set(uidsOf(await classEvents('detectionFinding'))).size, found.length);
       assert.ok((await classCursors()).every((c) => c.last_error === null));
     });
 
@@ -434,6 +506,74 @@ for (const driver of driversUnderTest()) {
       const uids = (await lakeRows()).map((r) => String(r.uid)).sort();
       assert.deepEqual([...new Set(uids)], [...ingested].sort());
       assert.equal(Number((await status()).resent) >= ingested.length, true);
+    });
+
+    test('a replay from a time sends the class events changed from then on, and none before', async () => {
+      const classesCaughtUp = () =>
+        passUntil(
+          async () => ((await status()).classes as Json[]).every((c) => c.lag_records === 0),
+          'the class streams did not catch up',
+        );
+      await classesCaughtUp();
+      await sleep(50);
+      const from = new Date();
+      await sleep(50);
+      // After `from`: a report with a fourth server (a new alert), and an older alert acknowledged.
+      await reportInventory(4);
+      const alerts = await deriveAlerts();
+      const opened = alerts.find((a) => a.subject === 'name:server-3');
+      const acked = alerts.find((a) => a.subject === 'name:server-1');
+      assert.ok(opened && acked, JSON.stringify(alerts));
+      const ack = await svc.call('POST', `/v1/admin/alerts/${acked.id}/acknowledge`, {
+        token: admin,
+        body: {},
+      });
+      assert.equal(ack.status, 200, ack.text);
+      await classesCaughtUp();
+      const keys = await lakeKeys();
+      await client.send(
+        new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys.map((Key) => ({ Key })) } }),
+      );
+      const res = await api('POST', `/${id}/replay`, { from: from.toISOString() });
+      assert.equal(res.status, 200, res.text);
+      const moved = ((res.body.data as Json).status as Json).classes as Json[];
+      assert.ok(
+        moved
+          .filter((c) => c.class !== 'userAccess' && c.class !== 'datastoreActivity')
+          .every((c) => Number(c.lag_records) > 0),
+        JSON.stringify(moved),
+      );
+      await classesCaughtUp();
+      await caughtUp();
+      // The report and the alert changes from `from` on, each once; the grant, revoke and query before it, not.
+      assert.deepEqual(await findings(), [`${acked.id}:2`, `${opened.id}:1`].sort());
+      const inventory = await classEvents('deviceInventory');
+      assert.equal(inventory.length, 1);
+      const software = await classEvents('softwareInventory');
+      assert.deepEqual(software.map((e) => (e.package as Json).name).sort(), [
+        'cursor',
+        'server-0',
+        'server-1',
+        'server-2',
+        'server-3',
+      ]);
+      assert.deepEqual(await lakeKeys(partition(CLASSES.userAccess.source)), []);
+      assert.deepEqual(await lakeKeys(partition(CLASSES.datastoreActivity.source)), []);
+      // The audit record says which class streams moved back.
+      const audit = await svc.call(
+        'GET',
+        '/v1/admin/audit-logs?action_type=export.destination_replayed&limit=1',
+        {
+          token: admin,
+        },
+      );
+      assert.equal(audit.status, 200, audit.text);
+      const record = ((audit.body.data as Json).logs as Json[])[0] as Json;
+      assert.deepEqual((record.metadata as Json).classes, [
+        'detectionFinding',
+        'deviceInventory',
+        'softwareInventory',
+      ]);
     });
   });
 }
