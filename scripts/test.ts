@@ -4,14 +4,18 @@
 // (the closing "N passed, N failed" line). npm puts node_modules/.bin first on PATH, so this runs on the project's
 // Node 24 whatever Node the machine has.
 // npm test, an area and the named files run one file at a time, each in its own process, since the end-to-end files
-// drive browsers and whole stacks whose timeouts assume a machine of their own. test:fast is two runs at once: the
-// unit files together in one process (they share no state, and a process per file cost more than their tests), and
-// the integration files one per core, each in its own process on its own database; its property, fuzz and crash
-// suites draw a quarter of their cases (test/support/runs.ts). TEST_CONCURRENCY overrides the files at once. Every
+// drive browsers and whole stacks whose timeouts assume a machine of their own. test:fast runs the unit files together
+// in one process (they share no state, and a process per file cost more than their tests) beside the integration
+// files in groups, each group in one process (Node, the modules and PGlite load once per group, not once per file),
+// as many groups at once as the machine has cores; each test there has a database of its own, and a file that changes
+// process-wide state (an environment variable, the log sink) puts it back. Its property, fuzz and crash suites draw a
+// quarter of their cases (test/support/runs.ts). TEST_CONCURRENCY overrides the files (or groups) at once. Every
 // script keeps Node's compile cache in node_modules/.cache, so the test processes and the agent processes they start
 // reuse the compiled TypeScript of earlier runs.
 import { spawn } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { globSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const AREAS = {
@@ -21,6 +25,18 @@ const AREAS = {
   e2e: ['test/e2e/**/*.test.ts'],
 } as const;
 type Area = keyof typeof AREAS;
+
+/**
+ * Test processes at once: the cores, unless TEST_CONCURRENCY says otherwise. With more, the timing-bound tests
+ * (lockouts, fuzz limits) time out on a busy machine.
+ */
+const CORES = Number(process.env.TEST_CONCURRENCY) || availableParallelism();
+/**
+ * test:fast's integration files share a process in groups, so that loading Node, the modules and PGlite is paid per
+ * group rather than per file; several groups per core, so that a group that takes longer than its size says is
+ * evened out by the others.
+ */
+const INTEGRATION_GROUPS = 3 * CORES;
 
 const USAGE = `usage: node scripts/test.ts all | fast | <area>... | -- <file>...   (areas: ${Object.keys(AREAS).join(', ')})`;
 
@@ -32,11 +48,34 @@ interface Run {
   concurrency: number;
   /** `none`: the files share one process. */
   isolation: 'process' | 'none';
+  /** Waits for a free core (one of TEST_CONCURRENCY, default the cores) before it starts. */
+  pooled: boolean;
 }
 
 const oneAtATime = (name: string, files: readonly string[]): Run[] => [
-  { name, files, env: {}, concurrency: 1, isolation: 'process' },
+  { name, files, env: {}, concurrency: 1, isolation: 'process', pooled: false },
 ];
+
+/**
+ * The files in `count` groups of about equal size in bytes (the largest file first into the smallest group), the
+ * largest group first: a group that starts last then ends about when the others do.
+ */
+function groups(patterns: readonly string[], count: number): string[][] {
+  const files = patterns
+    .flatMap((pattern) => globSync(pattern))
+    .map((file) => ({ file, size: statSync(file).size }))
+    .sort((a, b) => b.size - a.size || a.file.localeCompare(b.file));
+  const bins = Array.from({ length: Math.min(count, files.length) }, () => ({
+    size: 0,
+    files: [] as string[],
+  }));
+  for (const { file, size } of files) {
+    const smallest = bins.reduce((min, bin) => (bin.size < min.size ? bin : min));
+    smallest.files.push(file);
+    smallest.size += size;
+  }
+  return bins.sort((a, b) => b.size - a.size).map((bin) => bin.files.sort());
+}
 
 function plan(args: string[]): Run[] {
   const dash = args.indexOf('--');
@@ -44,16 +83,26 @@ function plan(args: string[]): Run[] {
   if (args.length === 0 || args[0] === 'all') return oneAtATime('all', Object.values(AREAS).flat());
   if (args[0] === 'fast' && args.length === 1) {
     const env = { TEST_DRIVERS: 'pglite', TEST_RUNS_SCALE: '0.25' };
+    const unit: Run = {
+      name: 'unit',
+      files: AREAS.unit,
+      env,
+      concurrency: 1,
+      isolation: 'none',
+      pooled: false,
+    };
     return [
-      { name: 'unit', files: AREAS.unit, env, concurrency: 1, isolation: 'none' },
-      // One file per core: with more, the timing-bound tests (lockouts, fuzz limits) time out on a busy machine.
-      {
-        name: 'integration',
-        files: AREAS.integration,
-        env,
-        concurrency: availableParallelism(),
-        isolation: 'process',
-      },
+      unit,
+      ...groups(AREAS.integration, INTEGRATION_GROUPS).map(
+        (files, i): Run => ({
+          name: `integration ${i + 1}`,
+          files,
+          env,
+          concurrency: 1,
+          isolation: 'none',
+          pooled: true,
+        }),
+      ),
     ];
   }
   const unknown = args.filter((a) => !(a in AREAS));
@@ -97,8 +146,10 @@ function start(run: Run, output: 'inherit' | 'pipe') {
 }
 
 const children = new Set<ReturnType<typeof start>>();
+let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, () => {
+    interrupted = true;
     for (const child of children) child.kill(signal);
   });
 
@@ -108,10 +159,29 @@ if (only && runs.length === 1) {
   children.add(child);
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
-  // Several runs at once: the last one prints as it goes, the others when they end; then the totals.
+  // Several runs at once, the pooled ones as cores come free; each prints when it ends, then the totals. They count
+  // the responses checked against the OpenAPI document in one directory, whose figures are printed here.
+  const coverage = mkdtempSync(join(tmpdir(), 'acp-contract-'));
+  process.env.CONTRACT_COVERAGE_DIR = coverage;
+  let free = CORES;
+  const waiting: Array<() => void> = [];
+  const acquire = async () => {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+  };
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else free++;
+  };
   const outcomes = await Promise.all(
-    runs.map(async (run, i) => {
-      const live = i === runs.length - 1;
+    runs.map(async (run) => {
+      if (run.pooled) await acquire();
+      // Interrupted: the runs still waiting for a core do not start.
+      if (interrupted) {
+        release();
+        return { run, code: 1, passed: 0, failed: 0, counted: false };
+      }
       const child = start(run, 'pipe');
       children.add(child);
       let text = '';
@@ -119,13 +189,14 @@ if (only && runs.length === 1) {
         stream?.setEncoding('utf8');
         stream?.on('data', (chunk: string) => {
           text += chunk;
-          if (live) (stream === child.stdout ? process.stdout : process.stderr).write(chunk);
         });
       }
       const code = await new Promise<number>((resolve) =>
         child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))),
       );
-      if (!live) process.stdout.write(`\n--- ${run.name} ---\n${text}`);
+      children.delete(child);
+      if (run.pooled) release();
+      process.stdout.write(`\n--- ${run.name} ---\n${text}`);
       const counts = [...text.matchAll(/^(\d+) passed, (\d+) failed$/gm)].at(-1);
       return {
         run,
@@ -142,6 +213,11 @@ if (only && runs.length === 1) {
   );
   const passed = outcomes.reduce((n, o) => n + o.passed, 0);
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
-  process.stdout.write(`\n${lines.join('\n')}\n${passed} passed, ${failed} failed\n`);
+  const { contractFigures } = await import('../test/support/contract.ts');
+  const figures = contractFigures(coverage);
+  rmSync(coverage, { recursive: true, force: true });
+  process.stdout.write(
+    `\n${figures ? `${figures}\n\n` : ''}${lines.join('\n')}\n${passed} passed, ${failed} failed\n`,
+  );
   process.exit(outcomes.some((o) => o.code !== 0) ? 1 : 0);
 }

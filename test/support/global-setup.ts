@@ -4,7 +4,7 @@
 //   PostgreSQL and Data API suites run on every machine (one server for all suites; each suite creates its own
 //   database on it). TEST_DATABASE_URL selects an existing server instead; TEST_DRIVERS=pglite needs none.
 // - Every response the tests check against the OpenAPI document is counted (test/support/contract.ts) in files of
-//   CONTRACT_COVERAGE_DIR; the summary reporter prints the figures.
+//   CONTRACT_COVERAGE_DIR; the summary reporter of the process that made the directory prints the figures.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,11 @@ import { type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.
 let server: EmbeddedServer | undefined;
 
 export async function globalSetup(): Promise<void> {
-  process.env.CONTRACT_COVERAGE_DIR = mkdtempSync(join(tmpdir(), 'acp-contract-'));
+  // Several runs at once (test:fast) share the directory that scripts/test.ts made, and it reports their figures.
+  if (!process.env.CONTRACT_COVERAGE_DIR) {
+    process.env.CONTRACT_COVERAGE_DIR = mkdtempSync(join(tmpdir(), 'acp-contract-'));
+    process.env.CONTRACT_COVERAGE_READER = String(process.pid);
+  }
   if (process.env.TEST_DATABASE_URL || !serverDriversSelected()) return;
   const started = Date.now();
   server = await startEmbeddedPostgres();

@@ -30,7 +30,7 @@ export default async function* summaryReporter(source: AsyncIterable<TestEvent>)
   if (timings) writeFileSync(timings, `${JSON.stringify(Object.fromEntries(fileMs), null, 2)}\n`);
   // The responses the tests checked against the OpenAPI document (test/support/contract.ts, global-setup.ts).
   const coverage = process.env.CONTRACT_COVERAGE_DIR;
-  if (coverage) {
+  if (coverage && process.env.CONTRACT_COVERAGE_READER === String(process.pid)) {
     const { contractFigures } = await import('./contract.ts');
     const figures = contractFigures(coverage);
     // The reporter removes the directory once read: the runner's global teardown may run before this point.

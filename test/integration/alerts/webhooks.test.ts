@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { useAwsKeys } from '#test/support/aws-keys.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { enrolledDevice, prepare, send } from '#test/support/device-requests.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
@@ -45,6 +46,7 @@ for (const driver of driversUnderTest()) {
     let svc: TestService;
     let admin: string;
     let receiver: Server;
+    let restoreKeys: (() => void) | undefined;
     const received: Received[] = [];
     const putEvents: Json[] = [];
     // The flaky destination answers 503 this many more times.
@@ -71,8 +73,8 @@ for (const driver of driversUnderTest()) {
       });
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-      process.env.AWS_ACCESS_KEY_ID ??= 'AKIDTESTEVENTS';
-      process.env.AWS_SECRET_ACCESS_KEY ??= 'test-secret-key';
+      // The EventBridge client signs with the default credential chain; the receiver checks no signature.
+      restoreKeys = useAwsKeys('AKIDTESTEVENTS', 'test-secret-key');
       svc = await startTestService(driver, {
         dashboard_url: 'http://dashboard.test',
         db: { statement_timeout: '1s' },
@@ -95,6 +97,7 @@ for (const driver of driversUnderTest()) {
     after(async () => {
       await svc?.dispose();
       receiver?.close();
+      restoreKeys?.();
     });
 
     test('a new alert is posted signed to each destination; retried through an outage; dead after the last try', async () => {
