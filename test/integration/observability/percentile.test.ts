@@ -101,6 +101,16 @@ for (const driver of driversUnderTest()) {
       );
       const [empty] = await inSql([{ sketch: null, ps: [0.5, 0.95, 0.99], dmax: 10 }]);
       assert.deepEqual(empty, [null, null, null], 'an empty sketch has no percentile');
+      // A rank whose fraction times a gap below 1 ms underflows a double (PostgreSQL raised it as an error).
+      const tiny: Case = {
+        sketch: [
+          [30, 31],
+          [1, 1],
+        ],
+        ps: [5e-324],
+        dmax: 1000,
+      };
+      close(await inSql([tiny]), [expected(tiny)], 'a subnormal rank');
     });
 
     test('obs_sketch_add: counts summed per key, keys ascending; NULL is the empty sketch', async () => {
