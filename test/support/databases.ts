@@ -112,17 +112,20 @@ export function keptDatabase(name: string): { url: string; name: string; drop():
 const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/', import.meta.url));
 
 /**
- * A PGlite data directory with every migration applied, built once per set of migrations and copied for each test
- * service: PGlite's initdb takes seconds, copying and opening a directory about half a second. The service's own
- * migrator still runs on the copy at start (and finds nothing to apply).
+ * A PGlite data directory with every migration applied, built once per set of migrations and UTC day and copied for
+ * each test service: PGlite's initdb takes seconds, copying and opening a directory about half a second. The service's
+ * own migrator still runs on the copy at start (and finds nothing to apply).
  */
 async function pgliteTemplate(): Promise<string> {
+  // The migrations create the event partitions of the UTC day they run on and the days ahead, so a template is a
+  // migration run on one day: a run that crosses midnight builds today's instead of reusing yesterday's.
   const key = createHash('sha256')
     .update(
       readMigrations()
         .map((m) => `${m.name}:${m.checksum}`)
         .join('\n'),
     )
+    .update(new Date().toISOString().slice(0, 10))
     .digest('hex')
     .slice(0, 16);
   const dir = join(CACHE_DIR, `acp-pglite-template-${key}`);
