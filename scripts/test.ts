@@ -7,7 +7,7 @@
 // drive browsers and whole stacks whose timeouts assume a machine of their own. test:fast runs the unit files together
 // in one process (they share no state, and a process per file cost more than their tests) beside the integration
 // files in groups, each group in one process (Node, the modules and PGlite load once per group, not once per file),
-// as many groups at once as the machine has cores; each test there has a database of its own, and a file that changes
+// one more group at once than the machine has cores; each test there has a database of its own, and a file that changes
 // process-wide state (an environment variable, the log sink) puts it back. Its property, fuzz and crash suites draw a
 // quarter of their cases (test/support/runs.ts). TEST_CONCURRENCY overrides the files (or groups) at once. Every
 // script keeps Node's compile cache in node_modules/.cache, so the test processes and the agent processes they start
@@ -27,16 +27,16 @@ const AREAS = {
 type Area = keyof typeof AREAS;
 
 /**
- * Test processes at once: the cores, unless TEST_CONCURRENCY says otherwise. With more, the timing-bound tests
- * (lockouts, fuzz limits) time out on a busy machine.
+ * test:fast's groups at once: one more than the cores, since a group spends part of its time waiting (timers, the
+ * services it starts), and with only as many groups as cores the cores sit partly idle.
  */
-const CORES = Number(process.env.TEST_CONCURRENCY) || availableParallelism();
+const FAST_POOL = Number(process.env.TEST_CONCURRENCY) || availableParallelism() + 1;
 /**
  * test:fast's integration files share a process in groups, so that loading Node, the modules and PGlite is paid per
- * group rather than per file; several groups per core, so that a group that takes longer than its size says is
+ * group rather than per file; several groups per slot, so that a group that takes longer than its size says is
  * evened out by the others.
  */
-const INTEGRATION_GROUPS = 3 * CORES;
+const INTEGRATION_GROUPS = 3 * FAST_POOL;
 
 const USAGE = `usage: node scripts/test.ts all | fast | <area>... | -- <file>...   (areas: ${Object.keys(AREAS).join(', ')})`;
 
@@ -48,7 +48,7 @@ interface Run {
   concurrency: number;
   /** `none`: the files share one process. */
   isolation: 'process' | 'none';
-  /** Waits for a free core (one of TEST_CONCURRENCY, default the cores) before it starts. */
+  /** Waits for a free slot (FAST_POOL) before it starts. */
   pooled: boolean;
 }
 
@@ -159,11 +159,11 @@ if (only && runs.length === 1) {
   children.add(child);
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
-  // Several runs at once, the pooled ones as cores come free; each prints when it ends, then the totals. They count
+  // Several runs at once, the pooled ones as slots come free; each prints when it ends, then the totals. They count
   // the responses checked against the OpenAPI document in one directory, whose figures are printed here.
   const coverage = mkdtempSync(join(tmpdir(), 'acp-contract-'));
   process.env.CONTRACT_COVERAGE_DIR = coverage;
-  let free = CORES;
+  let free = FAST_POOL;
   const waiting: Array<() => void> = [];
   const acquire = async () => {
     if (free > 0) free--;
@@ -177,11 +177,12 @@ if (only && runs.length === 1) {
   const outcomes = await Promise.all(
     runs.map(async (run) => {
       if (run.pooled) await acquire();
-      // Interrupted: the runs still waiting for a core do not start.
+      // Interrupted: the runs still waiting for a slot do not start.
       if (interrupted) {
         release();
-        return { run, code: 1, passed: 0, failed: 0, counted: false };
+        return { run, code: 1, passed: 0, failed: 0, counted: false, seconds: 0 };
       }
+      const started = performance.now();
       const child = start(run, 'pipe');
       children.add(child);
       let text = '';
@@ -195,6 +196,7 @@ if (only && runs.length === 1) {
         child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))),
       );
       children.delete(child);
+      const seconds = Math.round((performance.now() - started) / 1000);
       if (run.pooled) release();
       process.stdout.write(`\n--- ${run.name} ---\n${text}`);
       const counts = [...text.matchAll(/^(\d+) passed, (\d+) failed$/gm)].at(-1);
@@ -204,12 +206,13 @@ if (only && runs.length === 1) {
         passed: Number(counts?.[1] ?? 0),
         failed: Number(counts?.[2] ?? 0),
         counted: !!counts,
+        seconds,
       };
     }),
   );
   const lines = outcomes.map(
     (o) =>
-      `${o.run.name}: ${o.counted ? `${o.passed} passed, ${o.failed} failed` : `exit code ${o.code}, no summary`}`,
+      `${o.run.name}: ${o.counted ? `${o.passed} passed, ${o.failed} failed` : `exit code ${o.code}, no summary`} (${o.seconds} s)`,
   );
   const passed = outcomes.reduce((n, o) => n + o.passed, 0);
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
