@@ -41,8 +41,11 @@ export function setLogSink(next: LogSink): LogSink {
   sink = next;
   return prev;
 }
-export function setLogLevel(level: Level): void {
+/** The least severe level written from now on; returns the one before, for a test to put back. */
+export function setLogLevel(level: Level): Level {
+  const prev = minLevel;
   minLevel = level;
+  return prev;
 }
 
 export function createLogger(bindings: Fields = {}): Logger {

@@ -16,6 +16,12 @@ export const STREAMED_CLASSES = [
 ] as const satisfies readonly OcsfClassKey[];
 export type StreamedClass = (typeof STREAMED_CLASSES)[number];
 
+/**
+ * Whether destination `d` takes the class of its cursor `c` (export_class_cursors): only a security_lake that names a
+ * custom source for it. Nothing is sent to the others, and their status says so.
+ */
+export const TAKES_CLASS = sql`d.kind = 'security_lake' AND d.settings->'sources'->>c.class_key IS NOT NULL`;
+
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** `<xid>:<uuid>`, the position in a transaction-keyed source (inventories, usage events, alerts). */

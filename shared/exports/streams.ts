@@ -9,7 +9,13 @@ import { col, queryRows } from '../core/db/query.ts';
 import { jsonParam, textParam, tsParam, uuidParam } from '../core/db/sql-values.ts';
 import { conflict, invalidField, notFound } from '../core/errors.ts';
 import { iso } from '../observability/cursor.ts';
-import { classLagSql, classReplaySql, insertClassCursors, type StreamedClass } from './class-positions.ts';
+import {
+  classLagSql,
+  classReplaySql,
+  insertClassCursors,
+  type StreamedClass,
+  TAKES_CLASS,
+} from './class-positions.ts';
 import { afterCursor } from './delivery/read.ts';
 import { DESTINATION_KINDS, type SentKind } from './destinations/registry.ts';
 import type {
@@ -196,7 +202,7 @@ async function classStatuses(db: Db, id: string): Promise<DestinationStatus['cla
   const rows = await queryRows(
     db,
     sql`SELECT json_build_object('class', c.class_key, 'position', c.position, 'delivered', c.delivered,
-        'sent', d.kind = 'security_lake' AND d.settings->'sources'->>c.class_key IS NOT NULL,
+        'sent', ${TAKES_CLASS},
         'attempts', c.attempts, 'last_error', c.last_error, 'last_error_permanent', c.last_error_permanent,
         'last_success_at', ${iso(sql`c.last_success_at`)}, 'next_attempt_at', ${iso(sql`c.next_attempt_at`)})::text AS j
       FROM export_class_cursors c JOIN export_destinations d ON d.id = c.destination_id

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type LocalService, type StartOptions, startLocalService } from '#local-server/service.ts';
 import { loadConfig } from '#shared/core/config/load.ts';
 import type { Config } from '#shared/core/config/schema.ts';
-import { createLogger, setLogLevel } from '#shared/core/logger.ts';
+import { createLogger } from '#shared/core/logger.ts';
 import type { ScheduleId } from '#shared/routes.ts';
 import { randomSecret } from '#test/support/secrets.ts';
 import { ContractRecorder } from './contract.ts';
@@ -67,18 +67,12 @@ export async function startCheckedService(
   };
 }
 
-let quiet = false;
-
 /** Starts the service exactly as npm start does (migrations, bootstrap admin, API Gateway emulator) on `driver`. */
 export async function startTestService(
   driver: DriverKind,
   overrides: Record<string, unknown> = {},
   options: { databaseServer?: string } = {},
 ): Promise<TestService> {
-  if (!quiet) {
-    setLogLevel('warn');
-    quiet = true;
-  }
   const database = await provisionDatabase(driver, options.databaseServer);
   const config = testConfig({ ...overrides, db: { dsn: database.dsn, ...((overrides.db as object) ?? {}) } });
   const { service, contract } = await startCheckedService({ config, log: createLogger({ test: true }) });

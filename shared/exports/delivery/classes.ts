@@ -24,7 +24,7 @@ import { intParam, uuidParam } from '../../core/db/sql-values.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { deviceDetail } from '../../observability/device-detail.ts';
 import { toRequestView, usageEventViewOf } from '../../requests/requests.ts';
-import { afterXidPosition, type StreamedClass, XID_SOURCES } from '../class-positions.ts';
+import { afterXidPosition, type StreamedClass, TAKES_CLASS, XID_SOURCES } from '../class-positions.ts';
 import type { DeliveryResult, OcsfEvent } from '../destinations/destination.ts';
 import { senderFor } from '../destinations/registry.ts';
 import {
@@ -243,7 +243,7 @@ export async function deliverClasses(
   const random = options.random ?? Math.random;
   const due = await claimDue(db, config, {
     table: 'export_class_cursors',
-    where: sql`d.kind = 'security_lake' AND d.settings->'sources'->>c.class_key IS NOT NULL`,
+    where: TAKES_CLASS,
     returning: sql`d.id::text AS id, d.kind, d.name, d.settings::text AS settings, c.class_key, c.position,
       c.attempts`,
     shape: DUE,

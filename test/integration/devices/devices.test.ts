@@ -8,7 +8,7 @@ import { refusedEventIndices } from '#agent/client.ts';
 import { createDeviceIdentity } from '#agent/identity.ts';
 import { login } from '#agent/login.ts';
 import { col, queryRows } from '#shared/core/db/query.ts';
-import { setLogSink } from '#shared/core/logger.ts';
+import { setLogLevel, setLogSink } from '#shared/core/logger.ts';
 import { oldestAcceptedEventTime } from '#shared/observability/retention.ts';
 import { driversUnderTest, provisionDatabase } from '#test/support/databases.ts';
 import {
@@ -473,6 +473,8 @@ for (const driver of driversUnderTest()) {
       const { identity, deviceId } = await enroll();
       const lines: string[] = [];
       const prev = setLogSink((l) => lines.push(l));
+      // Everything the service logs, not only the warnings test services keep.
+      const prevLevel = setLogLevel('debug');
       const secretMcp = {
         name: 'github',
         enabled: true,
@@ -495,6 +497,11 @@ for (const driver of driversUnderTest()) {
         }),
       );
       setLogSink(prev);
+      setLogLevel(prevLevel);
+      assert.ok(
+        lines.some((l) => l.includes('/v1/devices/inventory')),
+        'the request was logged (so the lines below are what a deployed function writes)',
+      );
       assert.equal(first.status, 200);
       assert.deepEqual(
         {

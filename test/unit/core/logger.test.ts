@@ -6,6 +6,8 @@ import { randomSecret } from '#test/support/secrets.ts';
 test('log lines are JSON with bindings, and secret-bearing keys are redacted at any depth', () => {
   const lines: string[] = [];
   const prev = setLogSink((l) => lines.push(l));
+  // The default level, whatever a file before this one in the same process set.
+  const prevLevel = setLogLevel('info');
   try {
     createLogger({ requestId: 'r-1' }).info('hello', {
       authorization: 'Bearer abc.def.ghi',
@@ -18,6 +20,7 @@ test('log lines are JSON with bindings, and secret-bearing keys are redacted at 
     });
   } finally {
     setLogSink(prev);
+    setLogLevel(prevLevel);
   }
   assert.equal(lines.length, 1);
   const record = JSON.parse(lines[0] as string);
@@ -66,14 +69,14 @@ test('an invocation binds the Lambda context, cold_start (first only), the X-Ray
 test('the level set from the config drops less severe lines', () => {
   const lines: string[] = [];
   const prev = setLogSink((l) => lines.push(l));
+  const prevLevel = setLogLevel('warn');
   try {
-    setLogLevel('warn');
     rootLogger.info('dropped');
     rootLogger.warn('kept');
     setLogLevel('debug');
     rootLogger.debug('kept too');
   } finally {
-    setLogLevel('info');
+    setLogLevel(prevLevel);
     setLogSink(prev);
   }
   assert.deepEqual(
