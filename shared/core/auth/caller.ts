@@ -1,7 +1,8 @@
 // Who is calling, as the users table says now. A token proves who signed in; what that person may do is read from
 // the database on every request, so a user deleted, disabled or demoted loses access at once, not when their token
 // ends. One indexed read by key per request (users' primary key or its idp_subject index), made before the route's
-// own statement: the role decides whether that statement runs at all (docs/operations.md, "Who may call").
+// own statement: the role decides whether that statement runs at all (docs/operations.md, "Who may call"). An admin
+// read makes it inside its own statement instead (read-guard.ts).
 //
 // - A local token (a sign-in or a CLI sign-in) names the user by id; a CLI sign-in approved by a person of the
 //   identity provider names them by their IdP subject.
@@ -10,14 +11,19 @@
 //   From then on the row's roles hold, whatever later tokens claim.
 // - The log shipper's service token and auth.idp_bypass (local development) read nothing.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { auditInsertSql } from '../../audit/audit.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/database.ts';
 import { col, queryRows, type RowOf } from '../db/query.ts';
 import { jsonParam, textParam, uuidParam } from '../db/sql-values.ts';
 import { unauthenticated } from '../errors.ts';
-import { authenticate, type ServiceTokenKey, servicePrincipal } from './authenticate.ts';
+import {
+  type AuthenticatedToken,
+  authenticate,
+  type ServiceTokenKey,
+  servicePrincipal,
+} from './authenticate.ts';
 import { rolesFrom } from './local-tokens.ts';
 import type { Principal } from './principal.ts';
 
@@ -61,13 +67,30 @@ function principalOf(row: UserRecord, tokenUse: Principal['tokenUse']): Principa
   };
 }
 
-/** The row a subject names: an IdP subject, or (local tokens only) a local user's id. */
-async function findUser(db: Db, subject: string, localIds: boolean): Promise<UserRecord | undefined> {
+/** The condition on `users` of the row a verified token names: its IdP subject, or (local tokens) its id. */
+export function userMatch(token: AuthenticatedToken): SQL {
+  const subject = token.principal.subject;
   const local =
-    localIds && UUID.test(subject) ? sql` OR (id = ${uuidParam(subject)} AND idp_subject IS NULL)` : sql``;
+    token.via === 'local' && UUID.test(subject)
+      ? sql` OR (id = ${uuidParam(subject)} AND idp_subject IS NULL)`
+      : sql``;
+  return sql`(idp_subject = ${textParam(subject)}${local})`;
+}
+
+/** The columns of USER_ROW as one JSON text, for a statement that returns the caller beside its own rows. */
+export const USER_JSON = sql`json_build_object('id', id::text, 'idp_subject', idp_subject, 'email', email,
+  'name', name, 'roles', roles, 'disabled', disabled_at IS NOT NULL)::text`;
+
+/** The caller a USER_JSON text describes (401 when disabled). */
+export function principalOfJson(text: string, tokenUse: Principal['tokenUse']): Principal {
+  const row = JSON.parse(text) as Omit<UserRecord, 'roles'> & { roles: unknown };
+  return principalOf({ ...row, roles: JSON.stringify(row.roles) }, tokenUse);
+}
+
+async function findUser(db: Db, token: AuthenticatedToken): Promise<UserRecord | undefined> {
   const [row] = await queryRows(
     db,
-    sql`SELECT ${USER_COLUMNS} FROM users WHERE idp_subject = ${textParam(subject)}${local} LIMIT 1`,
+    sql`SELECT ${USER_COLUMNS} FROM users WHERE ${userMatch(token)} LIMIT 1`,
     USER_ROW,
   );
   return row;
@@ -97,26 +120,46 @@ async function provisionIdpUser(db: Db, person: Principal, sourceIp: string): Pr
     USER_ROW,
   );
   // Another request made it first: that row holds.
-  return rows[0] ?? ((await findUser(db, person.subject, false)) as UserRecord);
+  return rows[0] ?? ((await findUser(db, { principal: person, via: 'idp' })) as UserRecord);
+}
+
+/** Who a request's token says is calling: the route's service, the bypass developer, or a person to look up. */
+export type TokenCaller = { principal: Principal; via: 'service' } | AuthenticatedToken;
+
+/**
+ * The caller as the request's token states it, with no database read: the route's service token when it names one
+ * and the request carries it, else the verified bearer token (401 when there is none or it is not valid).
+ */
+export async function tokenCaller(
+  request: CallerRequest,
+  serviceToken?: ServiceTokenKey,
+): Promise<TokenCaller> {
+  const service = serviceToken ? servicePrincipal(request.config, serviceToken, request.headers) : undefined;
+  if (service) return { principal: service, via: 'service' };
+  return authenticate(request.config, request.headers);
+}
+
+/**
+ * The person a verified token names as the users table has them now (401 invalid_token when the user is gone, 401
+ * account_disabled when disabled; the roles are the row's). The first token of an IdP subject makes its row.
+ */
+export async function personNow(request: CallerRequest, token: AuthenticatedToken): Promise<Principal> {
+  const row =
+    (await findUser(request.db, token)) ??
+    (token.via === 'idp' ? await provisionIdpUser(request.db, token.principal, request.sourceIp) : undefined);
+  if (!row) throw userGone();
+  return principalOf(row, token.principal.tokenUse);
 }
 
 /**
  * The caller of a route that takes a bearer token: the route's service token when it names one and the request
- * carries it; else the token's person as the users table has them now (401 invalid_token when the user is gone, 401
- * account_disabled when disabled; the roles are the row's).
+ * carries it; else the token's person as the users table has them now (personNow).
  */
 export async function identifyCaller(
   request: CallerRequest,
   serviceToken?: ServiceTokenKey,
 ): Promise<Principal> {
-  const { config, db, headers } = request;
-  const service = serviceToken ? servicePrincipal(config, serviceToken, headers) : undefined;
-  if (service) return service;
-  const { principal, via } = await authenticate(config, headers);
-  if (via === 'bypass') return principal;
-  const row =
-    (await findUser(db, principal.subject, via === 'local')) ??
-    (via === 'idp' ? await provisionIdpUser(db, principal, request.sourceIp) : undefined);
-  if (!row) throw userGone();
-  return principalOf(row, principal.tokenUse);
+  const token = await tokenCaller(request, serviceToken);
+  if (token.via === 'service' || token.via === 'bypass') return token.principal;
+  return personNow(request, token);
 }

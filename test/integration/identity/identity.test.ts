@@ -134,6 +134,75 @@ for (const driver of driversUnderTest()) {
       assert.equal((await svc.call('GET', '/v1/me', { token: erin.token })).status, 200);
     });
 
+    test('an admin read checks its caller in its own statement: the row refuses a gone, disabled or demoted admin before any answer of the route', async () => {
+      const reads = [
+        ['/v1/admin/users', 200],
+        ['/v1/admin/observability/summary', 200],
+        // The route's own answers for the token's admin: not found, and a refused parameter.
+        ['/v1/admin/requests/00000000-0000-4000-8000-000000000009', 404],
+        ['/v1/admin/observability/summary?bucket=fortnight', 400],
+      ] as const;
+      const calls = async (token: string) => {
+        const answers = [];
+        for (const [path] of reads) {
+          const res = await svc.call('GET', path, { token });
+          answers.push({ status: res.status, error: res.body.error });
+        }
+        return answers;
+      };
+      const cases = [
+        ['demoted', sql`UPDATE users SET roles = '["user"]'::jsonb`, 403, 'forbidden'],
+        ['disabled', sql`UPDATE users SET disabled_at = now()`, 401, 'account_disabled'],
+        ['deleted', sql`DELETE FROM users`, 401, 'invalid_token'],
+      ] as const;
+      for (const [who, change, status, error] of cases) {
+        const frank = await signedIn(`frank-${who}@example.test`, ['admin', 'user']);
+        for (const [i, got] of (await calls(frank.token)).entries()) {
+          assert.equal(got.status, reads[i]?.[1], `${reads[i]?.[0]} before: ${JSON.stringify(got)}`);
+        }
+        await db().execute(sql`${change} WHERE id = ${frank.id}::uuid`);
+        for (const [i, got] of (await calls(frank.token)).entries()) {
+          assert.deepEqual(
+            [got.status, got.error],
+            [status, error],
+            `${reads[i]?.[0]}, ${who}: the row's answer, not the route's`,
+          );
+        }
+      }
+    });
+
+    test("the guarded statement runs the route's query only for an enabled admin, and returns its rows in order", async () => {
+      const { authenticate } = await import('#shared/core/auth/authenticate.ts');
+      const { readGuard } = await import('#shared/core/auth/read-guard.ts');
+      const grace = await signedIn('grace@example.test', ['admin', 'user']);
+      await db().execute(sql`CREATE SEQUENCE IF NOT EXISTS guard_probe`);
+      const probe = async () =>
+        (
+          await queryRows(db(), sql`SELECT is_called::text AS called, last_value::text AS v FROM guard_probe`)
+        )[0];
+      const guardFor = async (token: string) => {
+        const headers = { authorization: `Bearer ${token}` };
+        const request = { config: svc.runtime.config, db: db(), headers, sourceIp: '' };
+        const verified = await authenticate(svc.runtime.config, headers);
+        return readGuard(request, verified);
+      };
+      // nextval has an effect a statement that did not run leaves undone.
+      const query = sql`SELECT nextval('guard_probe')::int AS n, x FROM generate_series(3, 1, -1) AS x ORDER BY x DESC`;
+      const admitted = await guardFor(grace.token);
+      assert.deepEqual(await queryRows(admitted.db, query), [
+        { n: 1, x: 3 },
+        { n: 2, x: 2 },
+        { n: 3, x: 1 },
+      ]);
+      assert.equal((await admitted.settle()).email, 'grace@example.test');
+      await db().execute(sql`UPDATE users SET roles = '["user"]'::jsonb WHERE id = ${grace.id}::uuid`);
+      const before = await probe();
+      const refused = await guardFor(grace.token);
+      await assert.rejects(queryRows(refused.db, query), { kind: 'forbidden' });
+      await assert.rejects(refused.settle(), { kind: 'forbidden' });
+      assert.deepEqual(await probe(), before, 'the query did not run');
+    });
+
     test('POST /v1/admin/users: roles is bounded (300,000 items is 400 naming roles), each role once; nothing stored', async () => {
       const before = await userCount();
       for (const roles of [Array.from({ length: 300_000 }, () => 'admin'), ['user', 'user'], []]) {
