@@ -3,13 +3,16 @@
 // same JSON in the same run. The load runs in a child process so it does not share the server's event loop.
 // Then the cost of reading the caller from the users table on every request (shared/core/auth/caller.ts): the bearer
 // check with it (identifyCaller) against the token's verification alone (authenticate), per call, on PGlite and on
-// PostgreSQL, in the same run.
+// PostgreSQL and the Data API path, in the same run; and an admin read with the caller looked up first against the statement that reads it.
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
 import { authenticate } from '#shared/core/auth/authenticate.ts';
 import { identifyCaller } from '#shared/core/auth/caller.ts';
+import { readGuard } from '#shared/core/auth/read-guard.ts';
+import { queryRows } from '#shared/core/db/query.ts';
 import { setLogLevel } from '#shared/core/logger.ts';
 import { useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
@@ -85,7 +88,7 @@ await svc.dispose();
 
 /** Microseconds per call of `run`, the median of 5 rounds of `n` calls. */
 async function perCall(n: number, run: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 200; i++) await run();
+  for (let i = 0; i < Math.min(200, n); i++) await run();
   const rounds: number[] = [];
   for (let r = 0; r < 5; r++) {
     const start = performance.now();
@@ -96,8 +99,11 @@ async function perCall(n: number, run: () => Promise<unknown>): Promise<number> 
 }
 
 const callerRows: Array<[string, number, number]> = [];
+const guardRows: Array<[string, number, number]> = [];
 await useBenchDatabase();
-for (const driver of ['pglite', 'postgres'] as const) {
+for (const driver of ['pglite', 'postgres', 'data-api'] as const) {
+  // The Data API path (the real RDS Data client against the local endpoint) takes milliseconds a call.
+  const n = driver === 'data-api' ? 200 : 2000;
   const service = await startTestService(driver);
   const headers = { authorization: `Bearer ${await service.adminToken()}` };
   const request = {
@@ -106,9 +112,22 @@ for (const driver of ['pglite', 'postgres'] as const) {
     headers,
     sourceIp: '127.0.0.1',
   };
-  const verified = await perCall(2000, () => authenticate(service.runtime.config, headers));
-  const withRead = await perCall(2000, () => identifyCaller(request));
+  const verified = await perCall(n, () => authenticate(service.runtime.config, headers));
+  const withRead = await perCall(n, () => identifyCaller(request));
   callerRows.push([driver, verified, withRead]);
+  // An admin read: the caller's lookup and then the route's statement, against the statement that reads both.
+  const page = sql`SELECT id::text AS id, email FROM users ORDER BY email LIMIT 20`;
+  const lookupFirst = await perCall(n, async () => {
+    await identifyCaller(request);
+    return queryRows(request.db, page);
+  });
+  const guarded = await perCall(n, async () => {
+    const guard = readGuard(request, await authenticate(service.runtime.config, headers));
+    const rows = await queryRows(guard.db, page);
+    await guard.settle();
+    return rows;
+  });
+  guardRows.push([driver, lookupFirst, guarded]);
   await service.dispose();
 }
 
@@ -131,5 +150,17 @@ console.log('|---|---:|---:|---:|---:|');
 for (const [driver, verified, withRead] of callerRows) {
   console.log(
     `| ${driver} | ${verified.toFixed(0)} | ${withRead.toFixed(0)} | ${(withRead - verified).toFixed(0)} | ${(withRead / verified).toFixed(2)}× |`,
+  );
+}
+console.log(
+  '\nAn admin read (a page of 20 users): the caller looked up before the statement vs read by it (shared/core/auth/read-guard.ts), per call, in process',
+);
+console.log(
+  '| database | lookup, then the statement (µs) | one guarded statement (µs) | guarded ÷ lookup first |',
+);
+console.log('|---|---:|---:|---:|');
+for (const [driver, lookupFirst, guarded] of guardRows) {
+  console.log(
+    `| ${driver} | ${lookupFirst.toFixed(0)} | ${guarded.toFixed(0)} | ${(guarded / lookupFirst).toFixed(2)}× |`,
   );
 }
