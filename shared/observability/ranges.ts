@@ -98,7 +98,7 @@ export const TOTALS_GRAINS = { hour: ['day', 'hour'], day: ['day'] } as const;
 const SLOTS_PER_GRAIN = 2;
 
 /**
- * The bounds of `segs` in the slots of `grains` (slotsWhere): [from, to] of each slot, in epoch ms; an unused
+ * The bounds of `segs` in the slots of `grains` (slotConditions): [from, to] of each slot, in epoch ms; an unused
  * slot is empty (from = to).
  */
 export function slotBounds(segs: Segment[], grains: readonly CoverGrain[]): number[] {
@@ -115,13 +115,9 @@ export function slotBounds(segs: Segment[], grains: readonly CoverGrain[]): numb
 }
 
 /**
- * segmentsWhere over the slots of `grains` whose bounds are the elements `first`.. of the timestamptz[] `bounds`
+ * segmentConditions over the slots of `grains` whose bounds are the elements `first`.. of the timestamptz[] `bounds`
  * (slotBounds): one statement text for every range, so that a function plans it once.
  */
-export const slotsWhere = (grains: readonly CoverGrain[], bounds: string, first: number): SQL =>
-  anyOf(slotConditions(grains, bounds, first));
-
-/** The condition of each slot of slotsWhere, as segmentConditions gives a segment's. */
 export function slotConditions(grains: readonly CoverGrain[], bounds: string, first: number): SQL[] {
   return grains.flatMap((grain, g) =>
     Array.from({ length: SLOTS_PER_GRAIN }, (_, i) => {

@@ -151,6 +151,12 @@ export async function personNow(request: CallerRequest, token: AuthenticatedToke
   return principalOf(row, token.principal.tokenUse);
 }
 
+/** The caller a token names: the service or the bypass developer as the token has them, a person as personNow. */
+export async function callerOf(request: CallerRequest, token: TokenCaller): Promise<Principal> {
+  if (token.via === 'service' || token.via === 'bypass') return token.principal;
+  return personNow(request, token);
+}
+
 /**
  * The caller of a route that takes a bearer token: the route's service token when it names one and the request
  * carries it; else the token's person as the users table has them now (personNow).
@@ -159,7 +165,5 @@ export async function identifyCaller(
   request: CallerRequest,
   serviceToken?: ServiceTokenKey,
 ): Promise<Principal> {
-  const token = await tokenCaller(request, serviceToken);
-  if (token.via === 'service' || token.via === 'bypass') return token.principal;
-  return personNow(request, token);
+  return callerOf(request, await tokenCaller(request, serviceToken));
 }

@@ -490,7 +490,7 @@ const SUMMARY_FUNCTION_DAYS = 3;
 /**
  * CREATE OR REPLACE FUNCTION observability_summary(grain, from, to, actor from, actor to, top, bounds): the
  * statement of a summary without filters over at most SUMMARY_FUNCTION_DAYS of actor rows (summaryStatement), one per
- * series grain (minute, hour), its inputs the function's arguments: the range's bounds as slots (slotsWhere), so
+ * series grain (minute, hour), its inputs the function's arguments: the range's bounds as slots (slotConditions), so
  * that the text is the same for every range. A plpgsql function keeps each statement's plan for the connection (a
  * generic plan, as plan_cache_mode says), so a read pays neither its parsing nor its planning; the Data API cannot
  * keep prepared statements, a function works on every driver. A generic plan does not know the range: it expects

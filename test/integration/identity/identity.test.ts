@@ -142,7 +142,7 @@ for (const driver of driversUnderTest()) {
         ['/v1/admin/requests/00000000-0000-4000-8000-000000000009', 404],
         ['/v1/admin/observability/summary?bucket=fortnight', 400],
       ] as const;
-      const calls = async (token: string) => {
+      const answersTo = async (token: string) => {
         const answers = [];
         for (const [path] of reads) {
           const res = await svc.call('GET', path, { token });
@@ -157,11 +157,11 @@ for (const driver of driversUnderTest()) {
       ] as const;
       for (const [who, change, status, error] of cases) {
         const frank = await signedIn(`frank-${who}@example.test`, ['admin', 'user']);
-        for (const [i, got] of (await calls(frank.token)).entries()) {
+        for (const [i, got] of (await answersTo(frank.token)).entries()) {
           assert.equal(got.status, reads[i]?.[1], `${reads[i]?.[0]} before: ${JSON.stringify(got)}`);
         }
         await db().execute(sql`${change} WHERE id = ${frank.id}::uuid`);
-        for (const [i, got] of (await calls(frank.token)).entries()) {
+        for (const [i, got] of (await answersTo(frank.token)).entries()) {
           assert.deepEqual(
             [got.status, got.error],
             [status, error],

@@ -29,7 +29,7 @@ export function bearerAuth(route: RouteSpec): ServiceMiddleware {
       if (!takesBearerToken(route)) return;
       const state = stateOf(request);
       callerImport ??= import('../../auth/caller.ts');
-      const { tokenCaller, personNow } = await callerImport;
+      const { tokenCaller, callerOf } = await callerImport;
       const caller = {
         config: state.config,
         db: state.db,
@@ -46,8 +46,7 @@ export function bearerAuth(route: RouteSpec): ServiceMiddleware {
         request.context.principal = token.principal;
         return;
       }
-      const principal =
-        token.via === 'service' || token.via === 'bypass' ? token.principal : await personNow(caller, token);
+      const principal = await callerOf(caller, token);
       const service = principal.tokenUse === 'service';
       // A CLI sign-in token is a credential for enrollment only (register, the one device+user route): anywhere else
       // it is no credential at all, as a token for another audience is, so 401 (sign in for a session token), not
