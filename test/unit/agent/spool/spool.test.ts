@@ -3,7 +3,7 @@
 // middle of their writes.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readdirSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -124,7 +124,12 @@ test('an incomplete record at the end is a write in progress until the grace tim
     [1],
   );
   assert.equal(waiting.stats().torn, 0, 'not counted while it may still be written');
-  const later = new Spool(dir, { graceMs: 0 });
+  // The grace time passes: the segment was last written longer ago than it. (A grace of 0 instead raced the clock:
+  // the file's time has sub-millisecond precision, Date.now() whole milliseconds, so in the same millisecond the
+  // write looked to be still in progress.)
+  const past = new Date(Date.now() - 2 * 60_000);
+  utimesSync(newestSegment(dir), past, past);
+  const later = new Spool(dir, { graceMs: 60_000 });
   assert.deepEqual(later.readBatch(10), []);
   assert.equal(later.stats().torn, 1);
   later.append({ n: 3 });
