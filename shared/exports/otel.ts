@@ -189,16 +189,31 @@ export function toOtelTraces(source: ExportSource): OtlpTraces {
   };
 }
 
-/** The call's duration as one point of `mcp.client.operation.duration`, in seconds, over the bounds advised. */
-export function toOtelDurationPoint(source: ExportSource): OtlpHistogramPoint {
+/** A call's duration as `mcp.client.operation.duration` measures it: seconds, the bucket over the bounds advised. */
+export interface CallDuration {
+  attributes: KeyValue[];
+  startMs: number;
+  endMs: number;
+  seconds: number;
+  /** Index into the bucket counts: the first bound the duration is within, or the overflow bucket. */
+  bucket: number;
+}
+
+export function callDuration(source: ExportSource): CallDuration {
   const { startMs, endMs } = timesOf(source.event);
   const seconds = source.event.duration_ms / 1000;
   let bucket = DURATION_BOUNDS.findIndex((bound) => seconds <= bound);
   if (bucket === -1) bucket = DURATION_BOUNDS.length;
+  return { attributes: callAttributes(source, errorTypeOf(source)), startMs, endMs, seconds, bucket };
+}
+
+/** The call's duration as one point of `mcp.client.operation.duration`, in seconds, over the bounds advised. */
+export function toOtelDurationPoint(source: ExportSource): OtlpHistogramPoint {
+  const { attributes, startMs, endMs, seconds, bucket } = callDuration(source);
   const bucketCounts = new Array<string>(DURATION_BOUNDS.length + 1).fill('0');
   bucketCounts[bucket] = '1';
   return {
-    attributes: callAttributes(source, errorTypeOf(source)),
+    attributes,
     startTimeUnixNano: nanos(startMs),
     timeUnixNano: nanos(endMs),
     count: '1',

@@ -80,21 +80,53 @@ export function decodeOtlpTraces(body: Buffer, contentType: string): ReceivedSpa
   return out;
 }
 
-/** The number of calls the histogram points of a POST /v1/metrics body count. */
-export function decodeOtlpMetricCount(body: Buffer, contentType: string): number {
+/** One point of `mcp.client.operation.duration` as a receiver decodes it (unix nanoseconds as text). */
+export interface ReceivedDurationPoint {
+  resource: Record<string, unknown>;
+  attributes: Record<string, unknown>;
+  startTimeUnixNano: string;
+  timeUnixNano: string;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  bucketCounts: number[];
+  explicitBounds: number[];
+}
+
+/** The `mcp.client.operation.duration` points of a POST /v1/metrics body. */
+export function decodeOtlpDurationPoints(body: Buffer, contentType: string): ReceivedDurationPoint[] {
   let request: Json;
   if (contentType.startsWith('application/x-protobuf')) {
     request = metricsRequest.toObject(metricsRequest.decode(body), { longs: String });
   } else request = JSON.parse(body.toString('utf8')) as Json;
-  let n = 0;
-  for (const rm of (request.resourceMetrics ?? []) as Json[])
+  const out: ReceivedDurationPoint[] = [];
+  for (const rm of (request.resourceMetrics ?? []) as Json[]) {
+    const resource = attributeMap((rm.resource as Json | undefined)?.attributes);
     for (const sm of (rm.scopeMetrics ?? []) as Json[])
       for (const m of (sm.metrics ?? []) as Json[]) {
         if (m.name !== 'mcp.client.operation.duration') continue;
-        for (const p of ((m.histogram as Json).dataPoints ?? []) as Json[]) n += Number(p.count);
+        for (const p of ((m.histogram as Json).dataPoints ?? []) as Json[])
+          out.push({
+            resource,
+            attributes: attributeMap(p.attributes),
+            startTimeUnixNano: String(p.startTimeUnixNano),
+            timeUnixNano: String(p.timeUnixNano),
+            count: Number(p.count),
+            sum: Number(p.sum),
+            min: Number(p.min),
+            max: Number(p.max),
+            bucketCounts: ((p.bucketCounts ?? []) as unknown[]).map(Number),
+            explicitBounds: ((p.explicitBounds ?? []) as unknown[]).map(Number),
+          });
       }
-  return n;
+  }
+  return out;
 }
+
+/** The number of calls the histogram points of a POST /v1/metrics body count. */
+export const decodeOtlpMetricCount = (body: Buffer, contentType: string): number =>
+  decodeOtlpDurationPoints(body, contentType).reduce((n, p) => n + p.count, 0);
 
 /**
  * HEC's batch format: event objects one after another, optionally separated by whitespace (Splunk's "Format events

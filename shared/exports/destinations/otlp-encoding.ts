@@ -12,17 +12,17 @@ import { type Resource, resourceFromAttributes } from '@opentelemetry/resources'
 import {
   AggregationTemporality,
   DataPointType,
-  type HistogramMetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import {
+  callDuration,
+  DURATION_BOUNDS,
   type KeyValue,
   OTEL_SCHEMA_URL,
   OTEL_SEMCONV_VERSION,
   resourceAttributes,
   resourceKey,
-  toOtelDurationPoint,
   toOtelSpans,
 } from '../otel.ts';
 import { type ExportSource, PRODUCT } from '../source.ts';
@@ -50,6 +50,12 @@ function hrTime(nanos: string): [number, number] {
 }
 
 const NANOS_PER_SECOND = 1_000_000_000;
+
+/** Epoch milliseconds as an hrTime. */
+function msTime(ms: number): [number, number] {
+  const seconds = Math.floor(ms / 1000);
+  return [seconds, Math.round((ms - seconds * 1000) * 1_000_000)];
+}
 
 /** `end - start` of two hrTimes, as an hrTime. */
 function hrDuration(start: [number, number], end: [number, number]): [number, number] {
@@ -112,29 +118,55 @@ export function readableSpans(batch: readonly ExportSource[]): ReadableSpan[] {
   return out;
 }
 
-/** The batch's duration points, one ResourceMetrics per resource (each one export request of the SDK). */
+/** A series' calls so far: the sums of their durations. */
+interface Merged {
+  startMs: number;
+  endMs: number;
+  attributes: Attributes;
+  counts: number[];
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * The batch's durations, one ResourceMetrics per resource (each one export request of the SDK), with one histogram
+ * point per resource and attribute set: the calls of the batch merged, as an SDK's histogram aggregates its
+ * measurements over an export interval (delta temporality, from the earliest call's start to the latest call's end).
+ */
 export function resourceMetrics(batch: readonly ExportSource[]): ResourceMetrics[] {
   const resourceOf = resources();
-  const byResource = new Map<Resource, HistogramMetricData['dataPoints']>();
+  const byResource = new Map<Resource, Map<string, Merged>>();
   for (const source of batch) {
     const resource = resourceOf(source);
-    const point = toOtelDurationPoint(source);
-    const points = byResource.get(resource) ?? [];
-    points.push({
-      startTime: hrTime(point.startTimeUnixNano),
-      endTime: hrTime(point.timeUnixNano),
-      attributes: attributesOf(point.attributes),
-      value: {
-        buckets: { boundaries: point.explicitBounds, counts: point.bucketCounts.map(Number) },
-        count: Number(point.count),
-        sum: point.sum,
-        min: point.min,
-        max: point.max,
-      },
-    });
-    byResource.set(resource, points);
+    const call = callDuration(source);
+    const series = byResource.get(resource) ?? new Map<string, Merged>();
+    byResource.set(resource, series);
+    const key = call.attributes.map(({ key, value }) => `${key}=${JSON.stringify(value)}`).join('\u0000');
+    let merged = series.get(key);
+    if (!merged) {
+      merged = {
+        startMs: call.startMs,
+        endMs: call.endMs,
+        attributes: attributesOf(call.attributes),
+        counts: new Array<number>(DURATION_BOUNDS.length + 1).fill(0),
+        count: 0,
+        sum: 0,
+        min: call.seconds,
+        max: call.seconds,
+      };
+      series.set(key, merged);
+    }
+    merged.startMs = Math.min(merged.startMs, call.startMs);
+    merged.endMs = Math.max(merged.endMs, call.endMs);
+    merged.counts[call.bucket] = (merged.counts[call.bucket] ?? 0) + 1;
+    merged.count++;
+    merged.sum += call.seconds;
+    merged.min = Math.min(merged.min, call.seconds);
+    merged.max = Math.max(merged.max, call.seconds);
   }
-  return [...byResource].map(([resource, dataPoints]) => ({
+  return [...byResource].map(([resource, series]) => ({
     resource,
     scopeMetrics: [
       {
@@ -149,7 +181,18 @@ export function resourceMetrics(batch: readonly ExportSource[]): ResourceMetrics
             },
             aggregationTemporality: AggregationTemporality.DELTA,
             dataPointType: DataPointType.HISTOGRAM,
-            dataPoints,
+            dataPoints: [...series.values()].map((m) => ({
+              startTime: msTime(m.startMs),
+              endTime: msTime(m.endMs),
+              attributes: m.attributes,
+              value: {
+                buckets: { boundaries: [...DURATION_BOUNDS], counts: m.counts },
+                count: m.count,
+                sum: m.sum,
+                min: m.min,
+                max: m.max,
+              },
+            })),
           },
         ],
       },
