@@ -7,6 +7,8 @@
 // route, signed in as an admin where it takes a token, with an empty body where it takes one; a schedule's event.
 // The AWS SDK is bundled (pinned), so nothing is loaded from the runtime's copy. Each function's process is paired
 // with a hello-world process run just before it; the ratio is the median of its times over the median of its pairs.
+// The Data API client alone (built and sending one statement, bundled the same way) is measured the same way: the
+// floor under every function that reads the database.
 //   RUNS=10 npm run bench:bundles
 //   ONLY='^catalog/|^health/' RUNS=3 npm run bench:bundles      (the functions whose handler matches)
 //   PROFILE=/tmp/profiles ONLY=catalog/get RUNS=1 npm run bench:bundles   (a CPU profile of each cold start, and
@@ -63,6 +65,22 @@ async function main() {
     const helloEntry = join(work, 'hello-world.ts');
     writeFileSync(helloEntry, "export const handler = async () => ({ statusCode: 200, body: 'hello' });\n");
     const helloDir = bundleFunction(join(work, 'hello.out'), { entry: helloEntry, sourceMap: false });
+    // The floor every function stands on: the Data API client alone, built and sending one statement as the
+    // functions' driver does (shared/core/db/data-api-client.ts), bundled the same way.
+    const clientEntry = join(work, 'data-api-client.ts');
+    writeFileSync(
+      clientEntry,
+      `import { ExecuteStatementCommand, RDSDataClient } from '@aws-sdk/client-rds-data';
+const env = (name: string) => process.env[name] ?? '';
+const client = new RDSDataClient({ region: env('AWS_REGION'), endpoint: env('BENCH_DATA_API_ENDPOINT') });
+export const handler = async () => {
+  const out = await client.send(new ExecuteStatementCommand({ resourceArn: env('BENCH_RESOURCE_ARN'),
+    secretArn: env('BENCH_SECRET_ARN'), database: env('BENCH_DATABASE'), sql: 'SELECT 1' }));
+  return { statusCode: 200, body: String(out.records?.length) };
+};
+`,
+    );
+    const clientDir = bundleFunction(join(work, 'client.out'), { entry: clientEntry, sourceMap: false });
 
     const jwtSecret = randomSecret();
     const config = synthesized.deployment.config;
@@ -133,6 +151,19 @@ async function main() {
       });
     }
     const hello: Subject = { name: 'hello world', dir: helloDir, event: {}, env: {}, times: [], paired: [] };
+    const floor: Subject = {
+      name: 'the Data API client alone',
+      dir: clientDir,
+      event: {},
+      env: {
+        BENCH_DATA_API_ENDPOINT: server.url,
+        BENCH_RESOURCE_ARN: server.resourceArn,
+        BENCH_SECRET_ARN: server.secretArn,
+        BENCH_DATABASE: server.database,
+      },
+      times: [],
+      paired: [],
+    };
 
     const runner = join(work, 'invoke.mjs');
     writeFileSync(runner, RUNNER);
@@ -171,7 +202,7 @@ async function main() {
     );
     for (let run = 0; run <= RUNS; run++) {
       // A different order each round, so that no function always follows another.
-      for (const subject of [...subjects].sort(() => Math.random() - 0.5)) {
+      for (const subject of [...subjects, floor].sort(() => Math.random() - 0.5)) {
         const baseline = await coldStart(hello);
         const time = await coldStart(subject);
         // The first round warms the file cache and is not counted.
@@ -194,6 +225,8 @@ async function main() {
       '| Function | Bundle (KB) | Cold start (ms) | ÷ hello world | Goal |',
       '|---|---:|---:|---:|:---:|',
       `| hello world | ${(statSync(join(helloDir, ENTRY_FILE)).size / 1024).toFixed(1)} | ${median(hello.times).toFixed(1)} | 1.00× | — |`,
+      `| ${floor.name} (one statement) | ${(statSync(join(clientDir, ENTRY_FILE)).size / 1024).toFixed(1)} | ` +
+        `${median(floor.times).toFixed(1)} | ${(median(floor.times) / median(floor.paired)).toFixed(2)}× | — |`,
     ];
     let passed = 0;
     const ratios: number[] = [];
@@ -209,7 +242,8 @@ async function main() {
     lines.push(
       '',
       `${passed} of ${subjects.length} functions meet the goal; median ratio ${median(ratios).toFixed(2)}×, ` +
-        `largest ${Math.max(...ratios).toFixed(2)}×.`,
+        `largest ${Math.max(...ratios).toFixed(2)}×; the Data API client alone ` +
+        `${(median(floor.times) / median(floor.paired)).toFixed(2)}×.`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
