@@ -9,11 +9,7 @@ import {
   ProtobufTraceSerializer,
 } from '@opentelemetry/otlp-transformer';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AggregationTemporality,
-  DataPointType,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
+import { AggregationTemporality, DataPointType, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import {
   callDuration,
