@@ -9,6 +9,9 @@ import type {
   StoredEvent,
 } from '../../../shared/exports/source.ts';
 
+/** The bucket bounds, in seconds, the MCP semantic conventions advise for `mcp.client.operation.duration`. */
+export const ADVISED_DURATION_BOUNDS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+
 export const DEVICE_ID = '6f1c2d3e-4b5a-4c6d-8e7f-901234567890';
 
 /** Allowed, with every optional field set. */

@@ -3,13 +3,19 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { toOtelMetrics, toOtelTraces } from '../../../shared/exports/otel.ts';
-import { allowedEvent, bareEvent, DEVICE_ID, deniedEvent, errorEvent } from './fixtures.ts';
+import {
+  ADVISED_DURATION_BOUNDS,
+  allowedEvent,
+  bareEvent,
+  DEVICE_ID,
+  deniedEvent,
+  errorEvent,
+} from './fixtures.ts';
 
 type Kv = { key: string; value: { stringValue: string } };
 const s = (key: string, value: string): Kv => ({ key, value: { stringValue: value } });
 const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.40.0';
 const SCOPE = { name: 'agent-control-plane', version: '1.40.0' };
-const BOUNDS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 const T0 = '1795168800000000000'; // 2026-11-20T10:00:00Z
 /** The attributes every tools/call span and point opens with. */
 const toolsCall = (tool: string, server: string): Kv[] => [
@@ -205,7 +211,7 @@ describe('exports: the mcp.client.operation.duration histogram', () => {
                           '0',
                           '0',
                         ],
-                        explicitBounds: BOUNDS,
+                        explicitBounds: ADVISED_DURATION_BOUNDS,
                       },
                     ],
                   },

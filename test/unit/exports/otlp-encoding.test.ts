@@ -6,9 +6,8 @@ import { describe, test } from 'node:test';
 import { metricsBody, type OtlpEncoding } from '../../../shared/exports/destinations/otlp-encoding.ts';
 import type { ExportSource, StoredEvent } from '../../../shared/exports/source.ts';
 import { decodeOtlpDurationPoints } from '../../support/export-receivers.ts';
-import { allowedEvent, deniedEvent, errorEvent } from './fixtures.ts';
+import { ADVISED_DURATION_BOUNDS, allowedEvent, deniedEvent, errorEvent } from './fixtures.ts';
 
-const BOUNDS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 const CONTENT_TYPE: Record<OtlpEncoding, string> = {
   protobuf: 'application/x-protobuf',
   json: 'application/json',
@@ -73,11 +72,12 @@ describe('exports: OTLP duration points of a batch', () => {
         assert.ok(Math.abs(point.sum - sum) <= 1e-9 * Math.max(1, sum), `${point.sum} ≠ ${sum}`);
         assert.equal(point.min, Math.min(...seconds));
         assert.equal(point.max, Math.max(...seconds));
-        assert.deepEqual(point.explicitBounds, BOUNDS);
-        const buckets = new Array<number>(BOUNDS.length + 1).fill(0);
+        assert.deepEqual(point.explicitBounds, ADVISED_DURATION_BOUNDS);
+        const buckets = new Array<number>(ADVISED_DURATION_BOUNDS.length + 1).fill(0);
         for (const v of seconds) {
-          const i = BOUNDS.findIndex((b) => v <= b);
-          buckets[i === -1 ? BOUNDS.length : i] = (buckets[i === -1 ? BOUNDS.length : i] ?? 0) + 1;
+          const within = ADVISED_DURATION_BOUNDS.findIndex((b) => v <= b);
+          const i = within === -1 ? ADVISED_DURATION_BOUNDS.length : within;
+          buckets[i] = (buckets[i] ?? 0) + 1;
         }
         assert.deepEqual(point.bucketCounts, buckets);
         const starts = calls.map((s) => Date.parse(s.event.event_time));
