@@ -76,7 +76,7 @@ export interface OcsfApiActivity
 /** The call as an OCSF 1.8.0 API Activity event. */
 export function toOcsfApiActivity(source: ExportSource): OcsfApiActivity {
   const { event } = source;
-  const { startMs, endMs } = timesOf(event);
+  const { startMs, endMs } = timesOf(source);
   const denied = event.result === 'denied';
   const errorType = errorTypeOf(source);
   const out: OcsfApiActivity = {

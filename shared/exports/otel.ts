@@ -135,7 +135,7 @@ export function toOtelSpans(source: ExportSource): OtlpSpan[] {
   const { event } = source;
   const errorType = errorTypeOf(source);
   const { traceId, spanId, guardrailSpanId } = idsOf(source);
-  const { startMs, endMs } = timesOf(event);
+  const { startMs, endMs } = timesOf(source);
   const attributes = callAttributes(source, errorType);
   if (source.tool_call_id !== undefined) attributes.push(str('gen_ai.tool.call.id', source.tool_call_id));
   if (event.session_id !== null) attributes.push(str('mcp.session.id', event.session_id));
@@ -191,7 +191,10 @@ export function toOtelTraces(source: ExportSource): OtlpTraces {
 
 /** A call's duration as `mcp.client.operation.duration` measures it: seconds, the bucket over the bounds advised. */
 export interface CallDuration {
-  attributes: KeyValue[];
+  /** Tells the series apart: equal for two calls exactly when their attributes are (cheaper than comparing them). */
+  series: string;
+  /** The point's attributes (built on demand: a batch's calls fall into a few series). */
+  attributes: () => KeyValue[];
   startMs: number;
   endMs: number;
   seconds: number;
@@ -200,11 +203,15 @@ export interface CallDuration {
 }
 
 export function callDuration(source: ExportSource): CallDuration {
-  const { startMs, endMs } = timesOf(source.event);
-  const seconds = source.event.duration_ms / 1000;
+  const { event } = source;
+  const { startMs, endMs } = timesOf(source);
+  const seconds = event.duration_ms / 1000;
   let bucket = DURATION_BOUNDS.findIndex((bound) => seconds <= bound);
   if (bucket === -1) bucket = DURATION_BOUNDS.length;
-  return { attributes: callAttributes(source, errorTypeOf(source)), startMs, endMs, seconds, bucket };
+  const errorType = errorTypeOf(source);
+  // callAttributes' inputs, each once, apart by NUL (which no text PostgreSQL stores holds).
+  const series = `${event.tool}\u0000${event.mcp_name}\u0000${source.transport ?? ''}\u0000${errorType === undefined ? '-' : `+${errorType}`}`;
+  return { series, attributes: () => callAttributes(source, errorType), startMs, endMs, seconds, bucket };
 }
 
 /** The call's duration as one point of `mcp.client.operation.duration`, in seconds, over the bounds advised. */
@@ -213,7 +220,7 @@ export function toOtelDurationPoint(source: ExportSource): OtlpHistogramPoint {
   const bucketCounts = new Array<string>(DURATION_BOUNDS.length + 1).fill('0');
   bucketCounts[bucket] = '1';
   return {
-    attributes,
+    attributes: attributes(),
     startTimeUnixNano: nanos(startMs),
     timeUnixNano: nanos(endMs),
     count: '1',

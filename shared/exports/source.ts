@@ -23,6 +23,8 @@ export interface ExportSource {
   tool_call_id?: string | undefined;
   /** The error's code (a JSON-RPC error code or the tool's own), when known; otherwise an error is `tool_error`. */
   error_code?: string | undefined;
+  /** `event.event_time` in epoch milliseconds, when the reader has it as a number (saves parsing the text). */
+  event_ms?: number | undefined;
 }
 
 /** Our product, as both shapes name the producer. */
@@ -44,8 +46,9 @@ export function ruleOf(ruleApplied: string): { id: string; version?: string } {
 }
 
 /** The call's span in epoch milliseconds: the event time is when it occurred (began), and it lasted `duration_ms`. */
-export function timesOf(event: StoredEvent): { startMs: number; endMs: number } {
-  const startMs = Date.parse(event.event_time);
+export function timesOf(source: ExportSource): { startMs: number; endMs: number } {
+  const { event } = source;
+  const startMs = source.event_ms ?? Date.parse(event.event_time);
   return { startMs, endMs: startMs + event.duration_ms };
 }
 

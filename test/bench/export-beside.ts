@@ -88,7 +88,10 @@ export async function ingestBesideExport(options: {
   const worker = new Worker(new URL(import.meta.url), { workerData: data });
   const reply = () =>
     new Promise<FromExporter>((resolve, reject) => {
-      worker.once('message', resolve);
+      worker.once('message', (message: FromExporter) => {
+        worker.off('error', reject);
+        resolve(message);
+      });
       worker.once('error', reject);
     });
   const ms = options.seconds * 1000;

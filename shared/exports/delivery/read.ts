@@ -130,7 +130,7 @@ export async function readBatch(db: Db, cursor: ExportCursor, limit: number): Pr
       ORDER BY e.ingest_xid, e.id LIMIT ${limit}::int`,
     EVENT_ROW,
   );
-  const sources = rows.map((r) => ({ event: storedEvent(r) }));
+  const sources = rows.map((r) => ({ event: storedEvent(r), event_ms: Math.floor(r.event_us / 1000) }));
   const end = rows.at(-1);
   return end ? { sources, last: { xid: end.x, id: end.id } } : { sources };
 }

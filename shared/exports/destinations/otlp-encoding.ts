@@ -139,20 +139,19 @@ export function resourceMetrics(batch: readonly ExportSource[]): ResourceMetrics
     const call = callDuration(source);
     const series = byResource.get(resource) ?? new Map<string, Merged>();
     byResource.set(resource, series);
-    const key = call.attributes.map(({ key, value }) => `${key}=${JSON.stringify(value)}`).join('\u0000');
-    let merged = series.get(key);
+    let merged = series.get(call.series);
     if (!merged) {
       merged = {
         startMs: call.startMs,
         endMs: call.endMs,
-        attributes: attributesOf(call.attributes),
+        attributes: attributesOf(call.attributes()),
         counts: new Array<number>(DURATION_BOUNDS.length + 1).fill(0),
         count: 0,
         sum: 0,
         min: call.seconds,
         max: call.seconds,
       };
-      series.set(key, merged);
+      series.set(call.series, merged);
     }
     merged.startMs = Math.min(merged.startMs, call.startMs);
     merged.endMs = Math.max(merged.endMs, call.endMs);

@@ -59,6 +59,7 @@ for (const driver of driversUnderTest()) {
     test('batch after batch, each event as the API returns it, prompt and oversized metadata left out', async () => {
       const db = svc.runtime.database.db;
       const read: StoredEvent[] = [];
+      const eventMs = new Map<string, number | undefined>();
       // Only events older than every transaction still running are read: on a shared server, wait for them.
       for (let waited = 0; read.length < 14; waited++) {
         assert.ok(waited < 300, `the read found ${read.length} of 14 events`);
@@ -69,6 +70,7 @@ for (const driver of driversUnderTest()) {
           if (!batch.last) break;
           assert.ok(batch.sources.length <= 4);
           read.push(...batch.sources.map((s) => s.event));
+          for (const s of batch.sources) eventMs.set(s.event.id, s.event_ms);
           cursor = batch.last;
         }
         if (read.length < 14) await sleep(200);
@@ -92,6 +94,11 @@ for (const driver of driversUnderTest()) {
           : { ...stored, prompt: null, metadata: null, metadata_omitted: true };
         if (!small) omitted++;
         assert.deepEqual(event, expected);
+        assert.equal(
+          eventMs.get(event.id),
+          Date.parse(String(stored.event_time)),
+          'event_ms is the event time',
+        );
       }
       assert.equal(omitted, 2, 'the two events with metadata over the bound');
     });
