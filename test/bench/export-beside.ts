@@ -15,7 +15,7 @@ import { observabilityEvent } from '#shared/devices/schemas.ts';
 import { createDestination, deliverExports } from '#shared/exports/streams.ts';
 import { testConfig } from '#test/support/service.ts';
 import { verifiedDevice } from '#test/support/verified-device.ts';
-import { startDrainReceiver } from './receiver.ts';
+import { nextMessage, startDrainReceiver } from './receiver.ts';
 import { connectBenchDatabase } from './seed-events.ts';
 
 /** The `exports` config of the exporter (the receiver needs no secret). */
@@ -86,14 +86,7 @@ export async function ingestBesideExport(options: {
   );
   const data: ExporterData = { url: options.url };
   const worker = new Worker(new URL(import.meta.url), { workerData: data });
-  const reply = () =>
-    new Promise<FromExporter>((resolve, reject) => {
-      worker.once('message', (message: FromExporter) => {
-        worker.off('error', reject);
-        resolve(message);
-      });
-      worker.once('error', reject);
-    });
+  const reply = () => nextMessage<FromExporter>(worker);
   const ms = options.seconds * 1000;
   let alone = 0;
   let beside = 0;

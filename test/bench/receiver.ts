@@ -23,15 +23,27 @@ export interface DrainReceiver {
   close(): Promise<void>;
 }
 
+/** A bench thread's next message, or its error; the listener of the one that did not come is removed. */
+export function nextMessage<T>(worker: Worker): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const fail = (err: Error) => {
+      worker.off('message', pass);
+      reject(err);
+    };
+    const pass = (message: T) => {
+      worker.off('error', fail);
+      resolve(message);
+    };
+    worker.once('message', pass);
+    worker.once('error', fail);
+  });
+}
+
 /** Starts the receiver's thread; `url` is its base (http://127.0.0.1:port). */
 export async function startDrainReceiver(): Promise<DrainReceiver> {
   const data: ReceiverData = { receiver: true };
   const worker = new Worker(new URL(import.meta.url), { workerData: data });
-  const reply = () =>
-    new Promise<FromReceiver>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
+  const reply = () => nextMessage<FromReceiver>(worker);
   const ready = await reply();
   if (!('url' in ready)) throw new Error('the receiver did not start');
   return {

@@ -67,8 +67,11 @@ const EVENT_ROW = {
   metadata: col.text,
 } as const;
 
+/** Microseconds since the epoch as the API keeps an instant: whole milliseconds. */
+const msOf = (us: number): number => Math.floor(us / 1000);
+
 /** Microseconds since the epoch as the API prints an instant (milliseconds, UTC). */
-const isoOf = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();
+const isoOf = (us: number): string => new Date(msOf(us)).toISOString();
 
 /** A row as GET …/observability/events/{id} returns the event, its prompt left out. */
 function storedEvent(r: RowOf<typeof EVENT_ROW>): StoredEvent {
@@ -130,7 +133,7 @@ export async function readBatch(db: Db, cursor: ExportCursor, limit: number): Pr
       ORDER BY e.ingest_xid, e.id LIMIT ${limit}::int`,
     EVENT_ROW,
   );
-  const sources = rows.map((r) => ({ event: storedEvent(r), event_ms: Math.floor(r.event_us / 1000) }));
+  const sources = rows.map((r) => ({ event: storedEvent(r), event_ms: msOf(r.event_us) }));
   const end = rows.at(-1);
   return end ? { sources, last: { xid: end.x, id: end.id } } : { sources };
 }

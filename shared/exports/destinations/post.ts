@@ -18,11 +18,12 @@ export interface Post {
   signal?: AbortSignal | undefined;
 }
 
-/** Connections kept open between batches and passes (a warm Lambda's next pass reuses them). */
-const AGENTS = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
-} as const;
+/** Each scheme's request and its keep-alive agent: connections stay open between batches and passes (a warm
+ * Lambda's next pass reuses them). */
+const SCHEMES: Record<string, { request: typeof http.request; agent: http.Agent }> = {
+  'http:': { request: http.request, agent: new http.Agent({ keepAlive: true }) },
+  'https:': { request: https.request, agent: new https.Agent({ keepAlive: true }) },
+};
 
 interface Answer {
   status: number;
@@ -32,13 +33,18 @@ interface Answer {
 /** Sends the request and reads the answer's status; the answer's body is drained, never read. */
 function send(post: Post, signal: AbortSignal): Promise<Answer> {
   const url = new URL(post.url);
-  const scheme = url.protocol === 'https:' ? https : http;
-  const agent = url.protocol === 'https:' ? AGENTS['https:'] : AGENTS['http:'];
+  const scheme = SCHEMES[url.protocol];
+  if (!scheme) return Promise.reject(new Error(`not http(s): ${url.protocol}`));
   const body = typeof post.body === 'string' ? Buffer.from(post.body) : post.body;
   return new Promise((resolve, reject) => {
     const req = scheme.request(
       url,
-      { method: 'POST', agent, signal, headers: { ...post.headers, 'content-length': body.byteLength } },
+      {
+        method: 'POST',
+        agent: scheme.agent,
+        signal,
+        headers: { ...post.headers, 'content-length': body.byteLength },
+      },
       (res) => {
         res.on('error', reject);
         res.on('end', () => {
@@ -59,7 +65,6 @@ export async function postBatch(post: Post): Promise<DeliveryResult> {
   const signal = post.signal ? AbortSignal.any([post.signal, timeout]) : timeout;
   let answer: Answer;
   try {
-    if (!/^https?:$/.test(new URL(post.url).protocol)) throw new Error('not http(s)');
     answer = await send(post, signal);
   } catch (err) {
     const timedOut = timeout.aborted || (err as Error).name === 'TimeoutError';
