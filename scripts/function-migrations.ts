@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
+import { SUM_AGGREGATE, sumAggregateSql } from '../shared/core/db/int8-sum.ts';
 import { DEFAULT_MIGRATIONS_DIR, readMigrations } from '../shared/core/db/migrate.ts';
 import { INGEST_FUNCTION, ingestFunctionSql } from '../shared/devices/events.ts';
 import {
@@ -87,6 +88,11 @@ export const GENERATED_FUNCTIONS: readonly GeneratedFunction[] = [
     definition: fleetRebuildFunctionSql,
   },
   {
+    name: SUM_AGGREGATE,
+    source: 'shared/core/db/int8-sum.ts (sumAggregateSql)',
+    definition: sumAggregateSql,
+  },
+  {
     name: SUMMARY_FUNCTION,
     source: 'shared/observability/summary/summary.ts (summaryFunctionSql)',
     definition: summaryFunctionSql,
@@ -109,11 +115,11 @@ const headerLine = (fn: GeneratedFunction) =>
 
 /** The newest migration that defines `fn` and that definition (its statement without the header line). */
 export function newestDefinition(fn: GeneratedFunction, dir = DEFAULT_MIGRATIONS_DIR) {
-  const marker = `FUNCTION ${fn.name}(`;
+  const markers = [`FUNCTION ${fn.name}(`, `AGGREGATE ${fn.name}(`];
   return readMigrations(dir)
     .flatMap((m) =>
       m.statements
-        .filter((s) => s.includes(marker))
+        .filter((s) => markers.some((marker) => s.includes(marker)))
         .map((s) => ({ name: m.name, definition: s.replace(headerLine(fn), '') })),
     )
     .at(-1);

@@ -24,6 +24,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../core/db/database.ts';
 import { SERIES_TOTALS_PERCENTILES } from '../../core/db/histogram.ts';
+import { summed } from '../../core/db/int8-sum.ts';
 import { intParam, textParam, tsParam } from '../../core/db/sql-values.ts';
 import { invalidField } from '../../core/errors.ts';
 import { type Bounded, boundedArray, LIST_BYTES, queryDoc } from '../bounds.ts';
@@ -97,7 +98,8 @@ interface TopRow {
 const MEASURE_LIST = ['calls', 'denied', 'errors', 'tokens_in', 'tokens_out', 'duration_sum'];
 /** The measure columns of call rows, rollup rows and their sums (MEASURES reads them). */
 const MEASURE_COLUMNS = `${MEASURE_LIST.join(', ')}, duration_max`;
-const MEASURES = `${MEASURE_LIST.map((m) => `sum(${m})::bigint AS ${m}`).join(', ')}, max(duration_max) AS duration_max`;
+/** The measures summed per group (obs_sum: every source's measure columns are bigint). */
+const MEASURES = `${MEASURE_LIST.map(summed).join(', ')}, max(duration_max) AS duration_max`;
 const KEY_COLUMNS = CALL_KEY.join(', ');
 /** The columns of series rows, series totals rows and call rows that the series sums per bucket. */
 const SERIES_COLUMNS = 'calls, denied, errors, tokens_in, tokens_out, duration_max, duration_sketch';
@@ -394,9 +396,7 @@ function summaryStatement(
         ${toolCtes(sql`(SELECT tt.rn, x.duration_sketch FROM ${ofTopTools('r')})`)}
         ts AS (${totalSketch(sql`r`)})`;
   const unit = lit(bucket);
-  const seriesMeasures = sql.raw(
-    'sum(calls)::bigint AS calls, sum(denied)::bigint AS denied, sum(errors)::bigint AS errors, sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out',
-  );
+  const seriesMeasures = sql.raw(SERIES_MEASURES.sums.map(summed).join(', '));
   // Per bucket, the measures, the longest duration (dmax) and the merged sketch, from which seriesPoints reads the
   // percentiles as the totals' are read (sketchPercentiles).
   const seriesOf = (rows: SQL) =>

@@ -70,7 +70,9 @@ function liveDefinitions(dir = DEFAULT_MIGRATIONS_DIR): Map<string, string> {
     .filter((f) => f.endsWith('.sql'))
     .sort()) {
     const text = readFileSync(join(dir, file), 'utf8');
-    for (const m of text.matchAll(/CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+"?([a-z_][a-z0-9_]*)"?/gi)) {
+    for (const m of text.matchAll(
+      /CREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|AGGREGATE)\s+"?([a-z_][a-z0-9_]*)"?/gi,
+    )) {
       live.set(m[1]!.toLowerCase(), file);
     }
   }
