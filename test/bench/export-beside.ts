@@ -15,7 +15,8 @@ import { observabilityEvent } from '#shared/devices/schemas.ts';
 import { createDestination, deliverExports } from '#shared/exports/streams.ts';
 import { testConfig } from '#test/support/service.ts';
 import { verifiedDevice } from '#test/support/verified-device.ts';
-import { nextMessage, startDrainReceiver } from './receiver.ts';
+import { nextMessage } from './messages.ts';
+import { startDrainReceiver } from './receiver.ts';
 import { connectBenchDatabase } from './seed-events.ts';
 
 /** The `exports` config of the exporter (the receiver needs no secret). */

@@ -17,6 +17,7 @@ import { setLogLevel } from '#shared/core/logger.ts';
 import { useBenchDatabase } from '#test/support/databases.ts';
 import { startTestService } from '#test/support/service.ts';
 import { type LoadResult, load } from './load.ts';
+import { nextMessage } from './messages.ts';
 
 if (process.argv[2] === '--child') {
   const [url, headers] = [
@@ -32,13 +33,8 @@ if (process.argv[2] === '--child') {
   process.exit(0);
 }
 
-function measure(url: string, headers: Record<string, string> = {}): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['--child', url, JSON.stringify(headers)]);
-    child.once('message', (m) => resolve(m as LoadResult));
-    child.once('error', reject);
-  });
-}
+const measure = (url: string, headers: Record<string, string> = {}): Promise<LoadResult> =>
+  nextMessage<LoadResult>(fork(fileURLToPath(import.meta.url), ['--child', url, JSON.stringify(headers)]));
 
 setLogLevel('error');
 const svc = await startTestService('pglite');

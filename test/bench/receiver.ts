@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { nextMessage } from './messages.ts';
 
 interface ReceiverData {
   receiver: true;
@@ -21,22 +22,6 @@ export interface DrainReceiver {
   /** What it took so far. */
   received(): Promise<Received>;
   close(): Promise<void>;
-}
-
-/** A bench thread's next message, or its error; the listener of the one that did not come is removed. */
-export function nextMessage<T>(worker: Worker): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const fail = (err: Error) => {
-      worker.off('message', pass);
-      reject(err);
-    };
-    const pass = (message: T) => {
-      worker.off('error', fail);
-      resolve(message);
-    };
-    worker.once('message', pass);
-    worker.once('error', fail);
-  });
 }
 
 /** Starts the receiver's thread; `url` is its base (http://127.0.0.1:port). */
