@@ -36,6 +36,16 @@ export interface AlertHit {
   details: Record<string, unknown>;
 }
 
+/**
+ * The assignments that record a change of alert `a` when `changed` holds: this transaction as its last change and one
+ * more revision, unless this transaction already changed it (opened it, or changed it before).
+ */
+const changedIf = (changed: SQL): SQL => {
+  const now = sql`${changed} AND a.change_xid <> pg_current_xact_id()`;
+  return sql`change_xid = CASE WHEN ${now} THEN pg_current_xact_id() ELSE a.change_xid END,
+    revision = a.revision + CASE WHEN ${now} THEN 1 ELSE 0 END`;
+};
+
 /** The event a new alert is delivered as (webhooks, EventBridge). */
 export const ALERT_OPENED = 'alert.opened';
 
@@ -43,6 +53,11 @@ export const ALERT_OPENED = 'alert.opened';
  * Opens the alerts of `hits` that do not exist yet and touches the others (last_seen_at, details), then adds the
  * devices `devices` selects (columns kind, subject, device_id) to them. New alerts are queued for every webhook of
  * `config`. Returns the ids of the alerts it opened. Runs in the caller's transaction.
+ *
+ * An alert found again changes when its details differ or devices join it: it takes the transaction as its last
+ * change (change_xid) and one more revision, once per transaction, so the Detection Finding export sends it again.
+ * Found again with nothing new, only last_seen_at moves: every report of a server from a device its alert already
+ * holds finds the alert again, and sending it each time would repeat the same finding to a SIEM.
  */
 export async function raiseAlerts(
   tx: Db,
@@ -59,15 +74,18 @@ export async function raiseAlerts(
       SELECT h.kind, h.subject, h.details, ${at}, ${at}
       FROM jsonb_to_recordset(${jsonParam(hits)}) AS h(kind text, subject text, details jsonb)
       ORDER BY h.kind, h.subject
-      ON CONFLICT (kind, subject) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, details = EXCLUDED.details
+      ON CONFLICT (kind, subject) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, details = EXCLUDED.details,
+        ${changedIf(sql`a.details IS DISTINCT FROM EXCLUDED.details`)}
       RETURNING a.id::text AS id, (a.xmax = 0) AS created`,
     { id: col.text, created: col.bool },
   );
   if (devices) {
-    await tx.execute(sql`INSERT INTO alert_devices (alert_id, device_id, first_seen_at)
-      SELECT DISTINCT a.id, d.device_id, ${at} FROM (${devices}) d
-      JOIN alerts a ON a.kind = d.kind AND a.subject = d.subject
-      ON CONFLICT (alert_id, device_id) DO NOTHING`);
+    await tx.execute(sql`WITH added AS (INSERT INTO alert_devices (alert_id, device_id, first_seen_at)
+        SELECT DISTINCT a.id, d.device_id, ${at} FROM (${devices}) d
+        JOIN alerts a ON a.kind = d.kind AND a.subject = d.subject
+        ON CONFLICT (alert_id, device_id) DO NOTHING
+        RETURNING alert_id)
+      UPDATE alerts a SET ${changedIf(sql`true`)} WHERE a.id IN (SELECT alert_id FROM added)`);
   }
   const opened = rows.filter((r) => r.created === true || String(r.created) === 'true').map((r) => r.id);
   const destinations = [
@@ -182,7 +200,7 @@ export async function acknowledgeAlert(db: Db, id: string, body: AcknowledgeAler
       );
     await tx.execute(sql`UPDATE alerts SET status = 'acknowledged', acknowledged_at = now(),
       acknowledged_by = ${actor.email}, acknowledge_note = ${body.note ?? null}::text,
-      change_xid = pg_current_xact_id() WHERE id = ${uuidParam(id)}`);
+      change_xid = pg_current_xact_id(), revision = revision + 1 WHERE id = ${uuidParam(id)}`);
     await recordAudit(tx, {
       actionType: 'alert.acknowledged',
       actor,

@@ -469,15 +469,18 @@ export interface OcsfDetectionFinding extends OcsfClassification<'detectionFindi
 }
 
 /**
- * An alert as Detection Finding: Create while it is open (status New), Update once acknowledged (status In Progress:
- * an admin has seen it; nothing says it is resolved). The server it is about is the affected resource.
+ * An alert at `revision` (how many changes it has had since it opened: more devices or other details found, its
+ * acknowledgement) as Detection Finding: Create as opened, Update after any change; status New while open, In
+ * Progress once acknowledged (an admin has seen it; nothing says it is resolved). Each revision is its own event
+ * (metadata.uid), so a SIEM that drops repeats of an event keeps every change. The server it is about is the affected
+ * resource.
  */
-export function toOcsfDetectionFinding(alert: AlertSource): OcsfDetectionFinding {
+export function toOcsfDetectionFinding(alert: AlertSource, revision: number): OcsfDetectionFinding {
   const [title, severity, analytic] = ALERT_FINDINGS[alert.kind];
   const acknowledged = alert.acknowledged_at !== null;
   const first = epochMs(alert.first_seen_at);
   const last = epochMs(alert.last_seen_at);
-  const activity = acknowledged ? { id: 2 as const, name: 'Update' } : { id: 1 as const, name: 'Create' };
+  const activity = revision > 0 ? { id: 2 as const, name: 'Update' } : { id: 1 as const, name: 'Create' };
   const out: OcsfDetectionFinding = {
     ...classification('detectionFinding', activity.id, activity.name),
     time: first,
@@ -495,9 +498,9 @@ export function toOcsfDetectionFinding(alert: AlertSource): OcsfDetectionFinding
       created_time: first,
       first_seen_time: first,
       last_seen_time: last,
-      modified_time: alert.acknowledged_at === null ? last : epochMs(alert.acknowledged_at),
+      modified_time: alert.acknowledged_at === null ? last : Math.max(last, epochMs(alert.acknowledged_at)),
     },
-    metadata: metadataOf(`alert:${alert.id}:${activity.id}`, { correlation_uid: alert.id }),
+    metadata: metadataOf(`alert:${alert.id}:${revision}`, { correlation_uid: alert.id }),
   };
   const server = textOf(alert.details.identity) ?? textOf(alert.details.name);
   if (server !== undefined) out.resources = [{ name: server, type: 'MCP Server' }];

@@ -200,7 +200,12 @@ const mappings: Mapping[] = [
   ),
   over('OCSF User Access Management (3005)', accessAt, ocsf.toOcsfUserAccess, 'userAccess'),
   over('OCSF Datastore Activity (6005)', queryAt, ocsf.toOcsfDatastoreActivity, 'datastoreActivity'),
-  over('OCSF Detection Finding (2004)', alertAt, ocsf.toOcsfDetectionFinding, 'detectionFinding'),
+  over(
+    'OCSF Detection Finding (2004)',
+    alertAt,
+    (r) => ocsf.toOcsfDetectionFinding(r, 0),
+    'detectionFinding',
+  ),
 ];
 
 const rate = (seconds: number) => Math.round(N / seconds);

@@ -724,9 +724,11 @@ export const alerts = pgTable(
     acknowledgedAt: ts('acknowledged_at'),
     acknowledgedBy: text('acknowledged_by'),
     acknowledgeNote: text('acknowledge_note'),
-    // The transaction of the alert's last change of state (its opening: the default; its acknowledgement): the
-    // Detection Finding export's position.
+    // The transaction of the alert's last change (its opening: the default; a derivation that found it again with
+    // more devices or other details; its acknowledgement): the Detection Finding export's position.
     changeXid: xid8('change_xid').notNull().default(sql`pg_current_xact_id()`),
+    // How many changes it has had since it opened (0: as opened): each is exported once, as its own version.
+    revision: integer('revision').notNull().default(0),
   },
   (t) => [
     uniqueIndex('alerts_kind_subject_key').on(t.kind, t.subject),

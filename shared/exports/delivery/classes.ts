@@ -6,8 +6,9 @@
 //   report, read once it is older than every running transaction; a report replaced before the pass read it is
 //   sent as the newer one, since the device's inventory is a state, read whole;
 // - proxied queries (Datastore Activity): usage events by (export_xid, id), the inserting transaction, likewise;
-// - alerts (Detection Finding): by (change_xid, id), the transaction of the alert's last change of state (opened,
-//   acknowledged), likewise; an alert acknowledged before the pass read its opening is sent once, acknowledged;
+// - alerts (Detection Finding): by (change_xid, id), the transaction of the alert's last change (opened, found again
+//   with more devices or other details, acknowledged), likewise; an alert changed again before the pass read it is
+//   sent once, as it is then;
 // - request grants and ends (User Access Management): the audit log by seq, which is drawn under the chain's lock
 //   held to the end of the writing transaction, so seq order is commit order.
 // Only the destinations that take a class get it: a security_lake that names a custom source for it.
@@ -149,13 +150,13 @@ const SOURCES: Record<StreamedClass, ClassSource> = {
       const source = XID_SOURCES.detectionFinding;
       const rows = await queryRows(
         db,
-        sql`SELECT t.change_xid::text AS x, t.id::text AS id, ${alertJson}::text AS o FROM alerts t
+        sql`SELECT t.change_xid::text AS x, t.id::text AS id, t.revision, ${alertJson}::text AS o FROM alerts t
           WHERE ${afterXidPosition(source, position)} AND ${settled(source.xid)}
           ORDER BY t.change_xid, t.id LIMIT ${intParam(limit)}`,
-        { x: col.text, id: col.text, o: col.json<AlertView>() },
+        { x: col.text, id: col.text, revision: col.number, o: col.json<AlertView>() },
       );
       const end = rows.at(-1);
-      const events = rows.map((r) => toOcsfDetectionFinding(r.o));
+      const events = rows.map((r) => toOcsfDetectionFinding(r.o, r.revision));
       return end ? { events, last: `${end.x}:${end.id}` } : { events };
     },
   },

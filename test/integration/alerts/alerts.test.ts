@@ -5,7 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'drizzle-orm';
 import type { DeviceIdentity } from '#agent/identity.ts';
+import { col, queryRows } from '#shared/core/db/query.ts';
+import { uuidParam } from '#shared/core/db/sql-values.ts';
 import { driversUnderTest } from '#test/support/databases.ts';
 import { enrolledDevice, invocationEvent, prepare, send } from '#test/support/device-requests.ts';
 import { startTestService, type TestService } from '#test/support/service.ts';
@@ -46,6 +49,16 @@ for (const driver of driversUnderTest()) {
       assert.equal(res.status, 200, res.text);
       return data(res).alerts as Json[];
     };
+    /** An alert's last change (the Detection Finding export's position) and how many changes it has had. */
+    const versionOf = async (id: unknown) => {
+      const [row] = await queryRows(
+        svc.runtime.database.db,
+        sql`SELECT change_xid::text AS xid, revision FROM alerts WHERE id = ${uuidParam(String(id))}`,
+        { xid: col.text, revision: col.number },
+      );
+      assert.ok(row, `alert ${String(id)}`);
+      return row;
+    };
     const one = async (kind: string) => {
       const found = (await list(`?kind=${kind}`)).filter((a) => a.kind === kind);
       assert.equal(found.length, 1, `one ${kind} alert: ${JSON.stringify(found)}`);
@@ -72,10 +85,16 @@ for (const driver of driversUnderTest()) {
       await pass();
       const first = await one('new_server');
       assert.equal(first.device_count, 1);
+      const opened = await versionOf(first.id);
+      assert.equal(opened.revision, 0, 'as opened');
       await report(devices[1] as DeviceIdentity, [github]);
       await report(devices[2] as DeviceIdentity, [github]);
       await pass();
       const alert = await one('new_server');
+      // Devices joined it: a change, which the Detection Finding export sends again as an Update.
+      const grown = await versionOf(alert.id);
+      assert.ok(grown.revision >= 1, `revision ${grown.revision} after devices joined`);
+      assert.ok(BigInt(grown.xid) > BigInt(opened.xid), 'its last change is the pass that added them');
       assert.equal(alert.subject, `npm:${GITHUB}`);
       assert.equal(alert.status, 'open');
       assert.equal(alert.device_count, 3);
@@ -87,10 +106,11 @@ for (const driver of driversUnderTest()) {
       const detail = await svc.call('GET', `/v1/admin/alerts/${alert.id}`, { token: admin });
       assert.equal(detail.status, 200);
       assert.equal((data(detail).devices as Json[]).length, 3);
-      // Reported again unchanged: nothing new.
+      // Reported again unchanged: nothing new, and no change to send again.
       await report(devices[0] as DeviceIdentity, [github]);
       await pass();
       assert.equal((await list()).length, 1);
+      assert.deepEqual(await versionOf(alert.id), grown);
     });
 
     test('an upgrade rolled out to the fleet is one version_changed alert with its device count', async () => {
@@ -252,11 +272,16 @@ for (const driver of driversUnderTest()) {
       assert.equal(tooLong.status, 400);
       assert.match(String(tooLong.body.message), /note/);
       assert.equal((await one('version_changed')).status, 'open');
+      const was = await versionOf(alert.id);
       const acked = await svc.call('POST', `/v1/admin/alerts/${alert.id}/acknowledge`, {
         token: admin,
         body: { note: 'planned upgrade' },
       });
       assert.equal(acked.status, 200, acked.text);
+      // The acknowledgement is one more change, and the last.
+      const is = await versionOf(alert.id);
+      assert.equal(is.revision, was.revision + 1);
+      assert.ok(BigInt(is.xid) > BigInt(was.xid));
       assert.equal(data(acked).status, 'acknowledged');
       assert.equal(data(acked).acknowledged_by, 'admin@example.test');
       assert.equal(data(acked).acknowledge_note, 'planned upgrade');

@@ -406,8 +406,8 @@ const FINDING = {
 };
 
 describe('exports: OCSF Detection Finding', () => {
-  test('an open rug-pull alert: Create, New, High, the server identity as the resource', () => {
-    assert.deepEqual(valid(validateDetectionFinding, toOcsfDetectionFinding(alert)), {
+  test('an open rug-pull alert as opened: Create, New, High, the server identity as the resource', () => {
+    assert.deepEqual(valid(validateDetectionFinding, toOcsfDetectionFinding(alert, 0)), {
       ...FINDING,
       activity_id: 1,
       activity_name: 'Create',
@@ -434,8 +434,25 @@ describe('exports: OCSF Detection Finding', () => {
         modified_time: H10,
       },
       resources: [{ name: 'npm:@x/y', type: 'MCP Server' }],
-      metadata: meta(`alert:${ALERT_ID}:1`, { correlation_uid: ALERT_ID }),
+      metadata: meta(`alert:${ALERT_ID}:0`, { correlation_uid: ALERT_ID }),
     });
+  });
+
+  test('the same alert found again on more devices: Update, still New, its own event', () => {
+    const grown = valid(
+      validateDetectionFinding,
+      toOcsfDetectionFinding({ ...alert, device_count: 5, last_seen_at: '2026-11-20T11:00:00.000Z' }, 1),
+    );
+    assert.equal(grown.activity_id, 2);
+    assert.equal(grown.activity_name, 'Update');
+    assert.equal(grown.type_uid, 200402);
+    assert.equal(grown.status_id, 1);
+    assert.equal(grown.status, 'New');
+    assert.equal(grown.message, 'npm:@x/y@2.0.0: read_file (5 devices)');
+    assert.equal(grown.finding_info.last_seen_time, H11);
+    assert.equal(grown.finding_info.modified_time, H11);
+    assert.equal(grown.finding_info.created_time, H9);
+    assert.equal(grown.metadata.uid, `alert:${ALERT_ID}:1`);
   });
 
   test('an acknowledged spike: Update, In Progress, Statistical, no resource, modified when acknowledged', () => {
@@ -449,7 +466,7 @@ describe('exports: OCSF Detection Finding', () => {
       acknowledged_at: '2026-11-20T11:00:00.000Z',
       acknowledged_by: 'admin@example.com',
     };
-    assert.deepEqual(valid(validateDetectionFinding, toOcsfDetectionFinding(spike)), {
+    assert.deepEqual(valid(validateDetectionFinding, toOcsfDetectionFinding(spike, 1)), {
       ...FINDING,
       activity_id: 2,
       activity_name: 'Update',
@@ -470,7 +487,7 @@ describe('exports: OCSF Detection Finding', () => {
         last_seen_time: H10,
         modified_time: H11,
       },
-      metadata: meta(`alert:${ALERT_ID}:2`, { correlation_uid: ALERT_ID }),
+      metadata: meta(`alert:${ALERT_ID}:1`, { correlation_uid: ALERT_ID }),
     });
   });
 
@@ -478,14 +495,14 @@ describe('exports: OCSF Detection Finding', () => {
     for (const kind of ['new_server', 'version_changed', 'source_changed', 'denied_server'] as const) {
       const event = valid(
         validateDetectionFinding,
-        toOcsfDetectionFinding({ ...alert, kind, details: { name: 'github' } }),
+        toOcsfDetectionFinding({ ...alert, kind, details: { name: 'github' } }, 0),
       );
       assert.deepEqual(event.resources, [{ name: 'github', type: 'MCP Server' }]);
     }
   });
 
   test('the schema refuses what OCSF does not allow (it can fail)', () => {
-    const good = toOcsfDetectionFinding(alert);
+    const good = toOcsfDetectionFinding(alert, 0);
     for (const bad of [
       { ...good, finding_info: { title: 'x' } },
       { ...good, status_id: 7 },

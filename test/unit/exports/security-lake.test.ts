@@ -223,19 +223,22 @@ describe('exports: Security Lake destination', () => {
   test('another class goes to its own custom source; a class without one is refused for good', async () => {
     const lake = new SecurityLakeDestination(settings, { endpoint: s3.endpoint });
     try {
-      const finding = toOcsfDetectionFinding({
-        id: '5e6f7a8b-0000-4000-8000-000000000005',
-        kind: 'new_server',
-        subject: 'npm:@x/y',
-        status: 'open',
-        details: { identity: 'npm:@x/y', name: 'y' },
-        device_count: 2,
-        first_seen_at: '2026-11-20T09:00:00.000Z',
-        last_seen_at: '2026-11-20T10:00:00.000Z',
-        acknowledged_at: null,
-        acknowledged_by: null,
-        acknowledge_note: null,
-      });
+      const finding = toOcsfDetectionFinding(
+        {
+          id: '5e6f7a8b-0000-4000-8000-000000000005',
+          kind: 'new_server',
+          subject: 'npm:@x/y',
+          status: 'open',
+          details: { identity: 'npm:@x/y', name: 'y' },
+          device_count: 2,
+          first_seen_at: '2026-11-20T09:00:00.000Z',
+          last_seen_at: '2026-11-20T10:00:00.000Z',
+          acknowledged_at: null,
+          acknowledged_by: null,
+          acknowledge_note: null,
+        },
+        0,
+      );
       assert.deepEqual(await lake.sendOcsf('detectionFinding', [finding]), { ok: true });
       const refused = await lake.sendOcsf('userAccess', []);
       assert.equal(refused.ok, false);
@@ -294,7 +297,7 @@ describe('exports: Security Lake destination', () => {
         [toOcsfDatastoreActivity(usage('query', { sql_sha256: SHA, row_count: 3 }))],
         6005,
       ],
-      ['detectionFinding', [toOcsfDetectionFinding(alert)], 2004],
+      ['detectionFinding', [toOcsfDetectionFinding(alert, 0)], 2004],
     ];
     const sources = Object.fromEntries(perClass.map(([key]) => [key, `acp_${key.toLowerCase()}`]));
     const lake = new SecurityLakeDestination({ ...settings, sources }, { endpoint: s3.endpoint });
